@@ -1,0 +1,132 @@
+//! The build driver: load, check, emit every enabled target, and write the output tree
+//! atomically (a temp dir beside the output, renamed into place) with a manifest of hashes.
+//! Output is deterministic: artifacts are sorted by path and nothing depends on time.
+
+use std::path::Path;
+
+use placid_lang::diag::Diagnostics;
+use placid_lang::source::{Sources, World};
+use placid_targets::{Artifact, TargetKind};
+use sha2::{Digest, Sha256};
+
+use crate::check;
+
+/// A compiled project: the model, its sources, diagnostics and (when clean) artifacts.
+pub struct Build {
+    /// Every source file read.
+    pub sources: Sources,
+    /// The checked model.
+    pub model: placid_lang::model::Model,
+    /// Diagnostics of lowering, checking and emitting.
+    pub diagnostics: Diagnostics,
+    /// Artifacts sorted by path, including the manifest; empty when there are errors.
+    pub artifacts: Vec<Artifact>,
+}
+
+/// Which targets to emit.
+#[derive(Clone, Debug)]
+pub struct Selection {
+    /// Only these targets (all enabled ones when empty).
+    pub only: Vec<TargetKind>,
+}
+
+/// The path of the manifest inside the output tree.
+pub const MANIFEST: &str = "manifest.json";
+
+/// Loads, checks and emits the project `world` provides.
+pub fn compile(world: &dyn World, selection: &Selection) -> Build {
+    let compilation = placid_lang::load(world);
+    let mut diagnostics = compilation.diagnostics;
+    diagnostics.extend(check::check(&compilation.model));
+    diagnostics.sort();
+    let mut build = Build { sources: compilation.sources, model: compilation.model, diagnostics, artifacts: Vec::new() };
+    if build.diagnostics.has_errors() {
+        return build;
+    }
+    let mut artifacts = Vec::new();
+    for target in TargetKind::ALL.iter().copied().filter(|target| target.enabled(&build.model)) {
+        if !selection.only.is_empty() && !selection.only.contains(&target) {
+            continue;
+        }
+        match target.emit(&build.model) {
+            Ok(emitted) => artifacts.extend(emitted),
+            Err(errors) => build.diagnostics.extend(errors),
+        }
+    }
+    if build.diagnostics.has_errors() {
+        build.diagnostics.sort();
+        return build;
+    }
+    artifacts.sort();
+    artifacts.push(manifest(&build.sources, &artifacts));
+    artifacts.sort();
+    build.artifacts = artifacts;
+    build
+}
+
+/// The hex sha256 of `bytes`.
+pub fn sha256(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// A hash of every source (path and content), identifying the input of a build.
+pub fn source_hash(sources: &Sources) -> String {
+    let mut hasher = Sha256::new();
+    let mut files: Vec<_> = sources.iter().map(|(_, file)| file).collect();
+    files.sort_by(|left, right| left.path.cmp(&right.path));
+    for file in files {
+        hasher.update(file.path.as_str().as_bytes());
+        hasher.update([0]);
+        hasher.update((file.text.len() as u64).to_le_bytes());
+        hasher.update(file.text.as_bytes());
+    }
+    hex::encode(hasher.finalize())
+}
+
+fn manifest(sources: &Sources, artifacts: &[Artifact]) -> Artifact {
+    let files: serde_json::Map<String, serde_json::Value> =
+        artifacts.iter().map(|artifact| (artifact.path.clone(), serde_json::Value::String(sha256(&artifact.bytes)))).collect();
+    let manifest = serde_json::json!({
+        "placid-version": env!("CARGO_PKG_VERSION"),
+        "source-hash": source_hash(sources),
+        "artifacts": files,
+    });
+    let mut text = serde_json::to_string_pretty(&manifest).unwrap_or_default();
+    text.push('\n');
+    Artifact::text(MANIFEST, text)
+}
+
+/// Writes `artifacts` to `out` atomically: into a fresh temp dir beside `out`, then renamed
+/// over it. On any error the previous `out` is left untouched.
+pub fn write_atomically(out: &Path, artifacts: &[Artifact]) -> std::io::Result<()> {
+    let parent = match out.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent)?;
+    let staging = tempfile::Builder::new().prefix(".placid-build-").tempdir_in(&parent)?;
+    for artifact in artifacts {
+        let path = staging.path().join(&artifact.path);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(&path, &artifact.bytes)?;
+    }
+    let staged = staging.keep();
+    let backup = parent.join(format!(".placid-old-{}", std::process::id()));
+    let had_previous = out.exists();
+    if had_previous {
+        std::fs::rename(out, &backup)?;
+    }
+    if let Err(error) = std::fs::rename(&staged, out) {
+        if had_previous {
+            let _ = std::fs::rename(&backup, out);
+        }
+        let _ = std::fs::remove_dir_all(&staged);
+        return Err(error);
+    }
+    if had_previous {
+        std::fs::remove_dir_all(&backup)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,103 @@
+//! The cluster topology as a graph (racks -> NVLink domains -> nodes -> GPUs, with NVLink
+//! edges between GPUs), and the locality questions the checker asks of it: how many GPUs of a
+//! pool fit in one node, chassis, NVLink domain or rack.
+
+use std::collections::BTreeMap;
+
+use petgraph::graph::{NodeIndex, UnGraph};
+use placid_lang::model::{Locality, Model, NodeId, PoolId};
+
+/// A vertex of the topology graph.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Vertex {
+    /// A rack.
+    Rack(String),
+    /// An NVLink domain.
+    Domain(String),
+    /// A node.
+    Node(NodeId),
+    /// GPU `index` of a node.
+    Gpu(NodeId, u32),
+}
+
+/// An edge of the topology graph.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Edge {
+    /// Containment (rack contains node, domain contains node, node contains GPU).
+    Contains,
+    /// An NVLink connection with this many links.
+    Nvlink(u32),
+}
+
+/// The topology graph of a model's inventory.
+pub struct Topology {
+    /// The graph.
+    pub graph: UnGraph<Vertex, Edge>,
+}
+
+impl Topology {
+    /// Builds the graph.
+    pub fn new(model: &Model) -> Topology {
+        let mut graph = UnGraph::new_undirected();
+        let racks: Vec<NodeIndex> = model.racks.iter().map(|rack| graph.add_node(Vertex::Rack(rack.name.to_string()))).collect();
+        let domains: Vec<NodeIndex> = model.domains.iter().map(|domain| graph.add_node(Vertex::Domain(domain.name.to_string()))).collect();
+        for (index, node) in model.nodes.iter().enumerate() {
+            let id = NodeId::from_index(index);
+            let vertex = graph.add_node(Vertex::Node(id));
+            if let Some(rack) = node.rack {
+                graph.add_edge(racks[rack.index()], vertex, Edge::Contains);
+            }
+            if let Some(domain) = node.domain {
+                graph.add_edge(domains[domain.index()], vertex, Edge::Contains);
+            }
+            let gpus: BTreeMap<u32, NodeIndex> = node
+                .gpus
+                .iter()
+                .map(|gpu| {
+                    let gpu_vertex = graph.add_node(Vertex::Gpu(id, gpu.index));
+                    graph.add_edge(vertex, gpu_vertex, Edge::Contains);
+                    (gpu.index, gpu_vertex)
+                })
+                .collect();
+            for gpu in &node.gpus {
+                for link in gpu.links.iter().filter(|link| link.peer > gpu.index) {
+                    if let (Some(from), Some(to)) = (gpus.get(&gpu.index), gpus.get(&link.peer)) {
+                        graph.add_edge(*from, *to, Edge::Nvlink(link.links));
+                    }
+                }
+            }
+        }
+        Topology { graph }
+    }
+}
+
+/// A unit of locality with the GPUs a pool has in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unit {
+    /// The unit's name (node, chassis, domain or rack name).
+    pub name: String,
+    /// GPUs of the pool in the unit.
+    pub gpus: u32,
+}
+
+/// The pool's GPUs grouped by the unit `locality` names, largest first; `None` for
+/// [`Locality::Any`]. Nodes outside any unit of that kind (no NVLink domain, say) form no unit.
+pub fn units(model: &Model, pool: PoolId, locality: Locality) -> Option<Vec<Unit>> {
+    let mut groups: BTreeMap<String, u32> = BTreeMap::new();
+    for id in &model.pool(pool).nodes {
+        let node = model.node(*id);
+        let key = match locality {
+            Locality::Any => return None,
+            Locality::Node => Some(node.name.to_string()),
+            Locality::Chassis => node.chassis.as_ref().map(ToString::to_string),
+            Locality::NvlinkDomain => node.domain.map(|domain| model.domain(domain).name.to_string()),
+            Locality::Rack => node.rack.map(|rack| model.rack(rack).name.to_string()),
+        };
+        if let Some(key) = key {
+            *groups.entry(key).or_default() += node.gpu_count();
+        }
+    }
+    let mut units: Vec<Unit> = groups.into_iter().map(|(name, gpus)| Unit { name, gpus }).collect();
+    units.sort_by(|left, right| right.gpus.cmp(&left.gpus).then_with(|| left.name.cmp(&right.name)));
+    Some(units)
+}

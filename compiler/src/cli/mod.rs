@@ -1,0 +1,105 @@
+//! The `placid` command line. Flags are parsed by clap into [`Cli`]; each subcommand lives in
+//! its own module and returns an [`Exit`]; only [`main`] prints top-level errors and picks the
+//! process exit code (0 ok, 1 policy errors or changes, 2 usage or IO errors).
+
+mod build;
+mod check;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::render::Format;
+
+/// How a command ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Success.
+    Ok,
+    /// The policy has errors (or, for `diff --exit-code`, there are changes).
+    Failure,
+    /// Bad usage or an IO error.
+    Usage,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        match exit {
+            Exit::Ok => ExitCode::SUCCESS,
+            Exit::Failure => ExitCode::from(1),
+            Exit::Usage => ExitCode::from(2),
+        }
+    }
+}
+
+/// placid: a declarative GitOps policy compiler for GPU training clusters.
+#[derive(Parser, Debug)]
+#[command(name = "placid", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options shared by commands that read a project.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ProjectArgs {
+    /// The project directory (holding placid.kdl).
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+    /// Output format of diagnostics.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Check the policy against the inventory and report every problem.
+    Check(check::Args),
+    /// Check, then write the generated tree (atomically) with a manifest of hashes.
+    Build(build::Args),
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() { Exit::Usage.into() } else { Exit::Ok.into() };
+        }
+    };
+    let exit = match cli.command {
+        Command::Check(args) => check::run(&args),
+        Command::Build(args) => build::run(&args),
+    };
+    exit.into()
+}
+
+/// Whether stderr is a terminal that wants colour.
+pub fn stderr_color() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// Prints diagnostics of a build in the requested format: text to stderr, JSON to stdout.
+pub fn report(format: Format, sources: &placid_lang::source::Sources, diagnostics: &placid_lang::diag::Diagnostics) {
+    match format {
+        Format::Text => {
+            if !diagnostics.is_empty() {
+                eprint!("{}", crate::render::text(sources, diagnostics, stderr_color()));
+            }
+        }
+        Format::Json => {
+            println!("{}", serde_json::to_string_pretty(&crate::render::json(sources, diagnostics)).unwrap_or_default());
+        }
+    }
+}
+
+/// Opens the project at `dir`, or prints why not.
+pub fn open(dir: &std::path::Path) -> Result<crate::world::FsWorld, Exit> {
+    crate::world::FsWorld::new(dir).map_err(|error| {
+        eprintln!("error: cannot open project directory {}: {error}", dir.display());
+        Exit::Usage
+    })
+}

@@ -1,0 +1,8 @@
+//! The placid compiler: the checking passes over the model, the build driver, rendering of
+//! diagnostics and the command line. This is the only crate that does IO.
+
+pub mod build;
+pub mod check;
+pub mod cli;
+pub mod render;
+pub mod world;

@@ -1,0 +1,22 @@
+//! The placid policy language: KDL sources to the checked [`model::Model`], with diagnostics.
+//!
+//! Invariants: parsing and lowering never fail and never panic; they return the model plus
+//! every diagnostic. This crate does no IO (sources arrive through [`source::World`]) and
+//! knows nothing of Slurm, Kubernetes, Wasm, git or the command line.
+
+#![deny(missing_docs)]
+
+pub mod codes;
+pub mod diag;
+pub mod expr;
+pub mod inventory_json;
+pub mod lower;
+pub mod model;
+pub mod name;
+pub mod source;
+pub mod span;
+pub mod suggest;
+pub mod syntax;
+pub mod units;
+
+pub use lower::{Compilation, load};

@@ -1,0 +1,198 @@
+//! Lowering: syntax trees to the checked [`Model`]. Lowering reads every file of a project
+//! through a [`World`], resolves every reference and normalises every unit, and returns the
+//! model together with *all* diagnostics. Elements that fail to lower are left out of the
+//! model (their errors are reported), so later passes only ever see well-formed elements.
+
+mod inventory;
+mod names;
+mod plans;
+mod policy;
+mod project;
+pub(crate) mod reader;
+mod rollout;
+mod tests;
+
+use kdl::KdlDocument;
+
+use crate::diag::{Code, Diagnostic, Diagnostics};
+use crate::model::Model;
+use crate::source::{RelPath, Sources, World};
+use crate::span::{FileId, Span};
+use crate::syntax;
+
+pub use inventory::read_inventory_json;
+
+use reader::{Cx, NodeReader};
+
+/// The name of the project file at the root of every project.
+pub const PROJECT_FILE: &str = "placid.kdl";
+
+/// Declarations that may appear in any policy file.
+const POLICY_KINDS: &[&str] = &["pool", "tier", "cost-center", "team", "class", "score", "plan", "metric", "migration", "alert", "test"];
+
+/// Declarations that only the project file may contain.
+const PROJECT_KINDS: &[&str] = &["project", "inventory", "include", "target"];
+
+/// The result of loading a project: its sources, the model and every diagnostic.
+pub struct Compilation {
+    /// Every file that was read, for rendering diagnostics.
+    pub sources: Sources,
+    /// The model (complete when `diagnostics` has no errors).
+    pub model: Model,
+    /// Every problem found while lowering.
+    pub diagnostics: Diagnostics,
+}
+
+/// A parsed policy or inventory file.
+struct ParsedFile {
+    id: FileId,
+    document: KdlDocument,
+}
+
+/// Loads, parses and lowers the project that `world` provides.
+pub fn load(world: &dyn World) -> Compilation {
+    let mut sources = Sources::new();
+    let mut cx = Cx::new();
+    let project_path = RelPath::new(PROJECT_FILE).unwrap_or_else(|_| unreachable!("a valid literal path"));
+    let project_text = match world.read(&project_path) {
+        Ok(text) => text,
+        Err(error) => {
+            cx.error(
+                Diagnostic::error(Code::UnreadableSource, Span::DETACHED, format!("cannot read {PROJECT_FILE}: {}", error.reason))
+                    .help("run placid in (or point it at) a directory with a placid.kdl project file"),
+            );
+            return Compilation { sources, model: Model::default(), diagnostics: cx.diagnostics };
+        }
+    };
+    let project_id = sources.add(project_path, project_text);
+    let project_file = parse_file(&mut cx, &sources, project_id);
+
+    let settings = project::lower(&mut cx, &sources, &project_file);
+
+    let mut policy_files = vec![project_file];
+    for (pattern, span) in &settings.includes {
+        for path in expand(&mut cx, world, pattern, *span, "include") {
+            if path.as_str() == PROJECT_FILE {
+                continue;
+            }
+            if let Some(id) = read(&mut cx, world, &mut sources, path, *span) {
+                policy_files.push(parse_file(&mut cx, &sources, id));
+            }
+        }
+    }
+    for file in &policy_files[1..] {
+        reject_project_kinds(&mut cx, file);
+    }
+
+    let mut inventory_nodes = Vec::new();
+    for (pattern, span) in &settings.inventory {
+        for path in expand(&mut cx, world, pattern, *span, "inventory") {
+            let Some(id) = read(&mut cx, world, &mut sources, path.clone(), *span) else {
+                continue;
+            };
+            if path.as_str().ends_with(".json") {
+                let text = sources.get(id).map(|file| file.text.as_str()).unwrap_or_default();
+                inventory_nodes.extend(inventory::lower_json(&mut cx, id, text));
+            } else {
+                let file = parse_file(&mut cx, &sources, id);
+                inventory_nodes.extend(inventory::lower_kdl(&mut cx, &file));
+            }
+        }
+    }
+
+    let mut model = Model { project: settings.project, ..Model::default() };
+    inventory::assemble(&mut cx, &mut model, inventory_nodes);
+
+    let declarations: Vec<(FileId, &kdl::KdlNode)> =
+        policy_files.iter().flat_map(|file| file.document.nodes().iter().map(move |node| (file.id, node))).collect();
+    let of_kind = |kind: &str| -> Vec<NodeReader<'_>> {
+        declarations.iter().filter(|(_, node)| node.name().value() == kind).map(|(file, node)| NodeReader::new(node, *file)).collect()
+    };
+    for (file, node) in &declarations {
+        let kind = node.name().value();
+        if !POLICY_KINDS.contains(&kind) && !PROJECT_KINDS.contains(&kind) {
+            let reader = NodeReader::new(node, *file);
+            cx.error(
+                Diagnostic::error(Code::UnknownNode, reader.name_span(), format!("unknown declaration `{kind}`"))
+                    .label("unknown node")
+                    .maybe_help(crate::suggest::help_for(kind, POLICY_KINDS.iter().chain(PROJECT_KINDS).copied())),
+            );
+        }
+    }
+
+    let mut tables = policy::lower_all(&mut cx, &sources, &mut model, &of_kind);
+    rollout::lower_metrics(&mut cx, &mut model, &mut tables, &of_kind("metric"));
+    plans::lower(&mut cx, &mut model, &tables, &of_kind("plan"));
+    rollout::lower_migrations(&mut cx, &mut model, &tables, &of_kind("migration"));
+    rollout::lower_alerts(&mut cx, &mut model, &tables, &of_kind("alert"));
+    tests::lower(&mut cx, &mut model, &tables, &of_kind("test"));
+
+    let mut diagnostics = cx.diagnostics;
+    diagnostics.sort();
+    Compilation { sources, model, diagnostics }
+}
+
+fn parse_file(cx: &mut Cx, sources: &Sources, id: FileId) -> ParsedFile {
+    let text = sources.get(id).map(|file| file.text.as_str()).unwrap_or_default();
+    let (document, diagnostics) = syntax::parse(id, text);
+    cx.diagnostics.extend(diagnostics);
+    ParsedFile { id, document }
+}
+
+fn read(cx: &mut Cx, world: &dyn World, sources: &mut Sources, path: RelPath, span: Span) -> Option<FileId> {
+    match world.read(&path) {
+        Ok(text) => Some(sources.add(path, text)),
+        Err(error) => {
+            cx.error(
+                Diagnostic::error(Code::UnreadableSource, span, format!("cannot read `{path}`: {}", error.reason))
+                    .label("named here")
+                    .help("check that the file exists and is readable"),
+            );
+            None
+        }
+    }
+}
+
+/// Expands one glob pattern of the project file into sorted paths inside the root.
+fn expand(cx: &mut Cx, world: &dyn World, pattern: &str, span: Span, what: &str) -> Vec<RelPath> {
+    if let Err(reason) = RelPath::new(pattern) {
+        cx.error(
+            Diagnostic::error(Code::IncludeOutsideRoot, span, format!("{what} path `{}` is refused: {reason}", pattern.escape_debug()))
+                .label("outside the project root")
+                .help("name files relative to the directory of placid.kdl, without `..`"),
+        );
+        return Vec::new();
+    }
+    match world.glob(pattern) {
+        Ok(paths) if paths.is_empty() => {
+            cx.error(
+                Diagnostic::error(Code::UnreadableSource, span, format!("{what} pattern `{}` matches no file", pattern.escape_debug()))
+                    .label("matches nothing")
+                    .help("check the pattern; it is relative to the directory of placid.kdl"),
+            );
+            Vec::new()
+        }
+        Ok(paths) => paths,
+        Err(error) => {
+            cx.error(
+                Diagnostic::error(Code::IncludeOutsideRoot, span, format!("{what} pattern `{}`: {}", pattern.escape_debug(), error.reason))
+                    .label("refused")
+                    .help("includes may not leave the project root, also not through symlinks"),
+            );
+            Vec::new()
+        }
+    }
+}
+
+fn reject_project_kinds(cx: &mut Cx, file: &ParsedFile) {
+    for node in file.document.nodes() {
+        let reader = NodeReader::new(node, file.id);
+        if PROJECT_KINDS.contains(&reader.kind()) {
+            cx.error(
+                Diagnostic::error(Code::UnknownNode, reader.name_span(), format!("`{}` may only appear in {PROJECT_FILE}", reader.kind()))
+                    .label("not allowed in an included file")
+                    .help(format!("move it to {PROJECT_FILE}")),
+            );
+        }
+    }
+}

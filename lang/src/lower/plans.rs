@@ -1,0 +1,147 @@
+//! Plans and their stages. Stage order is declaration order; `after` names earlier stages
+//! of the same plan (the checker reports cycles and forward references).
+
+use crate::diag::{Code, Diagnostic};
+use crate::lower::names::{Declarations, Names};
+use crate::lower::policy::{Tables, lower_kind};
+use crate::lower::reader::{Cx, NodeReader, Optional};
+use crate::model::{CapacityKind, Direction, Model, Plan, PlanId, Promote, Stage};
+use crate::name::Name;
+use crate::span::Spanned;
+
+pub(super) fn lower(cx: &mut Cx, model: &mut Model, tables: &Tables, nodes: &[NodeReader<'_>]) {
+    let mut names = Names::new("plan");
+    let mut plans = Vec::new();
+    lower_kind(cx, "plan", nodes, &mut names, &mut plans, PlanId::from_index, |cx, node, name| lower_plan(cx, tables, node, name));
+    model.plans = plans;
+}
+
+fn lower_plan(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned<Name>) -> Option<Plan> {
+    let props = node.props(cx, &["team"]);
+    let children = node.children(cx, &["stage"]);
+    let team = props.require(cx, node, "team").and_then(|value| value.name(cx)).and_then(|reference| tables.teams.resolve(cx, &reference));
+    if children.is_empty() {
+        cx.error(
+            Diagnostic::error(Code::MissingValue, node.name_span(), format!("plan `{}` has no stages", name.value))
+                .label("no `stage`")
+                .help("add `stage \"train\" tier=\"P1\" pool=\"...\" gpus=8`"),
+        );
+        return None;
+    }
+    // Names first, so `after` can tell an unknown stage from a later one.
+    let stage_names: Vec<Option<Spanned<Name>>> =
+        children.iter().map(|child| child.expect_args(cx, 1, 1, "the stage's name").and_then(|args| args[0].name(cx))).collect();
+    let mut declarations = Declarations::new("stage");
+    let mut ok = true;
+    for stage_name in stage_names.iter().flatten() {
+        ok &= declarations.declare(cx, stage_name);
+    }
+    let mut stages = Vec::new();
+    for (child, stage_name) in children.iter().zip(&stage_names) {
+        let Some(stage_name) = stage_name else {
+            ok = false;
+            continue;
+        };
+        match lower_stage(cx, tables, child, stage_name.clone(), &stage_names) {
+            Some(stage) => stages.push(stage),
+            None => ok = false,
+        }
+    }
+    if !ok {
+        return None;
+    }
+    Some(Plan { name: name.value, span: name.span, team: team?, stages })
+}
+
+fn lower_stage(
+    cx: &mut Cx,
+    tables: &Tables,
+    node: &NodeReader<'_>,
+    name: Spanned<Name>,
+    stage_names: &[Option<Spanned<Name>>],
+) -> Option<Stage> {
+    let props = node.props(cx, &["tier", "class", "pool", "gpus", "trials", "capacity", "after", "score"]);
+    let children = node.children(cx, &["after", "promote"]);
+    let tier = props.require(cx, node, "tier").and_then(|value| value.name(cx)).and_then(|reference| tables.tiers.resolve(cx, &reference));
+    let class = props.get("class").map(|value| value.name(cx).and_then(|reference| tables.classes.resolve(cx, &reference)));
+    let pool = props.require(cx, node, "pool").and_then(|value| value.name(cx)).and_then(|reference| tables.pools.resolve(cx, &reference));
+    let gpus = props.require(cx, node, "gpus").and_then(|value| value.positive(cx).map(|gpus| Spanned::new(gpus, value.span)));
+    let trials = props.get("trials").map_or(Some(1), |value| value.positive(cx));
+    let capacity = props.get("capacity").map(|value| {
+        value.keyword(cx, &[("reserved", CapacityKind::Reserved), ("on-demand", CapacityKind::OnDemand), ("spot", CapacityKind::Spot)])
+    });
+    let score = props.get("score").map(|value| value.name(cx).and_then(|reference| tables.scores.resolve(cx, &reference)));
+
+    let mut ok = true;
+    let mut after_refs = Vec::new();
+    if let Some(value) = props.get("after") {
+        match value.name(cx) {
+            Some(reference) => after_refs.push(reference),
+            None => ok = false,
+        }
+    }
+    for child in children.iter().filter(|child| child.kind() == "after") {
+        child.props(cx, &[]);
+        child.children(cx, &[]);
+        for arg in child.expect_args(cx, 1, usize::MAX, "the stages that must finish first").unwrap_or_default() {
+            match arg.name(cx) {
+                Some(reference) => after_refs.push(reference),
+                None => ok = false,
+            }
+        }
+    }
+    let mut after = Vec::new();
+    for reference in after_refs {
+        match stage_names.iter().position(|candidate| candidate.as_ref().is_some_and(|candidate| candidate.value == reference.value)) {
+            Some(index) => after.push(Spanned::new(index, reference.span)),
+            None => {
+                let known = stage_names.iter().flatten().map(|candidate| candidate.value.as_str());
+                cx.error(
+                    Diagnostic::error(
+                        Code::UnresolvedReference,
+                        reference.span,
+                        format!("no stage named `{}` in this plan", reference.value),
+                    )
+                    .label("unknown stage")
+                    .maybe_help(crate::suggest::help_for(reference.value.as_str(), known)),
+                );
+                ok = false;
+            }
+        }
+    }
+    let promote = match NodeReader::single(cx, &children, "promote") {
+        Some(child) => {
+            let promote_props = child.props(cx, &["top", "by", "order"]);
+            child.children(cx, &[]);
+            let top = promote_props.require(cx, child, "top").and_then(|value| value.positive(cx));
+            let by = promote_props.require(cx, child, "by").and_then(|value| value.name(cx));
+            let order = promote_props
+                .get("order")
+                .map_or(Some(Direction::Min), |value| value.keyword(cx, &[("min", Direction::Min), ("max", Direction::Max)]));
+            match (top, by, order) {
+                (Some(top), Some(by), Some(order)) => Some(Promote { span: child.name_span(), top, by: by.value, order }),
+                _ => {
+                    ok = false;
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    if !ok {
+        return None;
+    }
+    Some(Stage {
+        name: name.value,
+        span: name.span,
+        tier: tier?,
+        class: class.lowered()?,
+        pool: pool?,
+        gpus: gpus?,
+        trials: trials?,
+        capacity: capacity.lowered()?,
+        after,
+        promote,
+        score: score.lowered()?,
+    })
+}

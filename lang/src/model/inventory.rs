@@ -1,0 +1,235 @@
+//! The inventory half of the model: nodes with their CPUs, memory, GPUs and NVLink links,
+//! and the NVLink domains and racks derived from them. `placid-probe` writes this format and
+//! the compiler reads it, through the same types and printer.
+
+use std::collections::BTreeMap;
+
+use crate::model::{DomainId, NodeId, RackId};
+use crate::name::{LabelKey, Name};
+use crate::span::Span;
+use crate::units::{Bandwidth, Bytes, Money};
+
+/// A CPU architecture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Arch {
+    /// 64-bit RISC-V.
+    Riscv64,
+    /// x86-64.
+    X86_64,
+    /// 64-bit Arm.
+    Aarch64,
+}
+
+impl Arch {
+    /// Every architecture.
+    pub const ALL: &'static [Arch] = &[Arch::Riscv64, Arch::X86_64, Arch::Aarch64];
+
+    /// The name used in policies, inventories and `uname -m`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Arch::Riscv64 => "riscv64",
+            Arch::X86_64 => "x86_64",
+            Arch::Aarch64 => "aarch64",
+        }
+    }
+
+    /// The OCI platform of images for this architecture (`linux/riscv64`).
+    pub fn oci_platform(self) -> &'static str {
+        match self {
+            Arch::Riscv64 => "linux/riscv64",
+            Arch::X86_64 => "linux/amd64",
+            Arch::Aarch64 => "linux/arm64",
+        }
+    }
+
+    /// Parses an architecture name (`riscv64`, `x86_64`, `aarch64`).
+    pub fn parse(text: &str) -> Option<Arch> {
+        Arch::ALL.iter().copied().find(|arch| arch.as_str() == text)
+    }
+
+    /// Parses an OCI platform (`linux/riscv64`, `linux/amd64`, `linux/arm64`).
+    pub fn parse_oci_platform(text: &str) -> Option<Arch> {
+        Arch::ALL.iter().copied().find(|arch| arch.oci_platform() == text)
+    }
+}
+
+/// How a node's capacity is bought.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CapacityKind {
+    /// Reserved (committed) capacity: paid for around the clock, never reclaimed.
+    Reserved,
+    /// On-demand capacity.
+    OnDemand,
+    /// Spot capacity: cheap, and the provider may reclaim it at any time.
+    Spot,
+}
+
+impl CapacityKind {
+    /// Every kind.
+    pub const ALL: &'static [CapacityKind] = &[CapacityKind::Reserved, CapacityKind::OnDemand, CapacityKind::Spot];
+
+    /// The keyword in policies and inventories.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CapacityKind::Reserved => "reserved",
+            CapacityKind::OnDemand => "on-demand",
+            CapacityKind::Spot => "spot",
+        }
+    }
+
+    /// Parses the keyword.
+    pub fn parse(text: &str) -> Option<CapacityKind> {
+        CapacityKind::ALL.iter().copied().find(|kind| kind.as_str() == text)
+    }
+}
+
+/// A node of the cluster.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// Host name.
+    pub name: Name,
+    /// Where the node is declared.
+    pub span: Span,
+    /// CPU architecture.
+    pub arch: Arch,
+    /// The rack, when known.
+    pub rack: Option<RackId>,
+    /// The chassis (NVLink tray, blade enclosure), when known.
+    pub chassis: Option<Name>,
+    /// The NVLink domain (all GPUs that can reach each other over NVLink), when any.
+    pub domain: Option<DomainId>,
+    /// How the capacity is bought.
+    pub capacity: CapacityKind,
+    /// Price of one GPU for one hour.
+    pub cost_per_gpu_hour: Option<Money>,
+    /// The host CPU.
+    pub cpu: Cpu,
+    /// Host memory.
+    pub memory: Option<Bytes>,
+    /// GPUs, sorted by index.
+    pub gpus: Vec<Gpu>,
+    /// Extra node labels (`zone`, `example.com/tier`), sorted by key.
+    pub labels: BTreeMap<LabelKey, String>,
+}
+
+impl Node {
+    /// Number of GPUs.
+    pub fn gpu_count(&self) -> u32 {
+        u32::try_from(self.gpus.len()).unwrap_or(u32::MAX)
+    }
+
+    /// The GPU model when all GPUs share one, which is what schedulers can express.
+    pub fn gpu_model(&self) -> Option<&Name> {
+        let first = &self.gpus.first()?.model;
+        self.gpus.iter().all(|gpu| &gpu.model == first).then_some(first)
+    }
+
+    /// Whether any GPU has an NVLink link.
+    pub fn has_nvlink(&self) -> bool {
+        self.gpus.iter().any(|gpu| !gpu.links.is_empty())
+    }
+
+    /// The NVLink bandwidth every GPU of the node has at least (sum over its links), zero
+    /// without NVLink. This is what a job spread over the node's GPUs can count on.
+    pub fn nvlink_bandwidth(&self) -> Bandwidth {
+        let per_gpu = self.gpus.iter().map(|gpu| gpu.links.iter().map(|link| link.bandwidth.bits_per_second).sum::<u64>());
+        Bandwidth { bits_per_second: per_gpu.min().unwrap_or(0) }
+    }
+}
+
+/// A host CPU.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Cpu {
+    /// Hardware threads (harts on RISC-V).
+    pub harts: u32,
+    /// Physical cores, when known.
+    pub cores: Option<u32>,
+    /// Sockets, when known.
+    pub sockets: Option<u32>,
+    /// The RISC-V ISA string (`rv64imafdcv_zicsr_...`), on riscv64.
+    pub isa: Option<String>,
+    /// NUMA nodes.
+    pub numa_nodes: u32,
+}
+
+/// Whether and how a GPU is partitioned with MIG.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mig {
+    /// MIG is off: the GPU is one device.
+    Disabled,
+    /// MIG is on, with these instances.
+    Enabled {
+        /// Instances by profile (`1g.18gb` x 7).
+        instances: Vec<MigInstances>,
+    },
+}
+
+/// A number of MIG instances of one profile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MigInstances {
+    /// The profile name (`1g.18gb`, `3g.71gb`).
+    pub profile: Name,
+    /// How many.
+    pub count: u32,
+}
+
+/// A GPU.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gpu {
+    /// Index within the node (as NVML and CUDA number them).
+    pub index: u32,
+    /// Where the GPU is declared.
+    pub span: Span,
+    /// Model name as schedulers see it (`H200`), a [`Name`] so Slurm cannot re-parse it.
+    pub model: Name,
+    /// GPU memory.
+    pub memory: Option<Bytes>,
+    /// NVML UUID (`GPU-...`).
+    pub uuid: Option<String>,
+    /// PCI bus id (`0000:17:00.0`).
+    pub pci_bus_id: Option<String>,
+    /// NUMA node the GPU is attached to.
+    pub numa: Option<u32>,
+    /// MIG mode.
+    pub mig: Mig,
+    /// NVLink connections to other GPUs of the node, sorted by peer.
+    pub links: Vec<NvLink>,
+}
+
+/// The NVLink connection between a GPU and one peer GPU of the same node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NvLink {
+    /// Index of the peer GPU.
+    pub peer: u32,
+    /// Number of NVLink links to the peer.
+    pub links: u32,
+    /// Total bandwidth of those links.
+    pub bandwidth: Bandwidth,
+    /// Where the link is declared.
+    pub span: Span,
+}
+
+/// An NVLink domain: nodes whose GPUs reach each other over NVLink (one NVL72 rack, or one
+/// node for intra-node NVLink). Derived from the nodes' `nvlink-domain`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Domain {
+    /// The domain's name.
+    pub name: Name,
+    /// Member nodes, sorted.
+    pub nodes: Vec<NodeId>,
+    /// GPUs of all member nodes.
+    pub gpus: u32,
+    /// The first node that named this domain (for diagnostics).
+    pub span: Span,
+}
+
+/// A rack. Derived from the nodes' `rack`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rack {
+    /// The rack's name.
+    pub name: Name,
+    /// Member nodes, sorted.
+    pub nodes: Vec<NodeId>,
+    /// The first node that named this rack (for diagnostics).
+    pub span: Span,
+}

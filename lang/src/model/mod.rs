@@ -1,0 +1,114 @@
+//! The checked model: the one intermediate representation every target reads.
+//!
+//! Invariants: every reference is resolved to an id that indexes the matching `Vec` of
+//! [`Model`]; every quantity is normalised (seconds, bytes, bits/s, basis points, minor
+//! currency units); every element keeps the span it was declared at, so any later stage can
+//! point at the line that caused a problem. The model derives no `serde`: serialised forms
+//! are written by hand where they are needed.
+
+mod ids;
+pub mod inventory;
+mod policy;
+
+pub use ids::*;
+pub use inventory::*;
+pub use policy::*;
+
+use crate::span::Span;
+
+/// A project: its policy resolved against its inventory.
+#[derive(Clone, Debug, Default)]
+pub struct Model {
+    /// The `project` node and target settings.
+    pub project: Project,
+    /// Nodes of the inventory, sorted by name; indexed by [`NodeId`].
+    pub nodes: Vec<Node>,
+    /// NVLink domains derived from the nodes, sorted by name; indexed by [`DomainId`].
+    pub domains: Vec<Domain>,
+    /// Racks derived from the nodes, sorted by name; indexed by [`RackId`].
+    pub racks: Vec<Rack>,
+    /// Pools, in declaration order; indexed by [`PoolId`].
+    pub pools: Vec<Pool>,
+    /// Tiers; indexed by [`TierId`].
+    pub tiers: Vec<Tier>,
+    /// Cost centers; indexed by [`CostCenterId`].
+    pub cost_centers: Vec<CostCenter>,
+    /// Teams; indexed by [`TeamId`].
+    pub teams: Vec<Team>,
+    /// Job classes; indexed by [`ClassId`].
+    pub classes: Vec<Class>,
+    /// Scoring rules; indexed by [`ScoreId`].
+    pub scores: Vec<Score>,
+    /// Staged placement plans; indexed by [`PlanId`].
+    pub plans: Vec<Plan>,
+    /// Metrics that gates, triggers and alerts refer to; indexed by [`MetricId`].
+    pub metrics: Vec<Metric>,
+    /// Migrations; indexed by [`MigrationId`].
+    pub migrations: Vec<Migration>,
+    /// Alerts; indexed by [`AlertId`].
+    pub alerts: Vec<Alert>,
+    /// Policy tests; indexed by [`TestId`].
+    pub tests: Vec<PolicyTest>,
+}
+
+impl Model {
+    /// The node with this id.
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+    /// The domain with this id.
+    pub fn domain(&self, id: DomainId) -> &Domain {
+        &self.domains[id.index()]
+    }
+    /// The rack with this id.
+    pub fn rack(&self, id: RackId) -> &Rack {
+        &self.racks[id.index()]
+    }
+    /// The pool with this id.
+    pub fn pool(&self, id: PoolId) -> &Pool {
+        &self.pools[id.index()]
+    }
+    /// The tier with this id.
+    pub fn tier(&self, id: TierId) -> &Tier {
+        &self.tiers[id.index()]
+    }
+    /// The cost center with this id.
+    pub fn cost_center(&self, id: CostCenterId) -> &CostCenter {
+        &self.cost_centers[id.index()]
+    }
+    /// The team with this id.
+    pub fn team(&self, id: TeamId) -> &Team {
+        &self.teams[id.index()]
+    }
+    /// The class with this id.
+    pub fn class(&self, id: ClassId) -> &Class {
+        &self.classes[id.index()]
+    }
+    /// The score with this id.
+    pub fn score(&self, id: ScoreId) -> &Score {
+        &self.scores[id.index()]
+    }
+    /// The plan with this id.
+    pub fn plan(&self, id: PlanId) -> &Plan {
+        &self.plans[id.index()]
+    }
+    /// The metric with this id.
+    pub fn metric(&self, id: MetricId) -> &Metric {
+        &self.metrics[id.index()]
+    }
+
+    /// Total GPUs of the inventory.
+    pub fn total_gpus(&self) -> u32 {
+        self.nodes.iter().map(|node| node.gpu_count()).sum()
+    }
+
+    /// The node named `name`, if any (nodes are sorted by name).
+    pub fn node_by_name(&self, name: &str) -> Option<NodeId> {
+        self.nodes.binary_search_by(|node| node.name.as_str().cmp(name)).ok().map(NodeId::from_index)
+    }
+
+    /// The span of the project node, for diagnostics about the project as a whole.
+    pub fn project_span(&self) -> Span {
+        self.project.span
+    }
+}

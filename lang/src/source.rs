@@ -1,0 +1,117 @@
+//! The source table and the provider trait through which sources arrive.
+//!
+//! `lang` does no IO: the compiler implements [`World`] over the file system for `build`
+//! and over git trees for `diff`, so both read a project through the same path.
+
+use crate::span::FileId;
+
+/// A path relative to the project root, with `/` separators, that has been checked to stay
+/// inside the root (no `..`, not absolute).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RelPath(String);
+
+impl RelPath {
+    /// Checks and wraps a relative path. Returns why the path is refused otherwise.
+    pub fn new(path: &str) -> Result<RelPath, &'static str> {
+        if path.is_empty() {
+            return Err("the path is empty");
+        }
+        if path.starts_with('/') || path.starts_with('\\') || path.contains(':') {
+            return Err("absolute paths are not allowed");
+        }
+        if path.contains('\\') {
+            return Err("use `/` as the path separator");
+        }
+        if path.contains('\0') || path.contains('\n') {
+            return Err("the path contains a control character");
+        }
+        let mut parts = Vec::new();
+        for part in path.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => return Err("`..` would leave the project root"),
+                other => parts.push(other),
+            }
+        }
+        if parts.is_empty() {
+            return Err("the path names the project root itself");
+        }
+        Ok(RelPath(parts.join("/")))
+    }
+
+    /// The path as a `/`-separated string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for RelPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Why a [`World`] could not provide a file or a listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorldError {
+    /// A short, user-facing reason ("no such file", "symlink leaves the project root").
+    pub reason: String,
+}
+
+/// Where a project's sources come from.
+pub trait World {
+    /// Reads one file of the project.
+    fn read(&self, path: &RelPath) -> Result<String, WorldError>;
+    /// Lists the files matching a glob pattern (relative to the root), sorted. Implementations
+    /// must not return paths that leave the project root, including through symlinks.
+    fn glob(&self, pattern: &str) -> Result<Vec<RelPath>, WorldError>;
+}
+
+/// One loaded source file.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    /// The path relative to the project root.
+    pub path: RelPath,
+    /// The file's text.
+    pub text: String,
+}
+
+/// Every source file read for one compilation, indexed by [`FileId`].
+#[derive(Clone, Debug, Default)]
+pub struct Sources {
+    files: Vec<SourceFile>,
+}
+
+impl Sources {
+    /// An empty table.
+    pub fn new() -> Sources {
+        Sources::default()
+    }
+
+    /// Adds a file and returns its id.
+    pub fn add(&mut self, path: RelPath, text: String) -> FileId {
+        self.files.push(SourceFile { path, text });
+        FileId(u32::try_from(self.files.len() - 1).unwrap_or(u32::MAX - 1))
+    }
+
+    /// The file with this id, if any.
+    pub fn get(&self, id: FileId) -> Option<&SourceFile> {
+        self.files.get(id.0 as usize)
+    }
+
+    /// All files in the order they were added.
+    pub fn iter(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
+        self.files.iter().enumerate().map(|(index, file)| (FileId(index as u32), file))
+    }
+
+    /// A line index for rendering: 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, id: FileId, offset: u32) -> Option<(usize, usize)> {
+        let text = &self.get(id)?.text;
+        let offset = (offset as usize).min(text.len());
+        let before = text.get(..offset)?;
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |index| index + 1);
+        let column = before[line_start..].chars().count() + 1;
+        Some((line, column))
+    }
+}

@@ -1,0 +1,61 @@
+//! placid's targets: pure functions from the checked [`Model`] to artifacts.
+//!
+//! Invariants: no IO, no KDL, no re-checking of what the compiler guarantees. Each target
+//! validates what only it constrains (name lengths, escaping) and reports problems at the span
+//! of the model element at fault; then it emits. Targets depend on `placid-lang` only, never
+//! on each other; shared helpers live in [`artifact`].
+
+#![deny(missing_docs)]
+
+pub mod artifact;
+pub mod k8s;
+pub mod slurm;
+pub mod wasm;
+
+use placid_lang::diag::Diagnostics;
+use placid_lang::model::Model;
+
+pub use artifact::Artifact;
+
+/// Which target to emit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TargetKind {
+    /// Slurm configuration under `slurm/`.
+    Slurm,
+    /// Kubernetes manifests under `kubernetes/`.
+    Kubernetes,
+    /// Wasm scoring plugins under `wasm/`.
+    Wasm,
+}
+
+impl TargetKind {
+    /// Every target.
+    pub const ALL: &'static [TargetKind] = &[TargetKind::Slurm, TargetKind::Kubernetes, TargetKind::Wasm];
+
+    /// The target's name on the command line and its output directory.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetKind::Slurm => "slurm",
+            TargetKind::Kubernetes => "kubernetes",
+            TargetKind::Wasm => "wasm",
+        }
+    }
+
+    /// Whether the project enables this target.
+    pub fn enabled(self, model: &Model) -> bool {
+        match self {
+            TargetKind::Slurm => model.project.slurm.is_some(),
+            TargetKind::Kubernetes => model.project.kubernetes.is_some(),
+            TargetKind::Wasm => model.project.wasm.is_some(),
+        }
+    }
+
+    /// Emits this target's artifacts, with paths relative to the output root.
+    pub fn emit(self, model: &Model) -> Result<Vec<Artifact>, Diagnostics> {
+        match self {
+            TargetKind::Slurm => slurm::emit(model),
+            TargetKind::Kubernetes => k8s::emit(model),
+            TargetKind::Wasm => wasm::emit(model),
+        }
+    }
+}
