@@ -4,6 +4,7 @@
 
 mod budget;
 mod capacity;
+mod migrations;
 mod plans;
 mod preemption;
 pub mod topology;
@@ -19,6 +20,7 @@ pub fn check(model: &Model) -> Diagnostics {
     preemption::check(model, &mut diagnostics);
     budget::check(model, &mut diagnostics);
     plans::check(model, &topology, &mut diagnostics);
+    migrations::check(model, &mut diagnostics);
     diagnostics.sort();
     diagnostics
 }

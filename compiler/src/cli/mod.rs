@@ -2,6 +2,7 @@
 //! its own module and returns an [`Exit`]; only [`main`] prints top-level errors and picks the
 //! process exit code (0 ok, 1 policy errors or changes, 2 usage or IO errors).
 
+mod audit;
 mod build;
 mod check;
 
@@ -59,6 +60,8 @@ enum Command {
     Check(check::Args),
     /// Check, then write the generated tree (atomically) with a manifest of hashes.
     Build(build::Args),
+    /// Report every ELF binary without a riscv64 build in directories, files and image tarballs.
+    AuditBinaries(audit::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -73,6 +76,7 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Build(args) => build::run(&args),
+        Command::AuditBinaries(args) => audit::run(&args),
     };
     exit.into()
 }
