@@ -107,7 +107,7 @@ fn write_runbook(out: &mut String, model: &Model, plan: &MigrationPlan<'_>) -> s
     }
 
     writeln!(out, "## Phases\n")?;
-    if let (Some(namespace), Some(arch)) = (&namespace, single_arch(model, plan)) {
+    if let (Some(namespace), Some(arch), false) = (&namespace, single_arch(model, plan), migration.services.is_empty()) {
         writeln!(out, "Start the Rollouts by pointing each service's Deployment at the target pool:\n")?;
         let commands: Vec<String> = migration
             .services
