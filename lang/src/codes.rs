@@ -116,4 +116,13 @@ codes! {
         "A score expression reads a node feature that no node of the inventory has; every node would score as missing.";
     TestExpectationFails = 35, "test-expectation-invalid", "a policy test names something that does not exist or cannot be checked",
         "`test` blocks describe a job and the placement or rejection the team expects; every name they use must resolve.";
+    TooManyPredicates = 60, "too-many-predicates", "a score has more filters than the Wasm ABI can report",
+        "Each filter of a score is one bit of the node's failure mask, a `u32` in placid ABI v1, so a score has at most 32 filters. Combine related conditions with `&&`.";
+    InvalidEmittedModule = 61, "invalid-emitted-module", "an emitted Wasm module failed validation",
+        "placid validates every module it emits with wasmparser before writing it. This is a bug in placid; please report it with the score that triggers it.";
+    PluginRefused = 62, "plugin-refused", "a Wasm scoring plugin was refused before instantiation",
+        "Hosts load only modules that validate, import nothing, export a memory with a maximum within the host's limit, export `placid_abi_version` = 1 and `placid_score_batch` with the ABI v1 signature, and carry a `placid.meta` section that agrees with them (docs/wasm-abi.md). Rebuild the plugin with `placid build`.";
+    PluginFailed = 63, "plugin-failed", "a Wasm scoring plugin trapped or ran out of time",
+        "A call of `placid_score_batch` trapped (out-of-bounds access, `unreachable`), exceeded its time limit (epoch deadline) or its memory limit. The request fails; the host stays up and the next request gets a fresh call.";
+
 }

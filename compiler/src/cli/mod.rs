@@ -4,6 +4,9 @@
 
 mod build;
 mod check;
+mod explain;
+mod extender;
+mod score;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -59,6 +62,12 @@ enum Command {
     Check(check::Args),
     /// Check, then write the generated tree (atomically) with a manifest of hashes.
     Build(build::Args),
+    /// Rank the inventory's nodes for a job with one score's Wasm plugin.
+    Score(score::Args),
+    /// Serve a score's Wasm plugin as a Kubernetes scheduler extender.
+    Extender(extender::Args),
+    /// Show generated code (`--wat SCORE`: a score's Wasm module as text).
+    Explain(explain::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -73,6 +82,9 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Build(args) => build::run(&args),
+        Command::Score(args) => score::run(&args),
+        Command::Extender(args) => extender::run(&args),
+        Command::Explain(args) => explain::run(&args),
     };
     exit.into()
 }
