@@ -6,6 +6,7 @@
 //! never fail open on hard constraints) or all-zero priorities (prioritize); each request
 //! borrows one reusable wasmtime instance from a pool bounded by the concurrency limit.
 
+pub mod client;
 pub mod server;
 pub mod wire;
 

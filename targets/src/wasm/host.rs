@@ -254,6 +254,25 @@ pub struct Scores {
     pub feasible: usize,
 }
 
+impl Staged {
+    /// The same batch narrowed to node `index` alone (for measuring one call per node).
+    pub fn single(&self, index: usize, row_stride: usize) -> Staged {
+        let index = index.min(self.count.saturating_sub(1));
+        Staged {
+            count: usize::from(self.count > 0),
+            params: self.params,
+            rows: self.rows + index * row_stride,
+            scores: self.scores + index * 8,
+            reasons: self.reasons + index * 4,
+        }
+    }
+
+    /// Number of nodes.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+}
+
 fn align8(offset: usize) -> usize {
     offset.div_ceil(8) * 8
 }
