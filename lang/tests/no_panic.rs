@@ -16,7 +16,11 @@ fn example_files() -> Vec<(String, String)> {
         for entry in entries.filter_map(Result::ok) {
             let path = entry.path();
             if path.extension().is_some_and(|extension| extension == "kdl") {
-                let relative = if dir.is_empty() { entry.file_name().to_string_lossy().into_owned() } else { format!("{dir}/{}", entry.file_name().to_string_lossy()) };
+                let relative = if dir.is_empty() {
+                    entry.file_name().to_string_lossy().into_owned()
+                } else {
+                    format!("{dir}/{}", entry.file_name().to_string_lossy())
+                };
                 files.push((relative, std::fs::read_to_string(&path).unwrap_or_default()));
             }
         }
