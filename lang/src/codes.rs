@@ -116,6 +116,8 @@ codes! {
         "A score expression reads a node feature that no node of the inventory has; every node would score as missing.";
     TestExpectationFails = 35, "test-expectation-invalid", "a policy test names something that does not exist or cannot be checked",
         "`test` blocks describe a job and the placement or rejection the team expects; every name they use must resolve.";
+    NvlinkIslands = 36, "nvlink-islands", "a node in an NVLink domain has GPUs that NVLink does not connect",
+        "A node that names an NVLink domain should have all its GPUs reachable from each other over NVLink. When its NVLink links split the GPUs into separate islands (or it has no links at all), jobs placed there for NVLink locality run over PCIe instead. This is a warning: check the inventory (a failed link, a missing `nvlink` line) or drop the node from the domain.";
     TooManyPredicates = 60, "too-many-predicates", "a score has more filters than the Wasm ABI can report",
         "Each filter of a score is one bit of the node's failure mask, a `u32` in placid ABI v1, so a score has at most 32 filters. Combine related conditions with `&&`.";
     InvalidEmittedModule = 61, "invalid-emitted-module", "an emitted Wasm module failed validation",

@@ -4,6 +4,8 @@
 
 mod build;
 mod check;
+mod fmt;
+mod graph;
 mod explain;
 mod extender;
 mod score;
@@ -62,6 +64,10 @@ enum Command {
     Check(check::Args),
     /// Check, then write the generated tree (atomically) with a manifest of hashes.
     Build(build::Args),
+    /// Format the project's KDL files canonically (`--check` to only report).
+    Fmt(fmt::Args),
+    /// Print the topology or plan graphs as DOT (or SVG with Graphviz).
+    Graph(graph::Args),
     /// Rank the inventory's nodes for a job with one score's Wasm plugin.
     Score(score::Args),
     /// Serve a score's Wasm plugin as a Kubernetes scheduler extender.
@@ -82,6 +88,8 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Build(args) => build::run(&args),
+        Command::Fmt(args) => fmt::run(&args),
+        Command::Graph(args) => graph::run(&args),
         Command::Score(args) => score::run(&args),
         Command::Extender(args) => extender::run(&args),
         Command::Explain(args) => explain::run(&args),
