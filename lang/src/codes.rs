@@ -116,4 +116,14 @@ codes! {
         "A score expression reads a node feature that no node of the inventory has; every node would score as missing.";
     TestExpectationFails = 35, "test-expectation-invalid", "a policy test names something that does not exist or cannot be checked",
         "`test` blocks describe a job and the placement or rejection the team expects; every name they use must resolve.";
+    SlurmNameCollision = 40, "slurm-name-collision", "two names become the same Slurm QOS or account",
+        "sacctmgr lowercases QOS and account names, and `root` is the account every tree hangs from. Tiers whose names differ only in case, a team account equal to a cost center or another team's account, or an account named `root`, would silently merge into one Slurm object. Rename one of them (a team can set `account \"...\"`).";
+    SlurmGresType = 41, "slurm-gres-type", "a GPU model name that Slurm would re-parse in `Gres=`",
+        "Slurm reads `Gres=gpu:<type>:<count>` by position and silently re-parses a type that looks like a count (`gpu:100:4`) or holds `.`: the node ends up with the wrong GPUs and no error. GPU models that reach Slurm start with a letter and use only letters, digits, `-` and `_`.";
+    SlurmFeatureName = 42, "slurm-feature-name", "a name used as a Slurm node feature has a character constraints treat specially",
+        "Racks, chassis, NVLink domains and pools become node features, which jobs select with `--constraint`. Slurm accepts any feature string, but in a constraint `.`, `&`, `|`, `[`, `]`, `*` and `,` are operators, so only letters, digits, `-` and `_` are safe.";
+    SlurmCpuLayout = 43, "slurm-cpu-layout", "a node's harts, cores and sockets do not divide evenly",
+        "slurm.conf describes a node as Sockets x CoresPerSocket x ThreadsPerCore = CPUs. When the inventory's harts are not a multiple of its cores, or its cores of its sockets, slurmd reports a different layout and slurmctld drains the node. Fix the inventory (re-probe the node).";
+    SlurmTemplate = 44, "slurm-template", "an sbatch template does not parse or render",
+        "Templates in the project's Slurm templates directory override the built-in `stage.sbatch.j2` and `submit.sh.j2`. They are minijinja templates and must parse and render with the stage context described in docs/targets/slurm.md.";
 }
