@@ -4,6 +4,8 @@
 
 mod build;
 mod check;
+mod fmt;
+mod graph;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -59,6 +61,10 @@ enum Command {
     Check(check::Args),
     /// Check, then write the generated tree (atomically) with a manifest of hashes.
     Build(build::Args),
+    /// Format the project's KDL files canonically (`--check` to only report).
+    Fmt(fmt::Args),
+    /// Print the topology or plan graphs as DOT (or SVG with Graphviz).
+    Graph(graph::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -73,6 +79,8 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Build(args) => build::run(&args),
+        Command::Fmt(args) => fmt::run(&args),
+        Command::Graph(args) => graph::run(&args),
     };
     exit.into()
 }
