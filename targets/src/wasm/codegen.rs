@@ -297,7 +297,7 @@ impl Body<'_, '_> {
                 }
             }
             Node::Call(Function::If, args) => {
-                if let [condition, then, otherwise] = args {
+                if let [condition, then, otherwise] = args.as_slice() {
                     self.condition(then);
                     self.condition(otherwise);
                     self.condition(condition);
