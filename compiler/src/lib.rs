@@ -4,5 +4,6 @@
 pub mod build;
 pub mod check;
 pub mod cli;
+pub mod diff;
 pub mod render;
 pub mod world;

@@ -4,6 +4,8 @@
 
 mod build;
 mod check;
+mod diff;
+mod verify;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -59,6 +61,10 @@ enum Command {
     Check(check::Args),
     /// Check, then write the generated tree (atomically) with a manifest of hashes.
     Build(build::Args),
+    /// Compile two git revisions and report what changes, semantically and per artifact.
+    Diff(diff::Args),
+    /// Check that committed generated output matches a fresh build.
+    Verify(verify::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -73,6 +79,8 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Build(args) => build::run(&args),
+        Command::Diff(args) => diff::run(&args),
+        Command::Verify(args) => verify::run(&args),
     };
     exit.into()
 }
