@@ -1,6 +1,8 @@
 //! Support for placid's end-to-end tests: locating `../shared` (schemas, fixtures), the
 //! examples, and compiling a project in memory.
 
+pub mod synthetic;
+
 use std::path::{Path, PathBuf};
 
 /// The workspace root.
