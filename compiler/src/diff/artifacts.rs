@@ -149,12 +149,6 @@ pub fn diff_artifacts(base: &[Artifact], head: &[Artifact]) -> Vec<FileChange> {
 }
 
 fn diff_file(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileContent {
-    let as_text = |bytes: Option<&[u8]>| -> Option<Option<&str>> {
-        match bytes {
-            None => Some(None),
-            Some(bytes) => std::str::from_utf8(bytes).ok().map(Some),
-        }
-    };
     let (Some(old_text), Some(new_text)) = (as_text(old), as_text(new)) else {
         let describe = |bytes: Option<&[u8]>| bytes.map(|bytes| (bytes.len(), sha256(bytes)));
         return FileContent::Binary { before: describe(old), after: describe(new) };
@@ -174,6 +168,14 @@ fn diff_file(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> FileContent 
         }
     }
     FileContent::Text { diff: unified(old_text, new_text, path) }
+}
+
+/// The text of one side: `Some(None)` when the file is absent, `None` when it is not UTF-8.
+fn as_text(bytes: Option<&[u8]>) -> Option<Option<&str>> {
+    match bytes {
+        None => Some(None),
+        Some(bytes) => std::str::from_utf8(bytes).ok().map(Some),
+    }
 }
 
 /// One keyed entry of a file.

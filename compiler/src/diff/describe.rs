@@ -173,7 +173,7 @@ fn tier(model: &Model, tier: &Tier) -> Described {
 }
 
 fn cost_center(center: &CostCenter) -> Described {
-    Fields::new().maybe("budget", center.daily_budget.map(|budget| format!("{}/day", budget.value))).done(ElementKind::CostCenter, &center.name)
+    Fields::new().maybe("budget", center.daily_budget.as_ref().map(|budget| format!("{}/day", budget.value))).done(ElementKind::CostCenter, &center.name)
 }
 
 fn team(model: &Model, team: &Team) -> Described {
@@ -181,7 +181,7 @@ fn team(model: &Model, team: &Team) -> Described {
         .set("share", team.share.value)
         .set("cost-center", &model.cost_center(team.cost_center.value).name)
         .list("tiers", team.tiers.iter().map(|tier| model.tier(tier.value).name.to_string()))
-        .maybe("budget", team.daily_budget.map(|budget| format!("{}/day", budget.value)))
+        .maybe("budget", team.daily_budget.as_ref().map(|budget| format!("{}/day", budget.value)))
         .set("namespace", &team.namespace)
         .set("account", &team.account)
         .done(ElementKind::Team, &team.name)

@@ -93,7 +93,7 @@ impl World for GitWorld<'_> {
             if entry.kind() != Some(ObjectType::Blob) {
                 return TreeWalkResult::Ok;
             }
-            let Some(name) = entry.name() else {
+            let Ok(name) = entry.name() else {
                 return TreeWalkResult::Ok;
             };
             let path = format!("{prefix}{directory}{name}");

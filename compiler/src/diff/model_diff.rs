@@ -338,7 +338,7 @@ fn team_texts(model: &Model) -> BTreeMap<String, (String, String)> {
         .iter()
         .map(|team| {
             let tiers: Vec<String> = team.tiers.iter().map(|tier| model.tier(tier.value).name.to_string()).collect();
-            let budget = team.daily_budget.map(|budget| budget.value.to_string()).unwrap_or_else(|| "none".into());
+            let budget = team.daily_budget.as_ref().map(|budget| budget.value.to_string()).unwrap_or_else(|| "none".into());
             (team.name.to_string(), (tiers.join(", "), budget))
         })
         .collect()
@@ -423,9 +423,9 @@ fn totals(base: &Model, head: &Model) -> Vec<Total> {
         }),
         ("team shares", |model| total_shares(model).to_string()),
         ("cost-center budgets/day", |model| {
-            money_total(model, model.cost_centers.iter().filter_map(|center| center.daily_budget).map(|budget| budget.value.minor))
+            money_total(model, model.cost_centers.iter().filter_map(|center| center.daily_budget.as_ref()).map(|budget| budget.value.minor))
         }),
-        ("team budgets/day", |model| money_total(model, model.teams.iter().filter_map(|team| team.daily_budget).map(|budget| budget.value.minor))),
+        ("team budgets/day", |model| money_total(model, model.teams.iter().filter_map(|team| team.daily_budget.as_ref()).map(|budget| budget.value.minor))),
     ];
     measures
         .iter()
@@ -463,6 +463,20 @@ fn contains(outer: Span, inner: Span) -> bool {
     !outer.is_detached() && outer.file == inner.file && outer.start <= inner.start && inner.end <= outer.end
 }
 
+/// Every span a plan's elements were read from. Spans cover names and values rather than
+/// whole blocks, so an error belongs to a plan when it points at one of these.
+fn plan_spans(plan: &placid_lang::model::Plan) -> Vec<Span> {
+    let mut spans = vec![plan.span, plan.team.span];
+    for stage in &plan.stages {
+        spans.extend([stage.span, stage.tier.span, stage.pool.span, stage.gpus.span]);
+        spans.extend(stage.class.iter().map(|class| class.span));
+        spans.extend(stage.score.iter().map(|score| score.span));
+        spans.extend(stage.promote.iter().map(|promote| promote.span));
+        spans.extend(stage.after.iter().map(|after| after.span));
+    }
+    spans
+}
+
 fn unplaceable_plans(base: &Model, head: &Model, head_diagnostics: &Diagnostics) -> Vec<String> {
     let errors: Vec<Span> =
         head_diagnostics.iter().filter(|diagnostic| diagnostic.severity == Severity::Error).map(|diagnostic| diagnostic.primary.span).collect();
@@ -470,7 +484,10 @@ fn unplaceable_plans(base: &Model, head: &Model, head_diagnostics: &Diagnostics)
         .plans
         .iter()
         .filter(|plan| base.plans.iter().any(|old| old.name == plan.name))
-        .filter(|plan| errors.iter().any(|&span| contains(plan.span, span)))
+        .filter(|plan| {
+            let spans = plan_spans(plan);
+            errors.iter().any(|&error| spans.iter().any(|&span| contains(span, error)))
+        })
         .map(|plan| plan.name.to_string())
         .collect();
     plans.sort();

@@ -131,7 +131,7 @@ impl DiffReport {
             dangers: dangers.len(),
             capacity_check_passed: head.compiled(),
         };
-        let changed = !base.compiled() || model.as_ref().is_some_and(|model| !model.is_empty()) || files.iter().next().is_some();
+        let changed = !base.compiled() || model.as_ref().is_some_and(|model| !model.is_empty()) || !files.is_empty();
         let outcome = if !head.compiled() {
             Outcome::HeadErrors
         } else if changed {
