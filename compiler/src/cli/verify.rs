@@ -45,7 +45,12 @@ pub fn run(args: &Args) -> Exit {
             if findings.is_empty() {
                 eprintln!("ok: {} matches a fresh build ({} files)", args.out.display(), build.artifacts.len());
             } else {
-                eprintln!("{} file(s) in {} do not match a fresh build; run `placid build -o {}`", findings.len(), args.out.display(), args.out.display());
+                eprintln!(
+                    "{} file(s) in {} do not match a fresh build; run `placid build -o {}`",
+                    findings.len(),
+                    args.out.display(),
+                    args.out.display()
+                );
             }
         }
     }

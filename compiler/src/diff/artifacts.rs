@@ -129,8 +129,13 @@ impl FileChange {
 
 /// Compares two artifact lists (both sorted or not; the manifest is skipped).
 pub fn diff_artifacts(base: &[Artifact], head: &[Artifact]) -> Vec<FileChange> {
-    let index =
-        |artifacts: &[Artifact]| -> BTreeMap<String, Vec<u8>> { artifacts.iter().filter(|artifact| artifact.path != MANIFEST).map(|artifact| (artifact.path.clone(), artifact.bytes.clone())).collect() };
+    let index = |artifacts: &[Artifact]| -> BTreeMap<String, Vec<u8>> {
+        artifacts
+            .iter()
+            .filter(|artifact| artifact.path != MANIFEST)
+            .map(|artifact| (artifact.path.clone(), artifact.bytes.clone()))
+            .collect()
+    };
     let (before, after) = (index(base), index(head));
     let paths: std::collections::BTreeSet<&String> = before.keys().chain(after.keys()).collect();
     paths
@@ -284,7 +289,11 @@ fn conf_entries(_path: &str, text: &str) -> Vec<Entry> {
 
 /// A unified diff of `old` and `new` with three lines of context.
 pub fn unified(old: &str, new: &str, label: &str) -> String {
-    similar::TextDiff::from_lines(old, new).unified_diff().context_radius(3).header(&format!("a/{label}"), &format!("b/{label}")).to_string()
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{label}"), &format!("b/{label}"))
+        .to_string()
 }
 
 #[cfg(test)]
@@ -353,10 +362,17 @@ value: 1000
             "kubernetes/queues.yaml",
             Some(QUEUES),
             Some(reordered_and_changed),
-            &[("ClusterQueue vision", Status::Modified), ("LocalQueue vision/vision", Status::Removed), ("PriorityClass p0", Status::Added)],
+            &[
+                ("ClusterQueue vision", Status::Modified),
+                ("LocalQueue vision/vision", Status::Removed),
+                ("PriorityClass p0", Status::Added),
+            ],
         );
         let categories: Vec<(Category, Status)> = changes[0].counts();
-        assert_eq!(categories, vec![(Category::Kueue, Status::Modified), (Category::Kueue, Status::Removed), (Category::Kubernetes, Status::Added)]);
+        assert_eq!(
+            categories,
+            vec![(Category::Kueue, Status::Modified), (Category::Kueue, Status::Removed), (Category::Kubernetes, Status::Added)]
+        );
         let FileContent::Entries { entries } = &changes[0].content else { panic!("keyed entries expected") };
         assert!(entries[0].diff.contains("-  cohort: ml\n+  cohort: training\n"), "{}", entries[0].diff);
     }
@@ -382,15 +398,22 @@ value: 1000
 
     #[test]
     fn whole_files_added_removed_binary_and_unkeyed() {
-        check("kubernetes/queues.yaml", None, Some(QUEUES), &[
-            ("Application argocd/placid", Status::Added),
-            ("ClusterQueue vision", Status::Added),
-            ("LocalQueue vision/vision", Status::Added),
-        ]);
-        let changes = check("slurm/accounts.sh", Some("sacctmgr -i add account vision\n"), Some("sacctmgr -i add account speech\n"), &[(
+        check(
+            "kubernetes/queues.yaml",
+            None,
+            Some(QUEUES),
+            &[
+                ("Application argocd/placid", Status::Added),
+                ("ClusterQueue vision", Status::Added),
+                ("LocalQueue vision/vision", Status::Added),
+            ],
+        );
+        let changes = check(
             "slurm/accounts.sh",
-            Status::Modified,
-        )]);
+            Some("sacctmgr -i add account vision\n"),
+            Some("sacctmgr -i add account speech\n"),
+            &[("slurm/accounts.sh", Status::Modified)],
+        );
         assert!(matches!(&changes[0].content, FileContent::Text { diff } if diff.contains("+sacctmgr -i add account speech")));
         let binary = diff_artifacts(&[Artifact { path: "wasm/cost.wasm".into(), bytes: vec![0, 0x61, 0x73, 0xff] }], &[]);
         assert!(matches!(&binary[0].content, FileContent::Binary { before: Some((4, _)), after: None }));
@@ -401,7 +424,12 @@ value: 1000
     fn the_manifest_and_comment_only_changes_are_quiet() {
         let manifest = |hash: &str| vec![Artifact::text(MANIFEST, format!("{{\"source-hash\": \"{hash}\"}}"))];
         assert!(diff_artifacts(&manifest("a"), &manifest("b")).is_empty());
-        let changes = check("slurm/slurm.conf", Some("# v1\nClusterName=ml\n"), Some("# v2\nClusterName=ml\n"), &[("slurm/slurm.conf", Status::Modified)]);
+        let changes = check(
+            "slurm/slurm.conf",
+            Some("# v1\nClusterName=ml\n"),
+            Some("# v2\nClusterName=ml\n"),
+            &[("slurm/slurm.conf", Status::Modified)],
+        );
         assert!(matches!(&changes[0].content, FileContent::Text { .. }));
     }
 }

@@ -136,9 +136,11 @@ fn project(model: &Model) -> Described {
         )
         .maybe(
             "argo",
-            project.kubernetes.as_ref().and_then(|kubernetes| kubernetes.argo.as_ref()).map(|argo| {
-                format!("repo={} path={} revision={}", argo.repo.value, argo.path.value, argo.revision.value)
-            }),
+            project
+                .kubernetes
+                .as_ref()
+                .and_then(|kubernetes| kubernetes.argo.as_ref())
+                .map(|argo| format!("repo={} path={} revision={}", argo.repo.value, argo.path.value, argo.revision.value)),
         )
         .maybe("wasm", project.wasm.as_ref().map(|_| "enabled"))
         .done(ElementKind::Project, &project.name)
@@ -160,7 +162,11 @@ fn tier(model: &Model, tier: &Tier) -> Described {
         .maybe(
             "checkpoint",
             tier.checkpoint.map(|checkpoint| {
-                if checkpoint.incremental { format!("every {}, incremental", checkpoint.every) } else { format!("every {}", checkpoint.every) }
+                if checkpoint.incremental {
+                    format!("every {}, incremental", checkpoint.every)
+                } else {
+                    format!("every {}", checkpoint.every)
+                }
             }),
         )
         .set("backfill", tier.backfill)
@@ -173,7 +179,9 @@ fn tier(model: &Model, tier: &Tier) -> Described {
 }
 
 fn cost_center(center: &CostCenter) -> Described {
-    Fields::new().maybe("budget", center.daily_budget.as_ref().map(|budget| format!("{}/day", budget.value))).done(ElementKind::CostCenter, &center.name)
+    Fields::new()
+        .maybe("budget", center.daily_budget.as_ref().map(|budget| format!("{}/day", budget.value)))
+        .done(ElementKind::CostCenter, &center.name)
 }
 
 fn team(model: &Model, team: &Team) -> Described {
@@ -256,7 +264,8 @@ fn score(score: &Score) -> Described {
 }
 
 fn stage_text(model: &Model, plan: &Plan, stage: &Stage) -> String {
-    let mut text = format!("tier={} pool={} gpus={}", model.tier(stage.tier.value).name, model.pool(stage.pool.value).name, stage.gpus.value);
+    let mut text =
+        format!("tier={} pool={} gpus={}", model.tier(stage.tier.value).name, model.pool(stage.pool.value).name, stage.gpus.value);
     if let Some(class) = &stage.class {
         text.push_str(&format!(" class={}", model.class(class.value).name));
     }

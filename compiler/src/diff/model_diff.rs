@@ -293,7 +293,10 @@ fn shares_of(model: &Model) -> BTreeMap<String, TeamShare> {
         .iter()
         .map(|team| {
             let fraction = f64::from(team.share.value) / total;
-            (team.name.to_string(), TeamShare { weight: team.share.value, percent: round1(fraction * 100.0), gpus: round1(fraction * gpus) })
+            (
+                team.name.to_string(),
+                TeamShare { weight: team.share.value, percent: round1(fraction * 100.0), gpus: round1(fraction * gpus) },
+            )
         })
         .collect()
 }
@@ -425,7 +428,9 @@ fn totals(base: &Model, head: &Model) -> Vec<Total> {
         ("cost-center budgets/day", |model| {
             money_total(model, model.cost_centers.iter().filter_map(|center| center.daily_budget.as_ref()).map(|budget| budget.value.minor))
         }),
-        ("team budgets/day", |model| money_total(model, model.teams.iter().filter_map(|team| team.daily_budget.as_ref()).map(|budget| budget.value.minor))),
+        ("team budgets/day", |model| {
+            money_total(model, model.teams.iter().filter_map(|team| team.daily_budget.as_ref()).map(|budget| budget.value.minor))
+        }),
     ];
     measures
         .iter()
@@ -451,7 +456,8 @@ fn preemption_pairs(model: &Model) -> BTreeSet<Preempts> {
 /// Preemption relations gained and lost between tiers present in both revisions (a new or
 /// deleted tier is reported as such, not as a reorder).
 fn diff_preemptions(base: &Model, head: &Model) -> (Vec<Preempts>, Vec<Preempts>) {
-    let in_both = |name: &str| base.tiers.iter().any(|tier| tier.name.as_str() == name) && head.tiers.iter().any(|tier| tier.name.as_str() == name);
+    let in_both =
+        |name: &str| base.tiers.iter().any(|tier| tier.name.as_str() == name) && head.tiers.iter().any(|tier| tier.name.as_str() == name);
     let (before, after) = (preemption_pairs(base), preemption_pairs(head));
     let kept = |pair: &&Preempts| in_both(&pair.preemptor) && in_both(&pair.victim);
     let gained = after.difference(&before).filter(kept).cloned().collect();
@@ -478,8 +484,11 @@ fn plan_spans(plan: &placid_lang::model::Plan) -> Vec<Span> {
 }
 
 fn unplaceable_plans(base: &Model, head: &Model, head_diagnostics: &Diagnostics) -> Vec<String> {
-    let errors: Vec<Span> =
-        head_diagnostics.iter().filter(|diagnostic| diagnostic.severity == Severity::Error).map(|diagnostic| diagnostic.primary.span).collect();
+    let errors: Vec<Span> = head_diagnostics
+        .iter()
+        .filter(|diagnostic| diagnostic.severity == Severity::Error)
+        .map(|diagnostic| diagnostic.primary.span)
+        .collect();
     let mut plans: Vec<String> = head
         .plans
         .iter()
@@ -518,7 +527,10 @@ fn dangers(diff: &ModelDiff) -> Vec<Danger> {
                 ElementKind::Tier => "its priority classes and QOS are deleted",
                 _ => "its flavor and partition are deleted",
             };
-            dangers.push(Danger { kind: DangerKind::Deletion, message: format!("{} {} removed: {consequence}", element.kind.as_str(), element.name) });
+            dangers.push(Danger {
+                kind: DangerKind::Deletion,
+                message: format!("{} {} removed: {consequence}", element.kind.as_str(), element.name),
+            });
         }
     }
     for element in diff.elements.iter().filter(|element| element.kind == ElementKind::Tier && element.status == Status::Modified) {
@@ -538,7 +550,8 @@ fn dangers(diff: &ModelDiff) -> Vec<Danger> {
         dangers.push(Danger { kind: DangerKind::PriorityReorder, message: format!("{} now preempts {}", pair.preemptor, pair.victim) });
     }
     for pair in &diff.preemptions_lost {
-        dangers.push(Danger { kind: DangerKind::PriorityReorder, message: format!("{} no longer preempts {}", pair.preemptor, pair.victim) });
+        dangers
+            .push(Danger { kind: DangerKind::PriorityReorder, message: format!("{} no longer preempts {}", pair.preemptor, pair.victim) });
     }
     dangers.sort();
     dangers

@@ -38,7 +38,10 @@ pub fn render(report: &DiffReport) -> String {
     if let Some(files) = &report.artifacts {
         artifacts(&mut out, files);
     }
-    if report.model.as_ref().is_none_or(ModelDiff::is_empty) && report.artifacts.as_ref().is_none_or(Vec::is_empty) && report.base.compiled() {
+    if report.model.as_ref().is_none_or(ModelDiff::is_empty)
+        && report.artifacts.as_ref().is_none_or(Vec::is_empty)
+        && report.base.compiled()
+    {
         let _ = writeln!(out, "No changes.");
     }
     out
@@ -77,7 +80,8 @@ fn policy_table(out: &mut String, model: &ModelDiff) {
     header.push_str(" tiers | budget/day |");
     rule.push_str("---|---|");
     let _ = writeln!(out, "{header}\n{rule}");
-    let mut teams: Vec<&str> = model.teams.iter().map(|row| row.team.as_str()).chain(model.shares.iter().map(|share| share.team.as_str())).collect();
+    let mut teams: Vec<&str> =
+        model.teams.iter().map(|row| row.team.as_str()).chain(model.shares.iter().map(|share| share.team.as_str())).collect();
     teams.sort_unstable();
     teams.dedup();
     for team in teams {
@@ -90,10 +94,15 @@ fn policy_table(out: &mut String, model: &ModelDiff) {
         let row = model.teams.iter().find(|row| row.team == team);
         let mut line = format!("| {} | {share} |", code(team));
         for pool in &pools {
-            let cell = row.and_then(|row| row.pools.iter().find(|cell| cell.pool == *pool)).map(|cell| guarantee_cell(cell, "→")).unwrap_or_default();
+            let cell = row
+                .and_then(|row| row.pools.iter().find(|cell| cell.pool == *pool))
+                .map(|cell| guarantee_cell(cell, "→"))
+                .unwrap_or_default();
             let _ = write!(line, " {cell} |");
         }
-        let pair = |value: Option<&(String, String)>| value.map_or_else(String::new, |(before, after)| format!("{} → {}", code(before), code(after)));
+        let pair = |value: Option<&(String, String)>| {
+            value.map_or_else(String::new, |(before, after)| format!("{} → {}", code(before), code(after)))
+        };
         let _ = writeln!(line, " {} | {} |", pair(row.and_then(|row| row.tiers.as_ref())), pair(row.and_then(|row| row.budget.as_ref())));
         out.push_str(&line);
     }
@@ -164,7 +173,8 @@ fn artifact_section(file: &FileChange) -> String {
         FileContent::Text { diff } => ("text".to_owned(), diff_block(diff)),
         FileContent::Binary { before, after } => {
             let show = |side: &Option<(usize, String)>| {
-                side.as_ref().map_or_else(|| "-".to_owned(), |(size, hash)| format!("{size} bytes, sha256 {}", hash.get(..12).unwrap_or(hash)))
+                side.as_ref()
+                    .map_or_else(|| "-".to_owned(), |(size, hash)| format!("{size} bytes, sha256 {}", hash.get(..12).unwrap_or(hash)))
             };
             ("binary".to_owned(), format!("{} → {}\n\n", show(before), show(after)))
         }
