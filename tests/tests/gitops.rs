@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use git2::{IndexAddOption, Oid, Repository, Signature};
 use placid_compiler::diff::describe::ElementKind;
 use placid_compiler::diff::model_diff::{DangerKind, ModelDiff, Preempts, Status};
+use placid_compiler::diff::render::terminal::{self, Colour};
 use placid_compiler::diff::render::{json, markdown};
 use placid_compiler::diff::report::{DiffReport, Outcome};
 use placid_compiler::diff::verify::{Finding, Problem, verify};
@@ -156,6 +157,10 @@ fn the_working_tree_is_the_default_head_with_uncommitted_changes() {
     assert_eq!(report.head.label, "working tree");
     assert_eq!(field(&report, ElementKind::Tier, "P1", "preemption"), (Some("window 3m, requeue"), Some("window 5m, requeue")));
     assert_eq!(danger_kinds(&report), vec![DangerKind::PreemptionChange]);
+    let plain = terminal::render(&report, Colour::Never);
+    assert!(plain.contains("! preemption change: tier P1: preemption window 3m, requeue -> window 5m, requeue"), "{plain}");
+    assert!(!plain.contains('\x1b'));
+    assert!(terminal::render(&report, Colour::Always).contains("\x1b["));
 }
 
 #[test]

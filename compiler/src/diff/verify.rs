@@ -143,7 +143,7 @@ mod tests {
     fn matching_output_has_no_findings() {
         let files = [("slurm/slurm.conf", "ClusterName=ml\n")];
         let manifest = manifest_of(&files);
-        check(&[files[0], ("manifest.json", &manifest)], &[files[0], ("manifest.json", &manifest)], &[]);
+        check(&[files[0], ("manifest.json", manifest.as_str())], &[files[0], ("manifest.json", manifest.as_str())], &[]);
     }
 
     #[test]
@@ -153,8 +153,8 @@ mod tests {
         let new = [("a.yaml", "kind: A\nvalue: 2\n"), ("b.conf", "X=2\n")];
         let new_manifest = manifest_of(&new);
         check(
-            &[("a.yaml", "kind: A\nvalue: 1\n"), ("b.conf", "X=1 # tuned by hand\n"), ("manifest.json", &old_manifest)],
-            &[new[0], new[1], ("manifest.json", &new_manifest)],
+            &[("a.yaml", "kind: A\nvalue: 1\n"), ("b.conf", "X=1 # tuned by hand\n"), ("manifest.json", old_manifest.as_str())],
+            &[new[0], new[1], ("manifest.json", new_manifest.as_str())],
             &[("a.yaml", Problem::Stale), ("b.conf", Problem::HandEdited), ("manifest.json", Problem::Stale)],
         );
     }
