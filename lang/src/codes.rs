@@ -116,4 +116,24 @@ codes! {
         "A score expression reads a node feature that no node of the inventory has; every node would score as missing.";
     TestExpectationFails = 35, "test-expectation-invalid", "a policy test names something that does not exist or cannot be checked",
         "`test` blocks describe a job and the placement or rejection the team expects; every name they use must resolve.";
+    NvlinkIslands = 36, "nvlink-islands", "a node in an NVLink domain has GPUs that NVLink does not connect",
+        "A node that names an NVLink domain should have all its GPUs reachable from each other over NVLink. When its NVLink links split the GPUs into separate islands (or it has no links at all), jobs placed there for NVLink locality run over PCIe instead. This is a warning: check the inventory (a failed link, a missing `nvlink` line) or drop the node from the domain.";
+    SlurmNameCollision = 40, "slurm-name-collision", "two names become the same Slurm QOS or account",
+        "sacctmgr lowercases QOS and account names, and `root` is the account every tree hangs from. Tiers whose names differ only in case, a team account equal to a cost center or another team's account, or an account named `root`, would silently merge into one Slurm object. Rename one of them (a team can set `account \"...\"`).";
+    SlurmGresType = 41, "slurm-gres-type", "a GPU model name that Slurm would re-parse in `Gres=`",
+        "Slurm reads `Gres=gpu:<type>:<count>` by position and silently re-parses a type that looks like a count (`gpu:100:4`) or holds `.`: the node ends up with the wrong GPUs and no error. GPU models that reach Slurm start with a letter and use only letters, digits, `-` and `_`.";
+    SlurmFeatureName = 42, "slurm-feature-name", "a name used as a Slurm node feature has a character constraints treat specially",
+        "Racks, chassis, NVLink domains and pools become node features, which jobs select with `--constraint`. Slurm accepts any feature string, but in a constraint `.`, `&`, `|`, `[`, `]`, `*` and `,` are operators, so only letters, digits, `-` and `_` are safe.";
+    SlurmCpuLayout = 43, "slurm-cpu-layout", "a node's harts, cores and sockets do not divide evenly",
+        "slurm.conf describes a node as Sockets x CoresPerSocket x ThreadsPerCore = CPUs. When the inventory's harts are not a multiple of its cores, or its cores of its sockets, slurmd reports a different layout and slurmctld drains the node. Fix the inventory (re-probe the node).";
+    SlurmTemplate = 44, "slurm-template", "an sbatch template does not parse or render",
+        "Templates in the project's Slurm templates directory override the built-in `stage.sbatch.j2` and `submit.sh.j2`. They are minijinja templates and must parse and render with the stage context described in docs/targets/slurm.md.";
+    TooManyPredicates = 60, "too-many-predicates", "a score has more filters than the Wasm ABI can report",
+        "Each filter of a score is one bit of the node's failure mask, a `u32` in placid ABI v1, so a score has at most 32 filters. Combine related conditions with `&&`.";
+    InvalidEmittedModule = 61, "invalid-emitted-module", "an emitted Wasm module failed validation",
+        "placid validates every module it emits with wasmparser before writing it. This is a bug in placid; please report it with the score that triggers it.";
+    PluginRefused = 62, "plugin-refused", "a Wasm scoring plugin was refused before instantiation",
+        "Hosts load only modules that validate, import nothing, export a memory with a maximum within the host's limit, export `placid_abi_version` = 1 and `placid_score_batch` with the ABI v1 signature, and carry a `placid.meta` section that agrees with them (docs/wasm-abi.md). Rebuild the plugin with `placid build`.";
+    PluginFailed = 63, "plugin-failed", "a Wasm scoring plugin trapped or ran out of time",
+        "A call of `placid_score_batch` trapped (out-of-bounds access, `unreachable`), exceeded its time limit (epoch deadline) or its memory limit. The request fails; the host stays up and the next request gets a fresh call.";
 }

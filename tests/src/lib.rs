@@ -60,3 +60,6 @@ pub fn build_clean(name: &str) -> placid_compiler::build::Build {
     }
     build
 }
+
+/// A real one-host Slurm for the live tests.
+pub mod slurm;

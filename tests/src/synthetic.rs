@@ -47,7 +47,10 @@ pub fn inventory(size: Size) -> JsonInventory {
                     memory: Some("141GiB".into()),
                     numa: Some(gpu / 2),
                     mig: Some("disabled".into()),
-                    nvlinks: (0..4).filter(|peer| *peer != gpu).map(|peer| JsonNvLink { peer, links: 6, bandwidth: "300GB/s".into() }).collect(),
+                    nvlinks: (0..4)
+                        .filter(|peer| *peer != gpu)
+                        .map(|peer| JsonNvLink { peer, links: 6, bandwidth: "300GB/s".into() })
+                        .collect(),
                     ..JsonGpu::default()
                 })
                 .collect();
@@ -57,9 +60,24 @@ pub fn inventory(size: Size) -> JsonInventory {
                 rack: Some(format!("r{:03}", domain / DOMAINS_PER_RACK)),
                 chassis: Some(format!("c{:04}", index / 4)),
                 nvlink_domain: Some(format!("nvl-{domain:03}")),
-                capacity: Some(if domain % 5 == 0 { "reserved" } else if domain % 5 == 4 { "spot" } else { "on-demand" }.into()),
+                capacity: Some(
+                    if domain % 5 == 0 {
+                        "reserved"
+                    } else if domain % 5 == 4 {
+                        "spot"
+                    } else {
+                        "on-demand"
+                    }
+                    .into(),
+                ),
                 cost_gpu_hour: Some(if domain % 5 == 4 { "0.90" } else { "3.10" }.into()),
-                cpu: JsonCpu { harts: 64, cores: Some(64), sockets: Some(1), isa: Some("rv64imafdcv_zba_zbb_zbs".into()), numa_nodes: Some(2) },
+                cpu: JsonCpu {
+                    harts: 64,
+                    cores: Some(64),
+                    sockets: Some(1),
+                    isa: Some("rv64imafdcv_zba_zbb_zbs".into()),
+                    numa_nodes: Some(2),
+                },
                 memory: Some("512GiB".into()),
                 gpus,
                 labels: Default::default(),
@@ -86,7 +104,8 @@ fn inventory_kdl(inventory: &JsonInventory) -> String {
         let _ = writeln!(out, "    memory \"512GiB\"");
         let _ = writeln!(out, "    cost gpu-hour=(usd){}", node.cost_gpu_hour.as_deref().unwrap_or("0"));
         for gpu in &node.gpus {
-            let _ = writeln!(out, "    gpu {} model=\"H200\" memory=\"141GiB\" numa={} mig=\"disabled\" {{", gpu.index, gpu.numa.unwrap_or(0));
+            let _ =
+                writeln!(out, "    gpu {} model=\"H200\" memory=\"141GiB\" numa={} mig=\"disabled\" {{", gpu.index, gpu.numa.unwrap_or(0));
             for link in &gpu.nvlinks {
                 let _ = writeln!(out, "        nvlink peer={} links={} bandwidth=\"{}\"", link.peer, link.links, link.bandwidth);
             }

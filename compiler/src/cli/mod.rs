@@ -6,6 +6,11 @@ mod build;
 mod check;
 mod diff;
 mod verify;
+mod fmt;
+mod graph;
+mod explain;
+mod extender;
+mod score;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -65,6 +70,16 @@ enum Command {
     Diff(diff::Args),
     /// Check that committed generated output matches a fresh build.
     Verify(verify::Args),
+    /// Format the project's KDL files canonically (`--check` to only report).
+    Fmt(fmt::Args),
+    /// Print the topology or plan graphs as DOT (or SVG with Graphviz).
+    Graph(graph::Args),
+    /// Rank the inventory's nodes for a job with one score's Wasm plugin.
+    Score(score::Args),
+    /// Serve a score's Wasm plugin as a Kubernetes scheduler extender.
+    Extender(extender::Args),
+    /// Show generated code (`--wat SCORE`: a score's Wasm module as text).
+    Explain(explain::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -81,6 +96,11 @@ pub fn main() -> ExitCode {
         Command::Build(args) => build::run(&args),
         Command::Diff(args) => diff::run(&args),
         Command::Verify(args) => verify::run(&args),
+        Command::Fmt(args) => fmt::run(&args),
+        Command::Graph(args) => graph::run(&args),
+        Command::Score(args) => score::run(&args),
+        Command::Extender(args) => extender::run(&args),
+        Command::Explain(args) => explain::run(&args),
     };
     exit.into()
 }
