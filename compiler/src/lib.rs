@@ -4,6 +4,7 @@
 pub mod build;
 pub mod check;
 pub mod cli;
+pub mod diff;
 pub mod extender;
 pub mod render;
 pub mod scoring;

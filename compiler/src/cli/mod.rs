@@ -4,6 +4,8 @@
 
 mod build;
 mod check;
+mod diff;
+mod verify;
 mod fmt;
 mod graph;
 mod explain;
@@ -64,6 +66,10 @@ enum Command {
     Check(check::Args),
     /// Check, then write the generated tree (atomically) with a manifest of hashes.
     Build(build::Args),
+    /// Compile two git revisions and report what changes, semantically and per artifact.
+    Diff(diff::Args),
+    /// Check that committed generated output matches a fresh build.
+    Verify(verify::Args),
     /// Format the project's KDL files canonically (`--check` to only report).
     Fmt(fmt::Args),
     /// Print the topology or plan graphs as DOT (or SVG with Graphviz).
@@ -88,6 +94,8 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Build(args) => build::run(&args),
+        Command::Diff(args) => diff::run(&args),
+        Command::Verify(args) => verify::run(&args),
         Command::Fmt(args) => fmt::run(&args),
         Command::Graph(args) => graph::run(&args),
         Command::Score(args) => score::run(&args),
