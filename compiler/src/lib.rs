@@ -1,6 +1,7 @@
 //! The placid compiler: the checking passes over the model, the build driver, rendering of
 //! diagnostics and the command line. This is the only crate that does IO.
 
+pub mod audit;
 pub mod build;
 pub mod check;
 pub mod cli;

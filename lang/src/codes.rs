@@ -136,4 +136,18 @@ codes! {
         "Hosts load only modules that validate, import nothing, export a memory with a maximum within the host's limit, export `placid_abi_version` = 1 and `placid_score_batch` with the ABI v1 signature, and carry a `placid.meta` section that agrees with them (docs/wasm-abi.md). Rebuild the plugin with `placid build`.";
     PluginFailed = 63, "plugin-failed", "a Wasm scoring plugin trapped or ran out of time",
         "A call of `placid_score_batch` trapped (out-of-bounds access, `unreachable`), exceeded its time limit (epoch deadline) or its memory limit. The request fails; the host stays up and the next request gets a fresh call.";
+    MigrationTargetTooSmall = 80, "migration-target-too-small", "a migration's target pool cannot hold the migrated workload at full ramp",
+        "At the last phase all migrated work runs on the target pool. The workload is the GPUs the migrated classes' stages use on the source pool at once (GPUs x trials, summed over every plan, capped at the source pool's GPUs), or the whole source pool when no stage of a migrated class runs there. The target pool must have at least that many GPUs, since the acceptance gates compare throughput for an equal GPU count.";
+    MetricNotPerPool = 81, "metric-not-per-pool", "a gate or trigger reads a metric whose query does not select a pool",
+        "Gates and triggers measure the pool under migration: the metric's query names the pool as `$pool`, which placid replaces with the target pool (and, for `of=\"baseline\"` thresholds, with the source pool to measure the baseline). A baseline threshold on a query without `$pool` is an error, because the baseline cannot be measured; other gates and triggers get a warning, because they would watch the whole cluster.";
+    MigrationPhasesNotReversible = 82, "migration-phases-not-reversible", "a migration's phases cannot be rolled back one step at a time",
+        "Rolling back returns to the previous phase, so the share of work on the target pool must grow with every phase: `shadow` (0%) only first, then canaries, then ramps with strictly increasing weights, then `blue-green` (100%) only last.";
+    MigrationPlatformMissing = 83, "migration-platform-missing", "a migrated class has no image for the target pool's architecture",
+        "Every class a migration moves must declare `platforms` covering every architecture of the target pool's nodes, and an `image-platform` compatibility gate must name an architecture the target pool has.";
+    DuplicateMigrationCondition = 84, "duplicate-migration-condition", "a migration gates or triggers on the same metric twice",
+        "Each metric appears at most once among a migration's `accept` gates and once among its `rollback-when` triggers: each becomes one named AnalysisTemplate, and two thresholds on one metric are one threshold too many.";
+    MigrationSamePool = 85, "migration-same-pool", "a migration moves work from a pool to itself",
+        "`from` and `to` must name different pools.";
+    MigrationNameInvalid = 86, "migration-name-invalid-for-kubernetes", "a migration or service name cannot name a Kubernetes object",
+        "Rollouts and AnalysisTemplates are named after the migration, its services and its metrics. Kubernetes object names are DNS-1123 subdomains: lower-case letters, digits, `-` and `.`, at most 253 characters, and label values at most 63.";
 }

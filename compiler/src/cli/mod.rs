@@ -2,6 +2,7 @@
 //! its own module and returns an [`Exit`]; only [`main`] prints top-level errors and picks the
 //! process exit code (0 ok, 1 policy errors or changes, 2 usage or IO errors).
 
+mod audit;
 mod build;
 mod check;
 mod diff;
@@ -80,6 +81,8 @@ enum Command {
     Extender(extender::Args),
     /// Show generated code (`--wat SCORE`: a score's Wasm module as text).
     Explain(explain::Args),
+    /// Report every ELF binary without a riscv64 build in directories, files and image tarballs.
+    AuditBinaries(audit::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -101,6 +104,7 @@ pub fn main() -> ExitCode {
         Command::Score(args) => score::run(&args),
         Command::Extender(args) => extender::run(&args),
         Command::Explain(args) => explain::run(&args),
+        Command::AuditBinaries(args) => audit::run(&args),
     };
     exit.into()
 }
