@@ -55,7 +55,8 @@ fn check(policy: &str, code: Code, at: &str) {
     let build = compile(&world, &Selection { only: vec![TargetKind::Kubernetes] });
     let found = build.diagnostics.iter().find(|diagnostic| diagnostic.code == code);
     let Some(diagnostic) = found else {
-        let all: Vec<String> = build.diagnostics.iter().map(|diagnostic| format!("{} {}", diagnostic.code.id(), diagnostic.message)).collect();
+        let all: Vec<String> =
+            build.diagnostics.iter().map(|diagnostic| format!("{} {}", diagnostic.code.id(), diagnostic.message)).collect();
         panic!("expected {} for:\n{policy}\ngot: {all:?}", code.id());
     };
     let span = diagnostic.primary.span;
@@ -64,11 +65,16 @@ fn check(policy: &str, code: Code, at: &str) {
     assert!(build.artifacts.is_empty(), "nothing may be emitted when the Kubernetes target has errors");
 }
 
-const TEAM: &str = "cost-center \"cc\"\nteam \"t\" { share 1; cost-center \"cc\"; tiers \"P1\" }\npool \"all\" { select arch=\"x86_64\" }\n";
+const TEAM: &str =
+    "cost-center \"cc\"\nteam \"t\" { share 1; cost-center \"cc\"; tiers \"P1\" }\npool \"all\" { select arch=\"x86_64\" }\n";
 
 #[test]
 fn tier_priority_above_1e9_is_refused() {
-    check(&format!("{TEAM}tier \"P1\" {{ priority 2000000000; preemption window=\"1m\" mode=\"cancel\" }}\n"), Code::PriorityClassOutOfRange, "2000000000");
+    check(
+        &format!("{TEAM}tier \"P1\" {{ priority 2000000000; preemption window=\"1m\" mode=\"cancel\" }}\n"),
+        Code::PriorityClassOutOfRange,
+        "2000000000",
+    );
 }
 
 #[test]
@@ -80,8 +86,10 @@ fn tier_named_system_is_refused() {
 
 #[test]
 fn pools_that_map_to_the_same_flavor_collide() {
-    let policy = format!("{TEAM}pool \"gpu_a\" {{ select arch=\"x86_64\" }}\npool \"gpu.a\" {{ select arch=\"x86_64\" }}\n\
-                          tier \"P1\" {{ priority 10; preemption window=\"1m\" mode=\"cancel\" }}\n");
+    let policy = format!(
+        "{TEAM}pool \"gpu_a\" {{ select arch=\"x86_64\" }}\npool \"gpu.a\" {{ select arch=\"x86_64\" }}\n\
+                          tier \"P1\" {{ priority 10; preemption window=\"1m\" mode=\"cancel\" }}\n"
+    );
     check(&policy, Code::KubernetesNameCollision, "gpu");
 }
 
@@ -95,6 +103,8 @@ fn a_team_name_that_is_no_dns_label_is_refused() {
 #[test]
 fn a_pool_label_key_over_63_characters_is_refused() {
     let long = "p".repeat(60);
-    let policy = format!("{TEAM}pool \"{long}\" {{ select arch=\"x86_64\" }}\ntier \"P1\" {{ priority 10; preemption window=\"1m\" mode=\"cancel\" }}\n");
+    let policy = format!(
+        "{TEAM}pool \"{long}\" {{ select arch=\"x86_64\" }}\ntier \"P1\" {{ priority 10; preemption window=\"1m\" mode=\"cancel\" }}\n"
+    );
     check(&policy, Code::KubernetesInvalidLabel, &long);
 }

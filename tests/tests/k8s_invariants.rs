@@ -35,7 +35,10 @@ fn nfd_marks(objects: &[Emitted]) -> BTreeMap<String, (BTreeMap<String, String>,
                 let entry = marks.entry(node.to_owned()).or_default();
                 entry.0.extend(strings(&rule["labels"]));
                 for taint in rule["taints"].as_array().into_iter().flatten() {
-                    entry.1.insert((taint["key"].as_str().unwrap_or_default().to_owned(), taint["value"].as_str().unwrap_or_default().to_owned()));
+                    entry.1.insert((
+                        taint["key"].as_str().unwrap_or_default().to_owned(),
+                        taint["value"].as_str().unwrap_or_default().to_owned(),
+                    ));
                 }
             }
         }
@@ -53,7 +56,11 @@ fn no_cluster_queue_reclaims_with_any() {
             let preemption = &queue.object["spec"]["preemption"];
             let reclaim = preemption["reclaimWithinCohort"].as_str();
             assert!(matches!(reclaim, Some("Never" | "LowerPriority")), "{example}/{}: reclaimWithinCohort is {reclaim:?}", queue.path);
-            assert!(preemption.get("borrowWithinCohort").is_none(), "{example}/{}: borrowWithinCohort preempts regardless of tiers", queue.path);
+            assert!(
+                preemption.get("borrowWithinCohort").is_none(),
+                "{example}/{}: borrowWithinCohort preempts regardless of tiers",
+                queue.path
+            );
         }
     }
 }
@@ -71,8 +78,12 @@ fn the_queue_of_a_never_preempted_tier_lends_and_borrows_nothing_and_holds_only_
             .collect();
         for tier in model.tiers.iter().filter(|tier| tier.preemption.value == Preemption::Never) {
             let queue_name = tier.name.as_str().to_ascii_lowercase();
-            let local_queues: Vec<&Emitted> = of_kind(&objects, "LocalQueue").into_iter().filter(|queue| queue.name() == queue_name).collect();
-            assert!(!local_queues.is_empty() || model.teams.iter().all(|team| team.tiers.iter().all(|allowed| model.tier(allowed.value).name != tier.name)));
+            let local_queues: Vec<&Emitted> =
+                of_kind(&objects, "LocalQueue").into_iter().filter(|queue| queue.name() == queue_name).collect();
+            assert!(
+                !local_queues.is_empty()
+                    || model.teams.iter().all(|team| team.tiers.iter().all(|allowed| model.tier(allowed.value).name != tier.name))
+            );
             for local in local_queues {
                 let cluster_queue = local.object["spec"]["clusterQueue"].as_str().unwrap_or_default();
                 let queue = queues.get(cluster_queue).unwrap_or_else(|| panic!("{example}: no ClusterQueue {cluster_queue}"));
@@ -81,10 +92,22 @@ fn the_queue_of_a_never_preempted_tier_lends_and_borrows_nothing_and_holds_only_
                 for group in spec["resourceGroups"].as_array().into_iter().flatten() {
                     for flavor in group["flavors"].as_array().into_iter().flatten() {
                         let flavor_name = flavor["name"].as_str().unwrap_or_default();
-                        assert!(tainted_flavors.contains(flavor_name), "{example}/{}: flavor {flavor_name} is not reserved (tainted)", queue.path);
+                        assert!(
+                            tainted_flavors.contains(flavor_name),
+                            "{example}/{}: flavor {flavor_name} is not reserved (tainted)",
+                            queue.path
+                        );
                         for resource in flavor["resources"].as_array().into_iter().flatten() {
-                            assert_eq!(resource["lendingLimit"], "0", "{example}/{}: {flavor_name} {} is lent", queue.path, resource["name"]);
-                            assert_eq!(resource["borrowingLimit"], "0", "{example}/{}: {flavor_name} {} borrows", queue.path, resource["name"]);
+                            assert_eq!(
+                                resource["lendingLimit"], "0",
+                                "{example}/{}: {flavor_name} {} is lent",
+                                queue.path, resource["name"]
+                            );
+                            assert_eq!(
+                                resource["borrowingLimit"], "0",
+                                "{example}/{}: {flavor_name} {} borrows",
+                                queue.path, resource["name"]
+                            );
                         }
                     }
                 }
@@ -98,15 +121,18 @@ fn every_local_queue_points_to_an_existing_cluster_queue_that_admits_its_namespa
     for example in kubernetes_examples() {
         let objects = emitted(&example);
         let queues: BTreeMap<&str, &Emitted> = of_kind(&objects, "ClusterQueue").into_iter().map(|queue| (queue.name(), queue)).collect();
-        let namespaces: BTreeMap<&str, BTreeMap<String, String>> =
-            of_kind(&objects, "Namespace").into_iter().map(|namespace| (namespace.name(), strings(&namespace.object["metadata"]["labels"]))).collect();
+        let namespaces: BTreeMap<&str, BTreeMap<String, String>> = of_kind(&objects, "Namespace")
+            .into_iter()
+            .map(|namespace| (namespace.name(), strings(&namespace.object["metadata"]["labels"])))
+            .collect();
         let locals = of_kind(&objects, "LocalQueue");
         assert!(!locals.is_empty(), "{example}: no LocalQueue");
         for local in locals {
             let target = local.object["spec"]["clusterQueue"].as_str().unwrap_or_default();
             let queue = queues.get(target).unwrap_or_else(|| panic!("{example}/{}: ClusterQueue {target} does not exist", local.path));
             let namespace = local.namespace().unwrap_or_default();
-            let labels = namespaces.get(namespace).unwrap_or_else(|| panic!("{example}/{}: namespace {namespace} is not emitted", local.path));
+            let labels =
+                namespaces.get(namespace).unwrap_or_else(|| panic!("{example}/{}: namespace {namespace} is not emitted", local.path));
             let selector = &queue.object["spec"]["namespaceSelector"];
             let matches_labels = strings(&selector["matchLabels"]).iter().all(|(key, value)| labels.get(key) == Some(value));
             let matches_expressions = selector["matchExpressions"].as_array().into_iter().flatten().all(|requirement| {
@@ -118,7 +144,11 @@ fn every_local_queue_points_to_an_existing_cluster_queue_that_admits_its_namespa
                     other => panic!("{example}/{}: unexpected operator {other:?}", queue.path),
                 }
             });
-            assert!(selector.is_object() && matches_labels && matches_expressions, "{example}/{}: {target} does not admit namespace {namespace}", local.path);
+            assert!(
+                selector.is_object() && matches_labels && matches_expressions,
+                "{example}/{}: {target} does not admit namespace {namespace}",
+                local.path
+            );
         }
     }
 }
@@ -136,7 +166,10 @@ fn every_label_a_flavor_selects_is_written_by_nfd_on_exactly_the_pool_nodes() {
         for (labels, _) in marks.values() {
             for key in labels.keys() {
                 let prefix = key.split_once('/').map_or("", |(prefix, _)| prefix);
-                assert!(prefix != "kubernetes.io" && !prefix.ends_with(".kubernetes.io"), "{example}: NFD would have to write {key}, which it refuses");
+                assert!(
+                    prefix != "kubernetes.io" && !prefix.ends_with(".kubernetes.io"),
+                    "{example}: NFD would have to write {key}, which it refuses"
+                );
             }
         }
         let flavors = of_kind(&objects, "ResourceFlavor");
@@ -158,7 +191,8 @@ fn every_label_a_flavor_selects_is_written_by_nfd_on_exactly_the_pool_nodes() {
             assert_eq!(labelled, expected, "{example}: flavor {} selects other nodes than pool {}", flavor.name(), pool.name);
             for taint in flavor.object["spec"]["nodeTaints"].as_array().into_iter().flatten() {
                 let pair = (taint["key"].as_str().unwrap_or_default().to_owned(), taint["value"].as_str().unwrap_or_default().to_owned());
-                let tainted: BTreeSet<&str> = marks.iter().filter(|(_, (_, taints))| taints.contains(&pair)).map(|(node, _)| node.as_str()).collect();
+                let tainted: BTreeSet<&str> =
+                    marks.iter().filter(|(_, (_, taints))| taints.contains(&pair)).map(|(node, _)| node.as_str()).collect();
                 assert_eq!(tainted, expected, "{example}: taint {pair:?} of flavor {} is not on exactly its pool's nodes", flavor.name());
             }
         }

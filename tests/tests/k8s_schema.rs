@@ -24,7 +24,8 @@ fn crd_schemas(schemas: &Path) -> BTreeMap<(String, String), Value> {
     let mut index = BTreeMap::new();
     let mut stack = vec![schemas.join("crds")];
     while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap_or_else(|error| panic!("cannot read {}: {error}", dir.display())).filter_map(Result::ok) {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|error| panic!("cannot read {}: {error}", dir.display())).filter_map(Result::ok)
+        {
             let path = entry.path();
             if path.is_dir() {
                 stack.push(path);
@@ -198,9 +199,11 @@ fn the_closed_schemas_reject_a_misspelt_field_and_a_v1beta1_field() {
         .get(&("kueue.x-k8s.io/v1beta2".to_owned(), "ClusterQueue".to_owned()))
         .unwrap_or_else(|| panic!("no ClusterQueue v1beta2 schema"));
     let validator = jsonschema::options().with_draft(Draft::Draft7).build(schema).unwrap_or_else(|error| panic!("{error}"));
-    let good = json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "a"}, "spec": {"cohortName": "c"}});
+    let good =
+        json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "a"}, "spec": {"cohortName": "c"}});
     assert!(errors(&validator, &good).is_empty(), "{:?}", errors(&validator, &good));
-    let old_field = json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "a"}, "spec": {"cohort": "c"}});
+    let old_field =
+        json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "a"}, "spec": {"cohort": "c"}});
     assert!(!errors(&validator, &old_field).is_empty(), "the v1beta1 `cohort` field was accepted");
     let any_reclaim = json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "a"},
         "spec": {"preemption": {"reclaimWithinCohort": "Sometimes"}}});

@@ -11,8 +11,8 @@
 //! [`cel_string`], so no policy text can change an expression's meaning.
 
 use k8s_openapi::api::admissionregistration::v1::{
-    MatchResources, NamedRuleWithOperations, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding, ValidatingAdmissionPolicyBindingSpec,
-    ValidatingAdmissionPolicySpec, Validation, Variable,
+    MatchResources, NamedRuleWithOperations, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
+    ValidatingAdmissionPolicyBindingSpec, ValidatingAdmissionPolicySpec, Validation, Variable,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use placid_lang::diag::Diagnostics;
@@ -35,9 +35,7 @@ fn label_variable(name: &str, label: &str) -> Variable {
     let label = cel_string(label);
     Variable {
         name: name.to_owned(),
-        expression: format!(
-            "has(object.metadata.labels) && {label} in object.metadata.labels ? object.metadata.labels[{label}] : ''"
-        ),
+        expression: format!("has(object.metadata.labels) && {label} in object.metadata.labels ? object.metadata.labels[{label}] : ''"),
     }
 }
 

@@ -63,9 +63,13 @@ fn rule(model: &Model, alert: &Alert) -> Result<Rule, Diagnostic> {
         Threshold::Value(value) => (format!("{value}"), format!("{value}")),
         Threshold::Percent(percent) => (format!("{}", percent.fraction()), percent.to_string()),
         Threshold::OfBaseline(_) => {
-            return Err(Diagnostic::error(Code::AlertNotExpressible, condition.span, format!("alert `{}` compares with a baseline", alert.name))
-                .label("no baseline outside a migration")
-                .help("give the alert an absolute threshold or a percentage"));
+            return Err(Diagnostic::error(
+                Code::AlertNotExpressible,
+                condition.span,
+                format!("alert `{}` compares with a baseline", alert.name),
+            )
+            .label("no baseline outside a migration")
+            .help("give the alert an absolute threshold or a percentage"));
         }
     };
     let (operator, side) = match condition.bound {
@@ -103,7 +107,9 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
         Ok(name) => name,
         Err(diagnostic) => return diagnostics.push(diagnostic),
     };
-    if let Err(diagnostic) = list.push(NewObject::namespaced(&kinds::PROMETHEUS_RULE, layout.namespace.clone(), name, model.project.span), &object) {
+    if let Err(diagnostic) =
+        list.push(NewObject::namespaced(&kinds::PROMETHEUS_RULE, layout.namespace.clone(), name, model.project.span), &object)
+    {
         diagnostics.push(diagnostic);
     }
 }

@@ -58,8 +58,14 @@ impl Kind {
 }
 
 /// `v1` Namespace: created first, everything namespaced lives in one.
-pub const NAMESPACE: Kind =
-    Kind { api_version: "v1", kind: "Namespace", scope: Scope::Cluster, wave: SyncWave(-3), mutability: Mutability::Mutable, directory: "namespaces" };
+pub const NAMESPACE: Kind = Kind {
+    api_version: "v1",
+    kind: "Namespace",
+    scope: Scope::Cluster,
+    wave: SyncWave(-3),
+    mutability: Mutability::Mutable,
+    directory: "namespaces",
+};
 
 /// `scheduling.k8s.io/v1` PriorityClass: value and preemptionPolicy are immutable.
 pub const PRIORITY_CLASS: Kind = Kind {
@@ -92,8 +98,14 @@ pub const NODE_FEATURE_RULE: Kind = Kind {
 };
 
 /// Kueue Topology: levels are immutable in Kueue 0.19.
-pub const TOPOLOGY: Kind =
-    Kind { api_version: "kueue.x-k8s.io/v1beta2", kind: "Topology", scope: Scope::Cluster, wave: SyncWave(-1), mutability: Mutability::Replace, directory: "kueue" };
+pub const TOPOLOGY: Kind = Kind {
+    api_version: "kueue.x-k8s.io/v1beta2",
+    kind: "Topology",
+    scope: Scope::Cluster,
+    wave: SyncWave(-1),
+    mutability: Mutability::Replace,
+    directory: "kueue",
+};
 
 /// Kueue ResourceFlavor: topologyName is immutable (and nodeLabels/tolerations in 0.19).
 pub const RESOURCE_FLAVOR: Kind = Kind {
@@ -106,8 +118,14 @@ pub const RESOURCE_FLAVOR: Kind = Kind {
 };
 
 /// Kueue Cohort.
-pub const COHORT: Kind =
-    Kind { api_version: "kueue.x-k8s.io/v1beta2", kind: "Cohort", scope: Scope::Cluster, wave: SyncWave(-1), mutability: Mutability::Mutable, directory: "kueue" };
+pub const COHORT: Kind = Kind {
+    api_version: "kueue.x-k8s.io/v1beta2",
+    kind: "Cohort",
+    scope: Scope::Cluster,
+    wave: SyncWave(-1),
+    mutability: Mutability::Mutable,
+    directory: "kueue",
+};
 
 /// Kueue ClusterQueue: refers to flavors and the cohort.
 pub const CLUSTER_QUEUE: Kind = Kind {
@@ -150,8 +168,14 @@ pub const VALIDATING_ADMISSION_POLICY_BINDING: Kind = Kind {
 };
 
 /// `v1` ConfigMap (the scheduler configuration, the Argo CD plugin).
-pub const CONFIG_MAP: Kind =
-    Kind { api_version: "v1", kind: "ConfigMap", scope: Scope::Namespaced, wave: SyncWave(0), mutability: Mutability::Mutable, directory: "config" };
+pub const CONFIG_MAP: Kind = Kind {
+    api_version: "v1",
+    kind: "ConfigMap",
+    scope: Scope::Namespaced,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    directory: "config",
+};
 
 /// prometheus-operator PrometheusRule.
 pub const PROMETHEUS_RULE: Kind = Kind {
@@ -164,9 +188,21 @@ pub const PROMETHEUS_RULE: Kind = Kind {
 };
 
 /// Argo CD AppProject (bootstrap).
-pub const APP_PROJECT: Kind =
-    Kind { api_version: "argoproj.io/v1alpha1", kind: "AppProject", scope: Scope::Namespaced, wave: SyncWave(0), mutability: Mutability::Mutable, directory: "argocd" };
+pub const APP_PROJECT: Kind = Kind {
+    api_version: "argoproj.io/v1alpha1",
+    kind: "AppProject",
+    scope: Scope::Namespaced,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    directory: "argocd",
+};
 
 /// Argo CD Application (bootstrap), after its project.
-pub const APPLICATION: Kind =
-    Kind { api_version: "argoproj.io/v1alpha1", kind: "Application", scope: Scope::Namespaced, wave: SyncWave(1), mutability: Mutability::Mutable, directory: "argocd" };
+pub const APPLICATION: Kind = Kind {
+    api_version: "argoproj.io/v1alpha1",
+    kind: "Application",
+    scope: Scope::Namespaced,
+    wave: SyncWave(1),
+    mutability: Mutability::Mutable,
+    directory: "argocd",
+};

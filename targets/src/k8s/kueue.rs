@@ -223,17 +223,32 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
         .into_iter()
         .map(|label| TopologyLevel { node_label: label.to_owned() })
         .collect();
-    push(list, diagnostics, NewObject::cluster(&kinds::TOPOLOGY, layout.project.clone(), span), &WithSpec { spec: TopologySpec { levels } });
+    push(
+        list,
+        diagnostics,
+        NewObject::cluster(&kinds::TOPOLOGY, layout.project.clone(), span),
+        &WithSpec { spec: TopologySpec { levels } },
+    );
     push(list, diagnostics, NewObject::cluster(&kinds::COHORT, layout.project.clone(), span), &WithSpec { spec: CohortSpec {} });
     for (index, pool) in model.pools.iter().enumerate() {
         let flavor = flavor_spec(layout, PoolId::from_index(index));
-        push(list, diagnostics, NewObject::cluster(&kinds::RESOURCE_FLAVOR, layout.pools[index].flavor.clone(), pool.span), &WithSpec { spec: flavor });
+        push(
+            list,
+            diagnostics,
+            NewObject::cluster(&kinds::RESOURCE_FLAVOR, layout.pools[index].flavor.clone(), pool.span),
+            &WithSpec { spec: flavor },
+        );
     }
     let quotas = Quotas::new(model, layout);
     for (team_index, team) in model.teams.iter().enumerate() {
         let spec = team_queue(model, layout, &quotas, team_index);
         diagnostics.extend(webhook::check_cluster_queue(&spec, team.span));
-        push(list, diagnostics, NewObject::cluster(&kinds::CLUSTER_QUEUE, layout.teams[team_index].object.clone(), team.span), &WithSpec { spec });
+        push(
+            list,
+            diagnostics,
+            NewObject::cluster(&kinds::CLUSTER_QUEUE, layout.teams[team_index].object.clone(), team.span),
+            &WithSpec { spec },
+        );
     }
     for (tier_index, tier) in model.tiers.iter().enumerate() {
         let Some(queue) = &layout.tiers[tier_index].reserved_queue else { continue };

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use placid_lang::diag::{Diagnostic, Diagnostics};
-use placid_lang::model::{KubernetesSettings, Model, NodeId, Preemption, PoolId, TierId};
+use placid_lang::model::{KubernetesSettings, Model, NodeId, PoolId, Preemption, TierId};
 use placid_lang::name::LabelKey;
 
 use crate::k8s::names::{LabelValue, ObjectName, PlacidKeys};
@@ -110,7 +110,8 @@ impl Layout {
                 Some(TeamNames { object: object?, namespace: namespace? })
             })
             .collect();
-        let reserved_pools: Vec<PoolId> = model.tiers.iter().flat_map(|tier| tier.reservations.iter().map(|reservation| reservation.pool)).collect();
+        let reserved_pools: Vec<PoolId> =
+            model.tiers.iter().flat_map(|tier| tier.reservations.iter().map(|reservation| reservation.pool)).collect();
         let pools: Vec<Option<PoolLayout>> = model
             .pools
             .iter()

@@ -75,9 +75,14 @@ pub fn stream(model: &Model) -> Result<String, Diagnostics> {
 /// ClusterQueues and admission policies can select it.
 fn namespaces(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
     let namespace = Namespace::default();
-    if let Err(diagnostic) =
-        list.push(NewObject::cluster(&kinds::NAMESPACE, layout.namespace.clone(), model.project.kubernetes.as_ref().map_or(model.project.span, |settings| settings.span)), &namespace)
-    {
+    if let Err(diagnostic) = list.push(
+        NewObject::cluster(
+            &kinds::NAMESPACE,
+            layout.namespace.clone(),
+            model.project.kubernetes.as_ref().map_or(model.project.span, |settings| settings.span),
+        ),
+        &namespace,
+    ) {
         diagnostics.push(diagnostic);
     }
     for (team, names) in model.teams.iter().zip(&layout.teams) {

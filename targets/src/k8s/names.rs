@@ -191,7 +191,10 @@ mod tests {
     #[test]
     fn pool_keys_are_checked() {
         let keys = PlacidKeys::new("placid.dev", Span::DETACHED);
-        assert_eq!(keys.pool(&ObjectName("nvl-a".into()), Span::DETACHED).map(|key| key.as_str().to_owned()), Ok("placid.dev/pool-nvl-a".into()));
+        assert_eq!(
+            keys.pool(&ObjectName("nvl-a".into()), Span::DETACHED).map(|key| key.as_str().to_owned()),
+            Ok("placid.dev/pool-nvl-a".into())
+        );
         let long = ObjectName("a".repeat(60));
         assert_eq!(keys.pool(&long, Span::DETACHED).map_err(|diagnostic| diagnostic.code), Err(Code::KubernetesInvalidLabel));
     }

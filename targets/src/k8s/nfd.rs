@@ -64,7 +64,12 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             taints: marks
                 .taints
                 .iter()
-                .map(|(key, value)| Taint { key: key.as_str().to_owned(), value: Some(value.as_str().to_owned()), effect: "NoSchedule".into(), time_added: None })
+                .map(|(key, value)| Taint {
+                    key: key.as_str().to_owned(),
+                    value: Some(value.as_str().to_owned()),
+                    effect: "NoSchedule".into(),
+                    time_added: None,
+                })
                 .collect(),
             match_features: vec![FeatureMatcher {
                 feature: "system.name",
@@ -85,5 +90,9 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
 }
 
 fn first_node(rule: &Rule) -> &str {
-    rule.match_features.first().and_then(|matcher| matcher.match_expressions.get("nodename")).and_then(|expression| expression.value.first()).map_or("", String::as_str)
+    rule.match_features
+        .first()
+        .and_then(|matcher| matcher.match_expressions.get("nodename"))
+        .and_then(|expression| expression.value.first())
+        .map_or("", String::as_str)
 }

@@ -70,7 +70,9 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             diagnostics.push(diagnostic);
         }
         let workload_class = WorkloadPriorityClass { value, description: description(tier) };
-        if let Err(diagnostic) = list.push(NewObject::cluster(&kinds::WORKLOAD_PRIORITY_CLASS, names.object.clone(), tier.span), &workload_class) {
+        if let Err(diagnostic) =
+            list.push(NewObject::cluster(&kinds::WORKLOAD_PRIORITY_CLASS, names.object.clone(), tier.span), &workload_class)
+        {
             diagnostics.push(diagnostic);
         }
     }

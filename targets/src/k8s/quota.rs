@@ -80,7 +80,8 @@ pub struct Quotas {
 impl Quotas {
     /// Computes the quotas of `model`.
     pub fn new(model: &Model, layout: &Layout) -> Quotas {
-        let flavors: Vec<Resources> = (0..model.pools.len()).map(|index| flavor_capacity(model, layout, PoolId::from_index(index))).collect();
+        let flavors: Vec<Resources> =
+            (0..model.pools.len()).map(|index| flavor_capacity(model, layout, PoolId::from_index(index))).collect();
         let mut tiers = vec![vec![Resources::default(); model.pools.len()]; model.tiers.len()];
         for (tier_index, tier) in model.tiers.iter().enumerate() {
             for reservation in &tier.reservations {

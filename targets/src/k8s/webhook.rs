@@ -25,26 +25,46 @@ pub fn check_cluster_queue(spec: &ClusterQueueSpec, span: Span) -> Diagnostics {
             seen_flavors.push(&flavor.name);
             let names: Vec<_> = flavor.resources.iter().map(|resource| resource.name).collect();
             if names != group.covered_resources {
-                quota_error(&mut diagnostics, span, format!("the resources of flavor `{}` are not listed in `coveredResources` order", flavor.name));
+                quota_error(
+                    &mut diagnostics,
+                    span,
+                    format!("the resources of flavor `{}` are not listed in `coveredResources` order", flavor.name),
+                );
             }
             for resource in &flavor.resources {
                 let limits = [resource.borrowing_limit, resource.lending_limit];
                 if spec.cohort_name.is_none() && limits.iter().any(Option::is_some) {
-                    quota_error(&mut diagnostics, span, format!("`{}` of flavor `{}` has a borrowing or lending limit but the queue has no cohort", resource.name.as_str(), flavor.name));
+                    quota_error(
+                        &mut diagnostics,
+                        span,
+                        format!(
+                            "`{}` of flavor `{}` has a borrowing or lending limit but the queue has no cohort",
+                            resource.name.as_str(),
+                            flavor.name
+                        ),
+                    );
                 }
                 if let Some(Amount { value: lending, .. }) = resource.lending_limit
                     && lending > resource.nominal_quota.value
                 {
-                    quota_error(&mut diagnostics, span, format!(
-                        "`{}` of flavor `{}` lends {lending}, more than its nominal quota {}",
-                        resource.name.as_str(),
-                        flavor.name,
-                        resource.nominal_quota.value
-                    ));
+                    quota_error(
+                        &mut diagnostics,
+                        span,
+                        format!(
+                            "`{}` of flavor `{}` lends {lending}, more than its nominal quota {}",
+                            resource.name.as_str(),
+                            flavor.name,
+                            resource.nominal_quota.value
+                        ),
+                    );
                 }
             }
             if flavor.resources.len() > MAX_RESOURCES_PER_FLAVOR {
-                diagnostics_limit(&mut diagnostics, span, format!("flavor `{}` has more than {MAX_RESOURCES_PER_FLAVOR} resources", flavor.name));
+                diagnostics_limit(
+                    &mut diagnostics,
+                    span,
+                    format!("flavor `{}` has more than {MAX_RESOURCES_PER_FLAVOR} resources", flavor.name),
+                );
             }
         }
         if group.flavors.len() > MAX_FLAVORS_PER_GROUP {
@@ -80,7 +100,9 @@ fn diagnostics_limit(diagnostics: &mut Diagnostics, span: Span, message: String)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::kueue::{FlavorQuotas, PreemptionSettings, ReclaimPolicy, ResourceGroup, ResourceName, ResourceQuota, WithinQueuePolicy};
+    use crate::k8s::kueue::{
+        FlavorQuotas, PreemptionSettings, ReclaimPolicy, ResourceGroup, ResourceName, ResourceQuota, WithinQueuePolicy,
+    };
     use crate::k8s::names::ObjectName;
 
     fn name(text: &str) -> ObjectName {
@@ -120,17 +142,26 @@ mod tests {
 
     #[test]
     fn lending_more_than_nominal_is_refused() {
-        assert_eq!(codes(&spec(Some("c"), vec![quota(ResourceName::Cpu, 4, None), quota(ResourceName::Gpu, 2, Some(3))])), [Code::KueueQuotaInvalid]);
+        assert_eq!(
+            codes(&spec(Some("c"), vec![quota(ResourceName::Cpu, 4, None), quota(ResourceName::Gpu, 2, Some(3))])),
+            [Code::KueueQuotaInvalid]
+        );
     }
 
     #[test]
     fn limits_without_a_cohort_are_refused() {
-        assert_eq!(codes(&spec(None, vec![quota(ResourceName::Cpu, 4, None), quota(ResourceName::Gpu, 2, Some(0))])), [Code::KueueQuotaInvalid]);
+        assert_eq!(
+            codes(&spec(None, vec![quota(ResourceName::Cpu, 4, None), quota(ResourceName::Gpu, 2, Some(0))])),
+            [Code::KueueQuotaInvalid]
+        );
     }
 
     #[test]
     fn resources_out_of_covered_order_are_refused() {
-        assert_eq!(codes(&spec(Some("c"), vec![quota(ResourceName::Gpu, 2, None), quota(ResourceName::Cpu, 4, None)])), [Code::KueueQuotaInvalid]);
+        assert_eq!(
+            codes(&spec(Some("c"), vec![quota(ResourceName::Gpu, 2, None), quota(ResourceName::Cpu, 4, None)])),
+            [Code::KueueQuotaInvalid]
+        );
     }
 
     #[test]
