@@ -128,6 +128,22 @@ codes! {
         "slurm.conf describes a node as Sockets x CoresPerSocket x ThreadsPerCore = CPUs. When the inventory's harts are not a multiple of its cores, or its cores of its sockets, slurmd reports a different layout and slurmctld drains the node. Fix the inventory (re-probe the node).";
     SlurmTemplate = 44, "slurm-template", "an sbatch template does not parse or render",
         "Templates in the project's Slurm templates directory override the built-in `stage.sbatch.j2` and `submit.sh.j2`. They are minijinja templates and must parse and render with the stage context described in docs/targets/slurm.md.";
+    KubernetesInvalidName = 50, "kubernetes-invalid-name", "a name cannot become a valid Kubernetes object name",
+        "Kubernetes object names are DNS-1123 labels: at most 63 lower-case letters, digits and `-`, starting and ending with a letter or digit. placid lower-cases names and turns `_` and `.` into `-` (tier `P0` becomes `p0`); a name that still is not valid after that, or that grows too long once placid adds a suffix (`p0-1000`), is refused. Rename the element.";
+    KubernetesNameCollision = 51, "kubernetes-name-collision", "two elements become the same Kubernetes object",
+        "After mapping names to Kubernetes object names (lower case, `_` and `.` as `-`), two different elements of the policy (`gpu_a` and `gpu.a`, or `P0` and `p0`) would produce the same object; the second would silently replace the first. Rename one of them.";
+    PriorityClassOutOfRange = 52, "priority-class-out-of-range", "a tier's priority is above what a PriorityClass allows",
+        "Kubernetes refuses user PriorityClasses above 1000000000 (`HighestUserDefinablePriority`); larger values are reserved for system-critical pods. Lower the tier's priority; only the order of tiers matters.";
+    PriorityClassReservedName = 53, "priority-class-reserved-name", "a tier's name starts with the reserved `system-` prefix",
+        "Kubernetes reserves PriorityClass names that start with `system-` for its own classes and refuses to create others. Rename the tier.";
+    KubernetesInvalidLabel = 54, "kubernetes-invalid-label", "a label placid would write on nodes or objects is not a valid Kubernetes label",
+        "Label keys are an optional DNS-subdomain prefix and a name of at most 63 characters (letters, digits, `-`, `_`, `.`, starting and ending with a letter or digit); values follow the same rule for the name part. placid derives keys such as `placid.dev/pool-<pool>` and values such as rack names from the policy; shorten or rename the element at fault.";
+    KueueQuotaInvalid = 55, "kueue-quota-invalid", "a ClusterQueue placid would emit breaks a rule Kueue's webhook enforces",
+        "Kueue rejects ClusterQueues whose `lendingLimit` exceeds `nominalQuota`, that set borrowing or lending limits without a cohort, or whose flavor resources are not listed in the order of `coveredResources`. placid derives quotas from teams' shares and tiers' reservations; the message names the quota at fault.";
+    KueueLimitExceeded = 56, "kueue-limit-exceeded", "the policy needs more Kueue objects or entries than Kueue accepts",
+        "Kueue caps a ClusterQueue at 64 flavors per resource group and a ResourceFlavor at 8 node labels and 8 taints; a Topology has at most 16 levels. Merge pools or split the cluster into several projects.";
+    AlertNotExpressible = 57, "alert-not-expressible", "an alert cannot be written as a Prometheus rule",
+        "A threshold relative to a migration baseline (`of-baseline`) has no meaning in a standing Prometheus alert: there is no baseline to compare with. Use an absolute value or a percentage.";
     TooManyPredicates = 60, "too-many-predicates", "a score has more filters than the Wasm ABI can report",
         "Each filter of a score is one bit of the node's failure mask, a `u32` in placid ABI v1, so a score has at most 32 filters. Combine related conditions with `&&`.";
     InvalidEmittedModule = 61, "invalid-emitted-module", "an emitted Wasm module failed validation",
