@@ -6,12 +6,12 @@ mod audit;
 mod build;
 mod check;
 mod diff;
-mod verify;
-mod fmt;
-mod graph;
 mod explain;
 mod extender;
+mod fmt;
+mod graph;
 mod score;
+mod verify;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;

@@ -187,6 +187,27 @@ pub const PROMETHEUS_RULE: Kind = Kind {
     directory: "monitoring",
 };
 
+/// Argo Rollouts AnalysisTemplate: a migration's gates and rollback triggers as Prometheus
+/// queries; synced before the Rollouts that reference them.
+pub const ANALYSIS_TEMPLATE: Kind = Kind {
+    api_version: "argoproj.io/v1alpha1",
+    kind: "AnalysisTemplate",
+    scope: Scope::Namespaced,
+    wave: SyncWave(3),
+    mutability: Mutability::Mutable,
+    directory: "rollouts",
+};
+
+/// Argo Rollouts Rollout: a migrated service's canary steps, one per migration phase.
+pub const ROLLOUT: Kind = Kind {
+    api_version: "argoproj.io/v1alpha1",
+    kind: "Rollout",
+    scope: Scope::Namespaced,
+    wave: SyncWave(4),
+    mutability: Mutability::Mutable,
+    directory: "rollouts",
+};
+
 /// Argo CD AppProject (bootstrap).
 pub const APP_PROJECT: Kind = Kind {
     api_version: "argoproj.io/v1alpha1",

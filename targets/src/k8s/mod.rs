@@ -24,6 +24,7 @@ pub mod nfd;
 pub mod objects;
 pub mod priority;
 pub mod quota;
+mod rollouts;
 pub mod scheduler;
 pub mod webhook;
 
@@ -51,6 +52,7 @@ pub fn objects(model: &Model) -> Result<ObjectList, Diagnostics> {
     admission::emit(model, &layout, &mut list, &mut diagnostics);
     alerts::emit(model, &layout, &mut list, &mut diagnostics);
     scheduler::emit(model, &layout, &mut list, &mut diagnostics);
+    rollouts::emit(model, &mut list, &mut diagnostics);
     // Last: the Argo CD project whitelists the kinds of everything pushed before it.
     argo::emit(model, &layout, &mut list, &mut diagnostics);
     if diagnostics.has_errors() {
