@@ -338,6 +338,9 @@ mod tests {
     fn build_keys_blank_out_architectures() {
         assert_eq!(build_key("img.tar", "img.tar!layer.tar!usr/lib/x86_64-linux-gnu/libz.so.1"), "usr/lib/*-linux-gnu/libz.so.1");
         assert_eq!(build_key("rv", "rv/usr/lib/riscv64-linux-gnu/libz.so.1"), "usr/lib/*-linux-gnu/libz.so.1");
-        assert_eq!(build_key("x/_core.cpython-311-x86_64-linux-gnu.so", "x/_core.cpython-311-x86_64-linux-gnu.so"), "_core.cpython-311-*-linux-gnu.so");
+        assert_eq!(
+            build_key("x/_core.cpython-311-x86_64-linux-gnu.so", "x/_core.cpython-311-x86_64-linux-gnu.so"),
+            "_core.cpython-311-*-linux-gnu.so"
+        );
     }
 }

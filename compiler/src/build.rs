@@ -4,9 +4,10 @@
 
 use std::path::Path;
 
-use placid_lang::diag::Diagnostics;
+use placid_lang::codes::Code;
+use placid_lang::diag::{Diagnostic, Diagnostics};
 use placid_lang::source::{Sources, World};
-use placid_targets::{Artifact, TargetKind};
+use placid_targets::{Artifact, Inputs, TargetKind};
 use sha2::{Digest, Sha256};
 
 use crate::check;
@@ -43,12 +44,27 @@ pub fn compile(world: &dyn World, selection: &Selection) -> Build {
     if build.diagnostics.has_errors() {
         return build;
     }
+    let inputs = match target_inputs(world, &build.model) {
+        Ok(inputs) => inputs,
+        Err(diagnostic) => {
+            build.diagnostics.push(*diagnostic);
+            return build;
+        }
+    };
     let mut artifacts = Vec::new();
     for target in TargetKind::ALL.iter().copied().filter(|target| target.enabled(&build.model)) {
         if !selection.only.is_empty() && !selection.only.contains(&target) {
             continue;
         }
-        match target.emit(&build.model) {
+        match target.emit_with(&build.model, &inputs) {
+            Ok(emitted) => artifacts.extend(emitted),
+            Err(errors) => build.diagnostics.extend(errors),
+        }
+    }
+    // Migration phase scripts and runbooks come from the same plan as the Rollouts; they are
+    // files for people and admins, not for Argo CD, so `--target kubernetes` leaves them out.
+    if selection.only.is_empty() || selection.only.contains(&TargetKind::Slurm) {
+        match placid_targets::migration::artifacts(&build.model) {
             Ok(emitted) => artifacts.extend(emitted),
             Err(errors) => build.diagnostics.extend(errors),
         }
@@ -62,6 +78,32 @@ pub fn compile(world: &dyn World, selection: &Selection) -> Build {
     artifacts.sort();
     build.artifacts = artifacts;
     build
+}
+
+/// Reads the project files targets need (they do no IO): the Slurm template overrides in
+/// the directory named by `target "slurm" templates=`, one file per built-in template name.
+fn target_inputs(world: &dyn World, model: &placid_lang::model::Model) -> Result<Inputs, Box<Diagnostic>> {
+    let mut inputs = Inputs::default();
+    let Some(settings) = &model.project.slurm else { return Ok(inputs) };
+    let Some(directory) = &settings.templates else { return Ok(inputs) };
+    for name in [placid_targets::slurm::STAGE_TEMPLATE, placid_targets::slurm::SUBMIT_TEMPLATE] {
+        let pattern = format!("{}/{name}", directory.as_str().trim_end_matches('/'));
+        let paths = world.glob(&pattern).unwrap_or_default();
+        for path in paths {
+            let text = world.read(&path).map_err(|error| {
+                Box::new(
+                    Diagnostic::error(
+                        Code::UnreadableSource,
+                        settings.span,
+                        format!("cannot read Slurm template {path}: {}", error.reason),
+                    )
+                    .label("templates directory named here"),
+                )
+            })?;
+            inputs.slurm_templates.overrides.insert(name.to_owned(), text);
+        }
+    }
+    Ok(inputs)
 }
 
 /// The hex sha256 of `bytes`.

@@ -5,5 +5,8 @@ pub mod audit;
 pub mod build;
 pub mod check;
 pub mod cli;
+pub mod diff;
+pub mod extender;
 pub mod render;
+pub mod scoring;
 pub mod world;

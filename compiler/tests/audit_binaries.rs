@@ -98,7 +98,13 @@ fn directories_report_binaries_without_a_riscv64_build_by_path_machine_and_kind(
         vec![
             ("/bin/static-tool".to_owned(), "aarch64", BinaryKind::Executable, Linking::Static, None),
             ("/bin/tool".to_owned(), "x86_64", BinaryKind::Executable, Linking::Dynamic, None),
-            ("/site/_core.cpython-311-x86_64-linux-gnu.so".to_owned(), "x86_64", BinaryKind::PythonExtension, Linking::Dynamic, Some("cpython-311")),
+            (
+                "/site/_core.cpython-311-x86_64-linux-gnu.so".to_owned(),
+                "x86_64",
+                BinaryKind::PythonExtension,
+                Linking::Dynamic,
+                Some("cpython-311")
+            ),
             ("/site/_ext.abi3.so".to_owned(), "x86_64", BinaryKind::PythonExtension, Linking::Dynamic, Some("abi3")),
         ]
     );
@@ -113,11 +119,7 @@ fn image_tarballs_with_plain_and_gzip_layers_are_matched_across_architectures() 
         ("usr/lib/x86_64-linux-gnu/libcuda-shim.so", elf64(EM_X86_64, ET_DYN, None)),
     ]);
     let amd64_python = gzip(&tarball(&[("opt/venv/_kernels.cpython-312-x86_64-linux-gnu.so", elf64(EM_X86_64, ET_DYN, None))]));
-    let amd64 = tarball(&[
-        ("manifest.json", b"[]".to_vec()),
-        ("3f1e/layer.tar", amd64_layer),
-        ("blobs/sha256/9a2b", amd64_python),
-    ]);
+    let amd64 = tarball(&[("manifest.json", b"[]".to_vec()), ("3f1e/layer.tar", amd64_layer), ("blobs/sha256/9a2b", amd64_python)]);
     let riscv_layer = gzip(&tarball(&[
         ("usr/bin/serve", elf64(EM_RISCV, ET_EXEC, None)),
         ("usr/lib/riscv64-linux-gnu/libcuda-shim.so", elf64(EM_RISCV, ET_DYN, None)),

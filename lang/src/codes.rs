@@ -116,6 +116,42 @@ codes! {
         "A score expression reads a node feature that no node of the inventory has; every node would score as missing.";
     TestExpectationFails = 35, "test-expectation-invalid", "a policy test names something that does not exist or cannot be checked",
         "`test` blocks describe a job and the placement or rejection the team expects; every name they use must resolve.";
+    NvlinkIslands = 36, "nvlink-islands", "a node in an NVLink domain has GPUs that NVLink does not connect",
+        "A node that names an NVLink domain should have all its GPUs reachable from each other over NVLink. When its NVLink links split the GPUs into separate islands (or it has no links at all), jobs placed there for NVLink locality run over PCIe instead. This is a warning: check the inventory (a failed link, a missing `nvlink` line) or drop the node from the domain.";
+    SlurmNameCollision = 40, "slurm-name-collision", "two names become the same Slurm QOS or account",
+        "sacctmgr lowercases QOS and account names, and `root` is the account every tree hangs from. Tiers whose names differ only in case, a team account equal to a cost center or another team's account, or an account named `root`, would silently merge into one Slurm object. Rename one of them (a team can set `account \"...\"`).";
+    SlurmGresType = 41, "slurm-gres-type", "a GPU model name that Slurm would re-parse in `Gres=`",
+        "Slurm reads `Gres=gpu:<type>:<count>` by position and silently re-parses a type that looks like a count (`gpu:100:4`) or holds `.`: the node ends up with the wrong GPUs and no error. GPU models that reach Slurm start with a letter and use only letters, digits, `-` and `_`.";
+    SlurmFeatureName = 42, "slurm-feature-name", "a name used as a Slurm node feature has a character constraints treat specially",
+        "Racks, chassis, NVLink domains and pools become node features, which jobs select with `--constraint`. Slurm accepts any feature string, but in a constraint `.`, `&`, `|`, `[`, `]`, `*` and `,` are operators, so only letters, digits, `-` and `_` are safe.";
+    SlurmCpuLayout = 43, "slurm-cpu-layout", "a node's harts, cores and sockets do not divide evenly",
+        "slurm.conf describes a node as Sockets x CoresPerSocket x ThreadsPerCore = CPUs. When the inventory's harts are not a multiple of its cores, or its cores of its sockets, slurmd reports a different layout and slurmctld drains the node. Fix the inventory (re-probe the node).";
+    SlurmTemplate = 44, "slurm-template", "an sbatch template does not parse or render",
+        "Templates in the project's Slurm templates directory override the built-in `stage.sbatch.j2` and `submit.sh.j2`. They are minijinja templates and must parse and render with the stage context described in docs/targets/slurm.md.";
+    KubernetesInvalidName = 50, "kubernetes-invalid-name", "a name cannot become a valid Kubernetes object name",
+        "Kubernetes object names are DNS-1123 labels: at most 63 lower-case letters, digits and `-`, starting and ending with a letter or digit. placid lower-cases names and turns `_` and `.` into `-` (tier `P0` becomes `p0`); a name that still is not valid after that, or that grows too long once placid adds a suffix (`p0-1000`), is refused. Rename the element.";
+    KubernetesNameCollision = 51, "kubernetes-name-collision", "two elements become the same Kubernetes object",
+        "After mapping names to Kubernetes object names (lower case, `_` and `.` as `-`), two different elements of the policy (`gpu_a` and `gpu.a`, or `P0` and `p0`) would produce the same object; the second would silently replace the first. Rename one of them.";
+    PriorityClassOutOfRange = 52, "priority-class-out-of-range", "a tier's priority is above what a PriorityClass allows",
+        "Kubernetes refuses user PriorityClasses above 1000000000 (`HighestUserDefinablePriority`); larger values are reserved for system-critical pods. Lower the tier's priority; only the order of tiers matters.";
+    PriorityClassReservedName = 53, "priority-class-reserved-name", "a tier's name starts with the reserved `system-` prefix",
+        "Kubernetes reserves PriorityClass names that start with `system-` for its own classes and refuses to create others. Rename the tier.";
+    KubernetesInvalidLabel = 54, "kubernetes-invalid-label", "a label placid would write on nodes or objects is not a valid Kubernetes label",
+        "Label keys are an optional DNS-subdomain prefix and a name of at most 63 characters (letters, digits, `-`, `_`, `.`, starting and ending with a letter or digit); values follow the same rule for the name part. placid derives keys such as `placid.dev/pool-<pool>` and values such as rack names from the policy; shorten or rename the element at fault.";
+    KueueQuotaInvalid = 55, "kueue-quota-invalid", "a ClusterQueue placid would emit breaks a rule Kueue's webhook enforces",
+        "Kueue rejects ClusterQueues whose `lendingLimit` exceeds `nominalQuota`, that set borrowing or lending limits without a cohort, or whose flavor resources are not listed in the order of `coveredResources`. placid derives quotas from teams' shares and tiers' reservations; the message names the quota at fault.";
+    KueueLimitExceeded = 56, "kueue-limit-exceeded", "the policy needs more Kueue objects or entries than Kueue accepts",
+        "Kueue caps a ClusterQueue at 64 flavors per resource group and a ResourceFlavor at 8 node labels and 8 taints; a Topology has at most 16 levels. Merge pools or split the cluster into several projects.";
+    AlertNotExpressible = 57, "alert-not-expressible", "an alert cannot be written as a Prometheus rule",
+        "A threshold relative to a migration baseline (`of-baseline`) has no meaning in a standing Prometheus alert: there is no baseline to compare with. Use an absolute value or a percentage.";
+    TooManyPredicates = 60, "too-many-predicates", "a score has more filters than the Wasm ABI can report",
+        "Each filter of a score is one bit of the node's failure mask, a `u32` in placid ABI v1, so a score has at most 32 filters. Combine related conditions with `&&`.";
+    InvalidEmittedModule = 61, "invalid-emitted-module", "an emitted Wasm module failed validation",
+        "placid validates every module it emits with wasmparser before writing it. This is a bug in placid; please report it with the score that triggers it.";
+    PluginRefused = 62, "plugin-refused", "a Wasm scoring plugin was refused before instantiation",
+        "Hosts load only modules that validate, import nothing, export a memory with a maximum within the host's limit, export `placid_abi_version` = 1 and `placid_score_batch` with the ABI v1 signature, and carry a `placid.meta` section that agrees with them (docs/wasm-abi.md). Rebuild the plugin with `placid build`.";
+    PluginFailed = 63, "plugin-failed", "a Wasm scoring plugin trapped or ran out of time",
+        "A call of `placid_score_batch` trapped (out-of-bounds access, `unreachable`), exceeded its time limit (epoch deadline) or its memory limit. The request fails; the host stays up and the next request gets a fresh call.";
     MigrationTargetTooSmall = 80, "migration-target-too-small", "a migration's target pool cannot hold the migrated workload at full ramp",
         "At the last phase all migrated work runs on the target pool. The workload is the GPUs the migrated classes' stages use on the source pool at once (GPUs x trials, summed over every plan, capped at the source pool's GPUs), or the whole source pool when no stage of a migrated class runs there. The target pool must have at least that many GPUs, since the acceptance gates compare throughput for an equal GPU count.";
     MetricNotPerPool = 81, "metric-not-per-pool", "a gate or trigger reads a metric whose query does not select a pool",

@@ -9,6 +9,7 @@
 pub mod codes;
 pub mod diag;
 pub mod expr;
+pub mod format;
 pub mod inventory_json;
 pub mod lower;
 pub mod model;

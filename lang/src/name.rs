@@ -21,7 +21,7 @@ impl Name {
         if text.len() > Name::MAX_LEN {
             return Err(format!(
                 "`{}…` is {} characters long; names have at most {} characters",
-                &text[..20.min(text.len())],
+                text.chars().take(20).collect::<String>(),
                 text.len(),
                 Name::MAX_LEN
             ));
@@ -133,5 +133,10 @@ mod tests {
         assert!(LabelKey::new("zone").is_ok());
         assert!(LabelKey::new("Bad_Prefix/x").is_err());
         assert!(LabelKey::new("a/").is_err());
+    }
+
+    #[test]
+    fn long_non_ascii_names_are_refused_without_panicking() {
+        assert!(Name::new(&"\u{e9}".repeat(40)).is_err());
     }
 }

@@ -115,3 +115,33 @@ impl Sources {
         Some((line, column))
     }
 }
+
+/// A project held in memory: for tests, fuzzing and tools that assemble projects themselves.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryWorld {
+    files: std::collections::BTreeMap<String, String>,
+}
+
+impl MemoryWorld {
+    /// An empty project.
+    pub fn new() -> MemoryWorld {
+        MemoryWorld::default()
+    }
+
+    /// Adds (or replaces) a file.
+    pub fn insert(&mut self, path: &str, text: impl Into<String>) {
+        self.files.insert(path.to_owned(), text.into());
+    }
+}
+
+impl World for MemoryWorld {
+    fn read(&self, path: &RelPath) -> Result<String, WorldError> {
+        self.files.get(path.as_str()).cloned().ok_or_else(|| WorldError { reason: "no such file".into() })
+    }
+
+    fn glob(&self, pattern: &str) -> Result<Vec<RelPath>, WorldError> {
+        let pattern = glob::Pattern::new(pattern).map_err(|error| WorldError { reason: format!("invalid pattern: {error}") })?;
+        let options = glob::MatchOptions { require_literal_separator: true, ..glob::MatchOptions::new() };
+        Ok(self.files.keys().filter(|path| pattern.matches_with(path, options)).filter_map(|path| RelPath::new(path).ok()).collect())
+    }
+}

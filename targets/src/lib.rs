@@ -3,7 +3,7 @@
 //! Invariants: no IO, no KDL, no re-checking of what the compiler guarantees. Each target
 //! validates what only it constrains (name lengths, escaping) and reports problems at the span
 //! of the model element at fault; then it emits. Targets depend on `placid-lang` only, never
-//! on each other; shared helpers live in [`artifact`].
+//! on each other; shared helpers live in [`artifact`] and [`text`].
 
 #![deny(missing_docs)]
 
@@ -11,12 +11,21 @@ pub mod artifact;
 pub mod k8s;
 pub mod migration;
 pub mod slurm;
+pub mod text;
 pub mod wasm;
 
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::Model;
 
 pub use artifact::Artifact;
+
+/// Files of the project that targets need besides the model. Targets do no IO, so the
+/// compiler reads these and passes them in.
+#[derive(Clone, Debug, Default)]
+pub struct Inputs {
+    /// Overrides of the built-in sbatch templates.
+    pub slurm_templates: slurm::SlurmTemplates,
+}
 
 /// Which target to emit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -53,8 +62,13 @@ impl TargetKind {
 
     /// Emits this target's artifacts, with paths relative to the output root.
     pub fn emit(self, model: &Model) -> Result<Vec<Artifact>, Diagnostics> {
+        self.emit_with(model, &Inputs::default())
+    }
+
+    /// Emits this target's artifacts, given the project files the compiler read for it.
+    pub fn emit_with(self, model: &Model, inputs: &Inputs) -> Result<Vec<Artifact>, Diagnostics> {
         match self {
-            TargetKind::Slurm => slurm::emit(model),
+            TargetKind::Slurm => slurm::emit_with(model, &inputs.slurm_templates),
             TargetKind::Kubernetes => k8s::emit(model),
             TargetKind::Wasm => wasm::emit(model),
         }

@@ -2,6 +2,7 @@
 //! examples, and compiling a project in memory.
 
 pub mod crd;
+pub mod synthetic;
 
 use std::path::{Path, PathBuf};
 
@@ -60,3 +61,6 @@ pub fn build_clean(name: &str) -> placid_compiler::build::Build {
     }
     build
 }
+
+/// A real one-host Slurm for the live tests.
+pub mod slurm;

@@ -165,7 +165,8 @@ fn a_target_pool_smaller_than_the_workload_is_rejected() {
 #[test]
 fn baseline_gates_need_a_per_pool_metric_and_others_are_warned() {
     let metric = "metric \"cluster-throughput\" query=\"sum(rate(placid_samples_processed_total[5m]))\"\n";
-    let baseline = format!("{metric}{}", migration(&format!("accept metric=\"cluster-throughput\" at-least=\"90%\" of=\"baseline\"\n{PHASES}")));
+    let baseline =
+        format!("{metric}{}", migration(&format!("accept metric=\"cluster-throughput\" at-least=\"90%\" of=\"baseline\"\n{PHASES}")));
     assert_eq!(check(&baseline), vec![Code::MetricNotPerPool]);
     let plain = format!("{metric}{}", migration(&format!("rollback-when metric=\"cluster-throughput\" below=100\n{PHASES}")));
     assert_eq!(check(&plain), vec![Code::MetricNotPerPool]);
@@ -173,7 +174,8 @@ fn baseline_gates_need_a_per_pool_metric_and_others_are_warned() {
 
 #[test]
 fn a_metric_gated_twice_is_rejected() {
-    let body = format!("accept metric=\"p99-latency\" at-most=\"110%\" of=\"baseline\"\naccept metric=\"p99-latency\" at-most=0.3\n{PHASES}");
+    let body =
+        format!("accept metric=\"p99-latency\" at-most=\"110%\" of=\"baseline\"\naccept metric=\"p99-latency\" at-most=0.3\n{PHASES}");
     assert_eq!(check(&migration(&body)), vec![Code::DuplicateMigrationCondition]);
 }
 

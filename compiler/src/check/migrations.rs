@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::{Arch, CompatGate, Condition, MetricId, Metric, Migration, Model, Phase, PhaseKind, Threshold};
+use placid_lang::model::{Arch, CompatGate, Condition, Metric, MetricId, Migration, Model, Phase, PhaseKind, Threshold};
 use placid_lang::span::Span;
 
 pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {

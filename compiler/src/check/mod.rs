@@ -19,7 +19,8 @@ pub fn check(model: &Model) -> Diagnostics {
     capacity::check(model, &mut diagnostics);
     preemption::check(model, &mut diagnostics);
     budget::check(model, &mut diagnostics);
-    plans::check(model, &topology, &mut diagnostics);
+    topology::check(model, &topology, &mut diagnostics);
+    plans::check(model, &mut diagnostics);
     migrations::check(model, &mut diagnostics);
     diagnostics.sort();
     diagnostics

@@ -7,10 +7,9 @@ use petgraph::graph::DiGraph;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::{Arch, Locality, Mig, Model, NvlinkNeed, Plan, Stage};
 
-use super::topology::{Topology, units};
+use super::topology::units;
 
-pub(super) fn check(model: &Model, topology: &Topology, diagnostics: &mut Diagnostics) {
-    let _ = topology;
+pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
     for plan in &model.plans {
         check_order(plan, diagnostics);
         for stage in &plan.stages {

@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 
 use petgraph::graph::{NodeIndex, UnGraph};
+use petgraph::unionfind::UnionFind;
+use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::{Locality, Model, NodeId, PoolId};
 
 /// A vertex of the topology graph.
@@ -68,6 +70,65 @@ impl Topology {
             }
         }
         Topology { graph }
+    }
+}
+
+impl Topology {
+    /// The NVLink islands of each node's GPUs: the connected components of the GPU vertices
+    /// under NVLink edges, as sorted GPU indices.
+    pub fn nvlink_islands(&self) -> BTreeMap<NodeId, Vec<Vec<u32>>> {
+        let graph = &self.graph;
+        let mut sets = UnionFind::<usize>::new(graph.node_count());
+        for edge in graph.edge_indices() {
+            if let (Edge::Nvlink(_), Some((from, to))) = (&graph[edge], graph.edge_endpoints(edge)) {
+                sets.union(from.index(), to.index());
+            }
+        }
+        let mut islands: BTreeMap<NodeId, BTreeMap<usize, Vec<u32>>> = BTreeMap::new();
+        for index in graph.node_indices() {
+            if let Vertex::Gpu(node, gpu) = graph[index] {
+                islands.entry(node).or_default().entry(sets.find(index.index())).or_default().push(gpu);
+            }
+        }
+        islands
+            .into_iter()
+            .map(|(node, groups)| {
+                let mut groups: Vec<Vec<u32>> = groups
+                    .into_values()
+                    .map(|mut gpus| {
+                        gpus.sort_unstable();
+                        gpus
+                    })
+                    .collect();
+                groups.sort();
+                (node, groups)
+            })
+            .collect()
+    }
+}
+
+/// Warns about nodes that name an NVLink domain but whose GPUs NVLink splits into islands.
+pub(super) fn check(model: &Model, topology: &Topology, diagnostics: &mut Diagnostics) {
+    for (node_id, islands) in topology.nvlink_islands() {
+        let node = model.node(node_id);
+        let (Some(domain), true) = (node.domain, islands.len() > 1) else { continue };
+        let described: Vec<String> =
+            islands.iter().map(|gpus| format!("[{}]", gpus.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))).collect();
+        diagnostics.push(
+            Diagnostic::warning(
+                Code::NvlinkIslands,
+                node.span,
+                format!(
+                    "node `{}` is in NVLink domain `{}`, but NVLink splits its GPUs into {} islands: {}",
+                    node.name,
+                    model.domain(domain).name,
+                    islands.len(),
+                    described.join(" ")
+                ),
+            )
+            .label("GPUs not all NVLink-connected")
+            .help("add the missing `nvlink` links to the inventory, or remove the node's `nvlink-domain`"),
+        );
     }
 }
 

@@ -5,6 +5,13 @@
 mod audit;
 mod build;
 mod check;
+mod diff;
+mod explain;
+mod extender;
+mod fmt;
+mod graph;
+mod score;
+mod verify;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -60,6 +67,20 @@ enum Command {
     Check(check::Args),
     /// Check, then write the generated tree (atomically) with a manifest of hashes.
     Build(build::Args),
+    /// Compile two git revisions and report what changes, semantically and per artifact.
+    Diff(diff::Args),
+    /// Check that committed generated output matches a fresh build.
+    Verify(verify::Args),
+    /// Format the project's KDL files canonically (`--check` to only report).
+    Fmt(fmt::Args),
+    /// Print the topology or plan graphs as DOT (or SVG with Graphviz).
+    Graph(graph::Args),
+    /// Rank the inventory's nodes for a job with one score's Wasm plugin.
+    Score(score::Args),
+    /// Serve a score's Wasm plugin as a Kubernetes scheduler extender.
+    Extender(extender::Args),
+    /// Show generated code (`--wat SCORE`: a score's Wasm module as text).
+    Explain(explain::Args),
     /// Report every ELF binary without a riscv64 build in directories, files and image tarballs.
     AuditBinaries(audit::Args),
 }
@@ -76,6 +97,13 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Build(args) => build::run(&args),
+        Command::Diff(args) => diff::run(&args),
+        Command::Verify(args) => verify::run(&args),
+        Command::Fmt(args) => fmt::run(&args),
+        Command::Graph(args) => graph::run(&args),
+        Command::Score(args) => score::run(&args),
+        Command::Extender(args) => extender::run(&args),
+        Command::Explain(args) => explain::run(&args),
         Command::AuditBinaries(args) => audit::run(&args),
     };
     exit.into()

@@ -100,6 +100,14 @@ pub fn load(world: &dyn World) -> Compilation {
         }
     }
 
+    // A file that does not parse hides its declarations; lowering the rest would report every
+    // reference to them as unresolved. Syntax errors are reported alone.
+    if cx.diagnostics.iter().any(|diagnostic| diagnostic.code == Code::KdlSyntax) {
+        let mut diagnostics = cx.diagnostics;
+        diagnostics.sort();
+        return Compilation { sources, model: Model { project: settings.project, ..Model::default() }, diagnostics };
+    }
+
     let mut model = Model { project: settings.project, ..Model::default() };
     inventory::assemble(&mut cx, &mut model, inventory_nodes);
 

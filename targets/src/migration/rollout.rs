@@ -182,9 +182,19 @@ pub(super) fn template_name(model: &Model, migration: &Migration, metric: placid
     format!("{}-{role}-{}", migration.name, model.metric(metric).name)
 }
 
-fn migration_objects(model: &Model, settings: &KubernetesSettings, migration: &Migration, diagnostics: &mut Diagnostics) -> Vec<KubeObject> {
+fn migration_objects(
+    model: &Model,
+    settings: &KubernetesSettings,
+    migration: &Migration,
+    diagnostics: &mut Diagnostics,
+) -> Vec<KubeObject> {
     let namespace = migration.service_namespace.as_ref().map_or(&settings.namespace, |namespace| &namespace.value).to_string();
-    names::check(&namespace, migration.service_namespace.as_ref().map_or(settings.span, |namespace| namespace.span), Use::LabelValue, diagnostics);
+    names::check(
+        &namespace,
+        migration.service_namespace.as_ref().map_or(settings.span, |namespace| namespace.span),
+        Use::LabelValue,
+        diagnostics,
+    );
     let labels = BTreeMap::from([
         ("app.kubernetes.io/managed-by".to_owned(), "placid".to_owned()),
         (format!("{}/migration", settings.label_prefix.value), migration.name.to_string()),
@@ -195,7 +205,8 @@ fn migration_objects(model: &Model, settings: &KubernetesSettings, migration: &M
         let name = template_name(model, migration, condition.metric.value, role);
         names::check(&name, condition.metric.span, Use::ObjectName, diagnostics);
         let measurement = measure(model, migration, condition, role);
-        let spec = AnalysisTemplateSpec { metrics: vec![analysis_metric(model.metric(condition.metric.value).name.to_string(), measurement)] };
+        let spec =
+            AnalysisTemplateSpec { metrics: vec![analysis_metric(model.metric(condition.metric.value).name.to_string(), measurement)] };
         objects.push(object("AnalysisTemplate", name.clone(), &namespace, &labels, spec));
         TemplateRef { template_name: name }
     };
@@ -206,7 +217,12 @@ fn migration_objects(model: &Model, settings: &KubernetesSettings, migration: &M
         names::check(service.value.as_str(), service.span, Use::LabelValue, diagnostics);
         let spec = RolloutSpec {
             selector: Selector { match_labels: BTreeMap::from([("app.kubernetes.io/name".to_owned(), service.value.to_string())]) },
-            workload_ref: WorkloadRef { api_version: "apps/v1", kind: "Deployment", name: service.value.to_string(), scale_down: "progressively" },
+            workload_ref: WorkloadRef {
+                api_version: "apps/v1",
+                kind: "Deployment",
+                name: service.value.to_string(),
+                scale_down: "progressively",
+            },
             strategy: Strategy {
                 canary: Canary {
                     analysis: (!triggers.is_empty()).then(|| AnalysisRef { templates: triggers.clone() }),

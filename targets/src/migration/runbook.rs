@@ -38,7 +38,9 @@ fn write_runbook(out: &mut String, model: &Model, plan: &MigrationPlan<'_>) -> s
     writeln!(out, "- Job classes: {}", if classes.is_empty() { "none".to_owned() } else { classes.join(", ") })?;
     let namespace = service_namespace(model, plan);
     match &namespace {
-        Some(namespace) if !services.is_empty() => writeln!(out, "- Services (Argo Rollouts in namespace `{namespace}`): {}", services.join(", "))?,
+        Some(namespace) if !services.is_empty() => {
+            writeln!(out, "- Services (Argo Rollouts in namespace `{namespace}`): {}", services.join(", "))?
+        }
         _ => writeln!(out, "- Services: {}", if services.is_empty() { "none".to_owned() } else { services.join(", ") })?,
     }
     writeln!(
@@ -49,7 +51,12 @@ fn write_runbook(out: &mut String, model: &Model, plan: &MigrationPlan<'_>) -> s
         target.gpus,
         target.nodes.len()
     )?;
-    writeln!(out, "- Slurm: work is submitted to partition `{}`; reservations are for accounts {}.\n", source.name, accounts(model, plan).join(", "))?;
+    writeln!(
+        out,
+        "- Slurm: work is submitted to partition `{}`; reservations are for accounts {}.\n",
+        source.name,
+        accounts(model, plan).join(", ")
+    )?;
 
     writeln!(out, "## Before the first phase: compatibility gates\n")?;
     let target_nodes = node_list(model, &target.nodes);
@@ -72,7 +79,10 @@ fn write_runbook(out: &mut String, model: &Model, plan: &MigrationPlan<'_>) -> s
                 out,
                 "- GPU driver at least `{}` on every target node:\n\n{}",
                 version.value,
-                fenced("sh", &format!("srun -w {target_nodes} -N{} nvidia-smi --query-gpu=driver_version --format=csv,noheader", target.nodes.len()))
+                fenced(
+                    "sh",
+                    &format!("srun -w {target_nodes} -N{} nvidia-smi --query-gpu=driver_version --format=csv,noheader", target.nodes.len())
+                )
             )?,
             CompatGate::MinKernel(version) => writeln!(
                 out,
@@ -92,17 +102,31 @@ fn write_runbook(out: &mut String, model: &Model, plan: &MigrationPlan<'_>) -> s
     for condition in &migration.acceptance {
         let measurement = measure(model, migration, condition, Role::Gate);
         writeln!(out, "### {}\n", measurement.summary)?;
-        writeln!(out, "AnalysisTemplate `{}`, passes when `{}`:\n", template_name(model, migration, condition.metric.value, Role::Gate), measurement.condition)?;
+        writeln!(
+            out,
+            "AnalysisTemplate `{}`, passes when `{}`:\n",
+            template_name(model, migration, condition.metric.value, Role::Gate),
+            measurement.condition
+        )?;
         writeln!(out, "{}", fenced("promql", &measurement.query))?;
     }
 
     writeln!(out, "## Rollback triggers\n")?;
     writeln!(out, "Measured every minute for the whole rollout. On a trigger, Argo Rollouts aborts every Rollout of the migration and")?;
-    writeln!(out, "traffic returns to the stable ReplicaSets on `{}`; an operator then reverts the Slurm phases (see the end).\n", source.name)?;
+    writeln!(
+        out,
+        "traffic returns to the stable ReplicaSets on `{}`; an operator then reverts the Slurm phases (see the end).\n",
+        source.name
+    )?;
     for condition in &migration.rollback {
         let measurement = measure(model, migration, condition, Role::Trigger);
         writeln!(out, "### {}\n", measurement.summary)?;
-        writeln!(out, "AnalysisTemplate `{}`, fires when `{}`:\n", template_name(model, migration, condition.metric.value, Role::Trigger), measurement.condition)?;
+        writeln!(
+            out,
+            "AnalysisTemplate `{}`, fires when `{}`:\n",
+            template_name(model, migration, condition.metric.value, Role::Trigger),
+            measurement.condition
+        )?;
         writeln!(out, "{}", fenced("promql", &measurement.query))?;
     }
 

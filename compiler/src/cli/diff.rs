@@ -1,0 +1,60 @@
+//! `placid diff`: compile the project at two revisions and report the semantic and artifact
+//! differences as text, a Markdown pull-request comment or JSON.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use crate::cli::Exit;
+use crate::diff::render::terminal::Colour;
+use crate::diff::render::{DiffFormat, json, markdown, terminal};
+use crate::diff::report::Outcome;
+use crate::diff::{DiffRequest, Revision, diff};
+
+/// Arguments of `placid diff`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The base revision (`origin/main`, a tag, a commit).
+    #[arg(long)]
+    base: String,
+    /// The head revision; the working tree, uncommitted changes included, when absent.
+    #[arg(long)]
+    head: Option<String>,
+    /// The project directory (holding placid.kdl), inside a git work tree.
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
+    format: DiffFormat,
+    /// Exit with 0 when nothing changes, 1 when something does, 2 when head has errors.
+    #[arg(long)]
+    exit_code: bool,
+}
+
+pub fn run(args: &Args) -> Exit {
+    let request = DiffRequest {
+        dir: args.dir.clone(),
+        base: Revision::Commit(args.base.clone()),
+        head: args.head.clone().map_or(Revision::WorkingTree, Revision::Commit),
+    };
+    let report = match diff(&request) {
+        Ok(report) => report,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Exit::Usage;
+        }
+    };
+    let text = match args.format {
+        DiffFormat::Text => {
+            let colour = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            terminal::render(&report, if colour { Colour::Always } else { Colour::Never })
+        }
+        DiffFormat::Markdown => markdown::render(&report),
+        DiffFormat::Json => json::render(&report),
+    };
+    print!("{text}");
+    match (report.outcome, args.exit_code) {
+        (Outcome::HeadErrors, _) => Exit::Usage,
+        (Outcome::Changes, true) => Exit::Failure,
+        _ => Exit::Ok,
+    }
+}

@@ -1,0 +1,65 @@
+//! `placid fmt`: canonical formatting of every KDL file a project loads (`--check` for CI).
+
+use std::path::Path;
+
+use placid_lang::diag::Diagnostics;
+
+use crate::cli::{Exit, ProjectArgs, open, report};
+
+/// Arguments of `placid fmt`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(flatten)]
+    project: ProjectArgs,
+    /// Report files that are not formatted (exit 1) instead of rewriting them.
+    #[arg(long)]
+    check: bool,
+}
+
+pub fn run(args: &Args) -> Exit {
+    let world = match open(&args.project.dir) {
+        Ok(world) => world,
+        Err(exit) => return exit,
+    };
+    let compilation = placid_lang::load(&world);
+    let mut syntax_errors = Diagnostics::new();
+    let mut unformatted = Vec::new();
+    for (id, file) in compilation.sources.iter() {
+        if !file.path.as_str().ends_with(".kdl") {
+            continue;
+        }
+        match placid_lang::format::format(id, &file.text) {
+            Ok(formatted) if formatted == file.text => {}
+            Ok(formatted) => unformatted.push((file.path.clone(), formatted)),
+            Err(diagnostics) => syntax_errors.extend(diagnostics),
+        }
+    }
+    if !syntax_errors.is_empty() {
+        report(args.project.format, &compilation.sources, &syntax_errors);
+        return Exit::Failure;
+    }
+    if args.check {
+        for (path, _) in &unformatted {
+            println!("not formatted: {path}");
+        }
+        return if unformatted.is_empty() { Exit::Ok } else { Exit::Failure };
+    }
+    for (path, formatted) in &unformatted {
+        if let Err(error) = replace_file(&args.project.dir.join(path.as_str()), formatted) {
+            eprintln!("error: cannot write {path}: {error}");
+            return Exit::Usage;
+        }
+        println!("formatted: {path}");
+    }
+    Exit::Ok
+}
+
+/// Writes through a temp file in the same directory and renames it over the original, so a
+/// crash never leaves a half-written policy file.
+fn replace_file(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut temp, text.as_bytes())?;
+    temp.persist(path).map_err(|error| error.error)?;
+    Ok(())
+}

@@ -1,0 +1,395 @@
+//! Describes each named element of a checked [`Model`] as an ordered list of fields with
+//! their values as reviewers read them (ids resolved to names, units printed as written).
+//!
+//! Invariant: this is the only place that knows the shape of model elements for the diff; the
+//! differ compares the descriptions generically, so a field added to the model is reported by
+//! adding one line here.
+
+use placid_lang::model::{
+    Alert, Bound, Class, CompatGate, Condition, CostCenter, Direction, Expectation, Locality, Metric, Migration, Model, Node, NvlinkNeed,
+    Plan, Pool, Preemption, Score, Selector, Stage, Team, Threshold, Tier,
+};
+
+/// The kinds of named elements the semantic diff compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ElementKind {
+    /// The `project` node and its targets.
+    Project,
+    /// A priority tier.
+    Tier,
+    /// A cost center.
+    CostCenter,
+    /// A team.
+    Team,
+    /// A pool.
+    Pool,
+    /// A job class.
+    Class,
+    /// A scoring rule.
+    Score,
+    /// A staged plan.
+    Plan,
+    /// A metric.
+    Metric,
+    /// A migration.
+    Migration,
+    /// An alert.
+    Alert,
+    /// A policy test.
+    Test,
+    /// A node of the inventory.
+    Node,
+}
+
+impl ElementKind {
+    /// The keyword of the element in policies.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ElementKind::Project => "project",
+            ElementKind::Tier => "tier",
+            ElementKind::CostCenter => "cost-center",
+            ElementKind::Team => "team",
+            ElementKind::Pool => "pool",
+            ElementKind::Class => "class",
+            ElementKind::Score => "score",
+            ElementKind::Plan => "plan",
+            ElementKind::Metric => "metric",
+            ElementKind::Migration => "migration",
+            ElementKind::Alert => "alert",
+            ElementKind::Test => "test",
+            ElementKind::Node => "node",
+        }
+    }
+}
+
+/// One element: its kind, name and fields in a fixed order.
+pub struct Described {
+    /// What it is.
+    pub kind: ElementKind,
+    /// Its name.
+    pub name: String,
+    /// `(field, value)` pairs; a field absent from the model is absent here.
+    pub fields: Vec<(String, String)>,
+}
+
+/// Every named element of `model`, in kind order, then model order.
+pub fn describe(model: &Model) -> Vec<Described> {
+    let mut elements = vec![project(model)];
+    elements.extend(model.tiers.iter().map(|tier| self::tier(model, tier)));
+    elements.extend(model.cost_centers.iter().map(cost_center));
+    elements.extend(model.teams.iter().map(|team| self::team(model, team)));
+    elements.extend(model.pools.iter().map(|pool| self::pool(model, pool)));
+    elements.extend(model.classes.iter().map(class));
+    elements.extend(model.scores.iter().map(score));
+    elements.extend(model.plans.iter().map(|plan| self::plan(model, plan)));
+    elements.extend(model.metrics.iter().map(metric));
+    elements.extend(model.migrations.iter().map(|migration| self::migration(model, migration)));
+    elements.extend(model.alerts.iter().map(|alert| self::alert(model, alert)));
+    elements.extend(model.tests.iter().map(|test| self::test(model, test)));
+    elements.extend(model.nodes.iter().map(|node| self::node(model, node)));
+    elements
+}
+
+/// Collects fields, skipping the ones a model element does not have.
+struct Fields(Vec<(String, String)>);
+
+impl Fields {
+    fn new() -> Fields {
+        Fields(Vec::new())
+    }
+    fn set(&mut self, field: &str, value: impl ToString) -> &mut Fields {
+        self.0.push((field.to_owned(), value.to_string()));
+        self
+    }
+    fn maybe(&mut self, field: &str, value: Option<impl ToString>) -> &mut Fields {
+        if let Some(value) = value {
+            self.set(field, value);
+        }
+        self
+    }
+    fn list(&mut self, field: &str, values: impl IntoIterator<Item = String>) -> &mut Fields {
+        let joined: Vec<String> = values.into_iter().collect();
+        if !joined.is_empty() {
+            self.set(field, joined.join(", "));
+        }
+        self
+    }
+    fn done(&mut self, kind: ElementKind, name: impl ToString) -> Described {
+        Described { kind, name: name.to_string(), fields: std::mem::take(&mut self.0) }
+    }
+}
+
+fn project(model: &Model) -> Described {
+    let project = &model.project;
+    Fields::new()
+        .set("currency", project.currency.code())
+        .maybe("slurm", project.slurm.as_ref().map(|slurm| format!("version={} cluster={}", slurm.version, slurm.cluster)))
+        .maybe(
+            "kubernetes",
+            project.kubernetes.as_ref().map(|kubernetes| {
+                format!(
+                    "version=1.{} label-prefix={} namespace={}",
+                    kubernetes.minor_version, kubernetes.label_prefix.value, kubernetes.namespace
+                )
+            }),
+        )
+        .maybe(
+            "argo",
+            project
+                .kubernetes
+                .as_ref()
+                .and_then(|kubernetes| kubernetes.argo.as_ref())
+                .map(|argo| format!("repo={} path={} revision={}", argo.repo.value, argo.path.value, argo.revision.value)),
+        )
+        .maybe("wasm", project.wasm.as_ref().map(|_| "enabled"))
+        .done(ElementKind::Project, &project.name)
+}
+
+/// A tier's preemption as one phrase (`never`, `window 3m, requeue`).
+pub fn preemption_text(preemption: Preemption) -> String {
+    match preemption {
+        Preemption::Never => "never".into(),
+        Preemption::Window { window, mode } => format!("window {window}, {}", mode.as_str()),
+    }
+}
+
+fn tier(model: &Model, tier: &Tier) -> Described {
+    Fields::new()
+        .set("priority", tier.priority.value)
+        .set("preemption", preemption_text(tier.preemption.value))
+        .maybe("exempt", tier.exempt)
+        .maybe(
+            "checkpoint",
+            tier.checkpoint.map(|checkpoint| {
+                if checkpoint.incremental {
+                    format!("every {}, incremental", checkpoint.every)
+                } else {
+                    format!("every {}", checkpoint.every)
+                }
+            }),
+        )
+        .set("backfill", tier.backfill)
+        .list(
+            "reserve",
+            tier.reservations.iter().map(|reservation| format!("{} GPUs in {}", reservation.gpus, model.pool(reservation.pool).name)),
+        )
+        .maybe("cost-center", tier.cost_center.as_ref().map(|center| &model.cost_center(center.value).name))
+        .done(ElementKind::Tier, &tier.name)
+}
+
+fn cost_center(center: &CostCenter) -> Described {
+    Fields::new()
+        .maybe("budget", center.daily_budget.as_ref().map(|budget| format!("{}/day", budget.value)))
+        .done(ElementKind::CostCenter, &center.name)
+}
+
+fn team(model: &Model, team: &Team) -> Described {
+    Fields::new()
+        .set("share", team.share.value)
+        .set("cost-center", &model.cost_center(team.cost_center.value).name)
+        .list("tiers", team.tiers.iter().map(|tier| model.tier(tier.value).name.to_string()))
+        .maybe("budget", team.daily_budget.as_ref().map(|budget| format!("{}/day", budget.value)))
+        .set("namespace", &team.namespace)
+        .set("account", &team.account)
+        .done(ElementKind::Team, &team.name)
+}
+
+fn selector_text(model: &Model, selector: &Selector) -> String {
+    let mut parts = Vec::new();
+    if let Some(arch) = selector.arch {
+        parts.push(format!("arch={}", arch.as_str()));
+    }
+    if let Some(domain) = selector.domain {
+        parts.push(format!("nvlink-domain={}", model.domain(domain).name));
+    }
+    if let Some(rack) = &selector.rack {
+        parts.push(format!("rack={}", rack.value));
+    }
+    if let Some(chassis) = &selector.chassis {
+        parts.push(format!("chassis={}", chassis.value));
+    }
+    if let Some(capacity) = selector.capacity {
+        parts.push(format!("capacity={}", capacity.as_str()));
+    }
+    if let Some(model_name) = &selector.gpu_model {
+        parts.push(format!("gpu-model={}", model_name.value));
+    }
+    parts.extend(selector.labels.iter().map(|(key, value)| format!("{key}={value}")));
+    parts.join(" ")
+}
+
+fn pool(model: &Model, pool: &Pool) -> Described {
+    Fields::new()
+        .list("select", pool.selectors.iter().map(|selector| selector_text(model, selector)))
+        .set("nodes", pool.nodes.len())
+        .set("gpus", pool.gpus)
+        .done(ElementKind::Pool, &pool.name)
+}
+
+fn class(class: &Class) -> Described {
+    let nvlink = match class.nvlink {
+        NvlinkNeed::Required => "required",
+        NvlinkNeed::Preferred => "preferred",
+        NvlinkNeed::None => "none",
+    };
+    let locality: Locality = class.locality;
+    Fields::new()
+        .set("nvlink", nvlink)
+        .maybe("min-bandwidth", class.min_bandwidth)
+        .maybe("lanes", class.lanes)
+        .set("locality", locality.as_str())
+        .set("comm", class.comm.as_str())
+        .maybe("mig", class.mig.as_ref().map(|mig| &mig.value))
+        .maybe("image", class.image.as_ref().map(|image| &image.value))
+        .list("platforms", class.platforms.iter().map(|arch| arch.oci_platform().to_owned()))
+        .done(ElementKind::Class, &class.name)
+}
+
+fn direction_text(direction: Direction) -> &'static str {
+    match direction {
+        Direction::Min => "min",
+        Direction::Max => "max",
+    }
+}
+
+fn score(score: &Score) -> Described {
+    let mut fields = Fields::new();
+    fields.set("prefer", direction_text(score.direction)).set("expr", &score.expr.text);
+    for filter in &score.filters {
+        fields.set(&format!("filter {}", filter.name), &filter.expr.text);
+    }
+    fields.list("penalties", score.penalties.iter().map(|penalty| format!("{} when {}", penalty.amount, penalty.when.text)));
+    fields.done(ElementKind::Score, &score.name)
+}
+
+fn stage_text(model: &Model, plan: &Plan, stage: &Stage) -> String {
+    let mut text =
+        format!("tier={} pool={} gpus={}", model.tier(stage.tier.value).name, model.pool(stage.pool.value).name, stage.gpus.value);
+    if let Some(class) = &stage.class {
+        text.push_str(&format!(" class={}", model.class(class.value).name));
+    }
+    if stage.trials != 1 {
+        text.push_str(&format!(" trials={}", stage.trials));
+    }
+    if let Some(capacity) = stage.capacity {
+        text.push_str(&format!(" capacity={}", capacity.as_str()));
+    }
+    let after: Vec<String> =
+        stage.after.iter().filter_map(|index| plan.stages.get(index.value)).map(|earlier| earlier.name.to_string()).collect();
+    if !after.is_empty() {
+        text.push_str(&format!(" after={}", after.join(",")));
+    }
+    if let Some(score) = &stage.score {
+        text.push_str(&format!(" score={}", model.score(score.value).name));
+    }
+    if let Some(promote) = &stage.promote {
+        text.push_str(&format!(" promote=top {} by {} ({})", promote.top, promote.by, direction_text(promote.order)));
+    }
+    text
+}
+
+fn plan(model: &Model, plan: &Plan) -> Described {
+    let mut fields = Fields::new();
+    fields.set("team", &model.team(plan.team.value).name);
+    for stage in &plan.stages {
+        fields.set(&format!("stage {}", stage.name), stage_text(model, plan, stage));
+    }
+    fields.done(ElementKind::Plan, &plan.name)
+}
+
+fn metric(metric: &Metric) -> Described {
+    Fields::new().set("query", &metric.query.value).done(ElementKind::Metric, &metric.name)
+}
+
+fn condition_text(model: &Model, condition: &Condition) -> String {
+    let bound = match condition.bound {
+        Bound::AtLeast => ">=",
+        Bound::AtMost => "<=",
+    };
+    let threshold = match condition.threshold {
+        Threshold::Value(value) => value.to_string(),
+        Threshold::Percent(percent) => percent.to_string(),
+        Threshold::OfBaseline(percent) => format!("{percent} of baseline"),
+    };
+    let mut text = format!("{} {bound} {threshold}", model.metric(condition.metric.value).name);
+    if let Some(duration) = condition.duration {
+        text.push_str(&format!(" for {duration}"));
+    }
+    text
+}
+
+fn migration(model: &Model, migration: &Migration) -> Described {
+    let gate = |gate: &CompatGate| match gate {
+        CompatGate::ImagePlatform(arch) => format!("image-platform {}", arch.value.oci_platform()),
+        CompatGate::BinaryAudit(_) => "binary-audit".to_owned(),
+        CompatGate::MinDriver(version) => format!("min-driver {}", version.value),
+        CompatGate::MinKernel(version) => format!("min-kernel {}", version.value),
+    };
+    Fields::new()
+        .set("from", &model.pool(migration.from.value).name)
+        .set("to", &model.pool(migration.to.value).name)
+        .list("classes", migration.classes.iter().map(|class| model.class(class.value).name.to_string()))
+        .list("services", migration.services.iter().map(|service| service.value.to_string()))
+        .list("compatibility", migration.compatibility.iter().map(gate))
+        .list("acceptance", migration.acceptance.iter().map(|condition| condition_text(model, condition)))
+        .list(
+            "phases",
+            migration.phases.iter().map(|phase| match phase.weight {
+                Some(weight) => format!("{} {weight} hold {}", phase.kind.as_str(), phase.hold),
+                None => format!("{} hold {}", phase.kind.as_str(), phase.hold),
+            }),
+        )
+        .list("rollback", migration.rollback.iter().map(|condition| condition_text(model, condition)))
+        .done(ElementKind::Migration, &migration.name)
+}
+
+fn alert(model: &Model, alert: &Alert) -> Described {
+    Fields::new()
+        .set("when", condition_text(model, &alert.condition))
+        .set("severity", alert.severity.as_str())
+        .done(ElementKind::Alert, &alert.name)
+}
+
+fn test(model: &Model, test: &placid_lang::model::PolicyTest) -> Described {
+    let job = &test.job;
+    let mut job_text = format!("team={} tier={} gpus={}", model.team(job.team.value).name, model.tier(job.tier.value).name, job.gpus);
+    if let Some(class) = &job.class {
+        job_text.push_str(&format!(" class={}", model.class(class.value).name));
+    }
+    if let Some(pool) = &job.pool {
+        job_text.push_str(&format!(" pool={}", model.pool(pool.value).name));
+    }
+    let expect = match &test.expect {
+        Expectation::Placed { pool, same_domain, .. } => {
+            let mut text = "placed".to_owned();
+            if let Some(pool) = pool {
+                text.push_str(&format!(" in {}", model.pool(pool.value).name));
+            }
+            if *same_domain {
+                text.push_str(", one NVLink domain");
+            }
+            text
+        }
+        Expectation::Rejected { reason, .. } => format!("rejected ({})", reason.value),
+    };
+    Fields::new().set("job", job_text).set("expect", expect).done(ElementKind::Test, &test.name)
+}
+
+fn node(model: &Model, node: &Node) -> Described {
+    let gpus = match node.gpu_model() {
+        Some(gpu_model) => format!("{} x {gpu_model}", node.gpu_count()),
+        None => node.gpu_count().to_string(),
+    };
+    Fields::new()
+        .set("arch", node.arch.as_str())
+        .maybe("rack", node.rack.map(|rack| &model.rack(rack).name))
+        .maybe("chassis", node.chassis.as_ref())
+        .maybe("nvlink-domain", node.domain.map(|domain| &model.domain(domain).name))
+        .set("capacity", node.capacity.as_str())
+        .maybe("cost", node.cost_per_gpu_hour.map(|cost| format!("{cost}/gpu-hour")))
+        .maybe("memory", node.memory)
+        .set("gpus", gpus)
+        .list("labels", node.labels.iter().map(|(key, value)| format!("{key}={value}")))
+        .done(ElementKind::Node, &node.name)
+}

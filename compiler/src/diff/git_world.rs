@@ -1,0 +1,120 @@
+//! A [`World`] over one commit's tree: the project is read straight from the git object
+//! database, with no checkout and no `git` process.
+//!
+//! Invariants: only trees are walked to expand a glob, and a blob is loaded only when its path
+//! is read, so a diff of a large repository never touches files the project does not name.
+//! Paths stay inside the project directory of the tree (a [`RelPath`] cannot contain `..`),
+//! and symbolic links are refused rather than followed: in a commit they could point anywhere.
+
+use git2::{ObjectType, Repository, Tree, TreeWalkMode, TreeWalkResult};
+use placid_lang::source::{RelPath, World, WorldError};
+
+/// The project directory of one commit.
+pub struct GitWorld<'repo> {
+    repo: &'repo Repository,
+    /// The tree of the project directory (the commit's root tree, or a subtree of it).
+    project_tree: Tree<'repo>,
+}
+
+/// `git2`'s mode bits for a symbolic link entry.
+const SYMLINK_MODE: i32 = 0o120000;
+
+impl<'repo> GitWorld<'repo> {
+    /// The project at `project_dir` (relative to the repository root, empty for the root) in
+    /// the tree of `revision` (anything `git rev-parse` accepts: a branch, tag, `HEAD~2`).
+    pub fn at_revision(repo: &'repo Repository, revision: &str, project_dir: &str) -> Result<GitWorld<'repo>, WorldError> {
+        let commit = repo
+            .revparse_single(revision)
+            .and_then(|object| object.peel_to_commit())
+            .map_err(|error| world_error(format!("cannot resolve revision `{revision}`: {}", error.message())))?;
+        let root = commit.tree().map_err(|error| world_error(error.message().to_owned()))?;
+        let project_tree = if project_dir.is_empty() {
+            root
+        } else {
+            let entry = root
+                .get_path(std::path::Path::new(project_dir))
+                .map_err(|_| world_error(format!("`{project_dir}` does not exist at revision `{revision}`")))?;
+            entry
+                .to_object(repo)
+                .and_then(|object| object.peel_to_tree())
+                .map_err(|_| world_error(format!("`{project_dir}` is not a directory at revision `{revision}`")))?
+        };
+        Ok(GitWorld { repo, project_tree })
+    }
+
+    /// The subtree holding every match of `pattern`: the directory named by its literal
+    /// leading components, so `inventory/*.kdl` walks only `inventory/`.
+    fn search_root(&self, pattern: &str) -> Option<(String, Tree<'repo>)> {
+        let components: Vec<&str> = pattern.split('/').collect();
+        let literal: Vec<&str> =
+            components[..components.len().saturating_sub(1)].iter().copied().take_while(|part| !has_glob_syntax(part)).collect();
+        if literal.is_empty() {
+            return Some((String::new(), self.project_tree.clone()));
+        }
+        let prefix = literal.join("/");
+        let entry = self.project_tree.get_path(std::path::Path::new(&prefix)).ok()?;
+        let tree = entry.to_object(self.repo).ok()?.into_tree().ok()?;
+        Some((format!("{prefix}/"), tree))
+    }
+}
+
+fn has_glob_syntax(component: &str) -> bool {
+    component.contains(['*', '?', '[', ']'])
+}
+
+fn world_error(reason: String) -> WorldError {
+    WorldError { reason }
+}
+
+impl World for GitWorld<'_> {
+    fn read(&self, path: &RelPath) -> Result<String, WorldError> {
+        let entry = self.project_tree.get_path(std::path::Path::new(path.as_str())).map_err(|_| world_error("no such file".into()))?;
+        if entry.filemode() == SYMLINK_MODE {
+            return Err(world_error("it is a symbolic link, which placid does not follow in git revisions".into()));
+        }
+        if entry.kind() != Some(ObjectType::Blob) {
+            return Err(world_error("it is not a file".into()));
+        }
+        let blob = self.repo.find_blob(entry.id()).map_err(|error| world_error(error.message().to_owned()))?;
+        String::from_utf8(blob.content().to_vec()).map_err(|_| world_error("the file is not UTF-8 text".into()))
+    }
+
+    fn glob(&self, pattern: &str) -> Result<Vec<RelPath>, WorldError> {
+        let relative = RelPath::new(pattern).map_err(|reason| world_error(reason.into()))?;
+        let matcher = glob::Pattern::new(relative.as_str()).map_err(|error| world_error(format!("invalid pattern: {error}")))?;
+        // `*` must not cross `/`, as in the file-system world where globs match per component.
+        let options = glob::MatchOptions { case_sensitive: true, require_literal_separator: true, require_literal_leading_dot: false };
+        let Some((prefix, tree)) = self.search_root(relative.as_str()) else {
+            return Ok(Vec::new());
+        };
+        let mut paths = Vec::new();
+        let mut refused = None;
+        let walked = tree.walk(TreeWalkMode::PreOrder, |directory, entry| {
+            if entry.kind() != Some(ObjectType::Blob) {
+                return TreeWalkResult::Ok;
+            }
+            let Ok(name) = entry.name() else {
+                return TreeWalkResult::Ok;
+            };
+            let path = format!("{prefix}{directory}{name}");
+            if !matcher.matches_with(&path, options) {
+                return TreeWalkResult::Ok;
+            }
+            if entry.filemode() == SYMLINK_MODE {
+                refused = Some(format!("`{path}` is a symbolic link, which placid does not follow in git revisions"));
+                return TreeWalkResult::Abort;
+            }
+            match RelPath::new(&path) {
+                Ok(relative) => paths.push(relative),
+                Err(reason) => refused = Some(format!("`{path}`: {reason}")),
+            }
+            TreeWalkResult::Ok
+        });
+        if let Some(reason) = refused {
+            return Err(world_error(reason));
+        }
+        walked.map_err(|error| world_error(error.message().to_owned()))?;
+        paths.sort();
+        Ok(paths)
+    }
+}

@@ -1,0 +1,115 @@
+//! `placid diff`: compile a project at two revisions and report what changes, semantically
+//! (the checked models) and per generated artifact.
+//!
+//! Revisions are read straight from the git object database ([`git_world::GitWorld`]); the
+//! default head is the working tree, uncommitted changes included ([`crate::world::FsWorld`]).
+//! Invariants: a revision that does not compile is a reported state, never a crash; the
+//! report is deterministic; nothing is checked out and no `git` process is started.
+
+pub mod artifacts;
+pub mod describe;
+pub mod git_world;
+pub mod model_diff;
+pub mod render;
+pub mod report;
+pub mod verify;
+
+use std::path::{Path, PathBuf};
+
+use git2::Repository;
+use placid_lang::source::World;
+
+use crate::build::{Build, Selection, compile};
+use crate::diff::git_world::GitWorld;
+use crate::diff::report::{DiffReport, RevisionReport};
+use crate::world::FsWorld;
+
+/// Which state of the project a side of the diff reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Revision {
+    /// The working tree, with uncommitted changes.
+    WorkingTree,
+    /// A commit, by anything `git rev-parse` accepts.
+    Commit(String),
+}
+
+impl Revision {
+    fn label(&self) -> String {
+        match self {
+            Revision::WorkingTree => "working tree".into(),
+            Revision::Commit(revision) => revision.clone(),
+        }
+    }
+}
+
+/// What to compare.
+#[derive(Clone, Debug)]
+pub struct DiffRequest {
+    /// The project directory (holding placid.kdl), inside a git work tree.
+    pub dir: PathBuf,
+    /// The base revision.
+    pub base: Revision,
+    /// The head revision.
+    pub head: Revision,
+}
+
+/// Why a diff could not be made at all (as opposed to a revision that does not compile).
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    /// The directory is not inside a git work tree.
+    #[error("{dir} is not inside a git work tree: {reason}")]
+    NotARepository {
+        /// The project directory.
+        dir: PathBuf,
+        /// What git2 said.
+        reason: String,
+    },
+    /// A revision or the project directory in it cannot be read.
+    #[error("{0}")]
+    Unreadable(String),
+}
+
+/// Compiles both revisions and compares them.
+pub fn diff(request: &DiffRequest) -> Result<DiffReport, DiffError> {
+    let not_a_repository = |reason: String| DiffError::NotARepository { dir: request.dir.clone(), reason };
+    let repo = Repository::discover(&request.dir).map_err(|error| not_a_repository(error.message().to_owned()))?;
+    let project_dir = project_dir_in(&repo, &request.dir).map_err(not_a_repository)?;
+    let base = build_revision(&repo, &request.dir, &project_dir, &request.base)?;
+    let head = build_revision(&repo, &request.dir, &project_dir, &request.head)?;
+    Ok(compare(&request.base.label(), &base, &request.head.label(), &head))
+}
+
+/// Compares two builds already made (the part of [`diff`] after reading the revisions).
+pub fn compare(base_label: &str, base: &Build, head_label: &str, head: &Build) -> DiffReport {
+    let base_report = RevisionReport::of(base_label, base);
+    let head_report = RevisionReport::of(head_label, head);
+    // A base with errors has a partial model: comparing with it would report everything the
+    // errors hid as "added", so only its diagnostics are reported.
+    let model = (!base.diagnostics.has_errors()).then(|| model_diff::diff_models(&base.model, &head.model, &head.diagnostics));
+    let both_built = !base.diagnostics.has_errors() && !head.diagnostics.has_errors();
+    let artifacts = both_built.then(|| artifacts::diff_artifacts(&base.artifacts, &head.artifacts));
+    DiffReport::new(base_report, head_report, model, artifacts)
+}
+
+/// The project directory relative to the root of the repository's work tree (`""` at the
+/// root), with `/` separators as in git trees.
+fn project_dir_in(repo: &Repository, dir: &Path) -> Result<String, String> {
+    let workdir = repo.workdir().ok_or_else(|| "the repository is bare".to_owned())?;
+    let canonical = |path: &Path| path.canonicalize().map_err(|error| format!("{}: {error}", path.display()));
+    let (root, project) = (canonical(workdir)?, canonical(dir)?);
+    let relative = project.strip_prefix(&root).map_err(|_| format!("{} is outside the work tree {}", project.display(), root.display()))?;
+    let parts: Vec<String> = relative.components().map(|part| part.as_os_str().to_string_lossy().into_owned()).collect();
+    Ok(parts.join("/"))
+}
+
+fn build_revision(repo: &Repository, dir: &Path, project_dir: &str, revision: &Revision) -> Result<Build, DiffError> {
+    let world: Box<dyn World + '_> = match revision {
+        Revision::WorkingTree => {
+            Box::new(FsWorld::new(dir).map_err(|error| DiffError::Unreadable(format!("cannot open {}: {error}", dir.display())))?)
+        }
+        Revision::Commit(revision) => {
+            Box::new(GitWorld::at_revision(repo, revision, project_dir).map_err(|error| DiffError::Unreadable(error.reason))?)
+        }
+    };
+    Ok(compile(world.as_ref(), &Selection { only: Vec::new() }))
+}

@@ -1,0 +1,37 @@
+//! Rendering a [`DiffReport`]: one module per format. Renderers lay out what the report
+//! computed and decide nothing; the text of every change comes from the report.
+
+pub mod json;
+pub mod markdown;
+pub mod terminal;
+
+use crate::diff::model_diff::{FieldChange, Guarantee};
+
+/// The output format of `placid diff`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DiffFormat {
+    /// Text for a terminal (coloured when stdout is one).
+    Text,
+    /// A pull-request comment.
+    Markdown,
+    /// One JSON document.
+    Json,
+}
+
+/// `before -> after` of a field, with `(none)` for an absent side.
+fn field_values(field: &FieldChange) -> (String, String) {
+    let show = |value: &Option<String>| value.clone().unwrap_or_else(|| "(none)".into());
+    (show(&field.before), show(&field.after))
+}
+
+/// A guaranteed-GPU cell: `4`, `4 -> 6 (+2)`, `- -> 3` for a new team or pool.
+fn guarantee_cell(cell: &Guarantee, arrow: &str) -> String {
+    match (cell.before, cell.after) {
+        (Some(before), Some(after)) if before == after => before.to_string(),
+        (Some(before), Some(after)) => format!("{before} {arrow} {after} ({:+})", i64::from(after) - i64::from(before)),
+        (before, after) => {
+            let show = |value: Option<u32>| value.map_or_else(|| "-".to_owned(), |gpus| gpus.to_string());
+            format!("{} {arrow} {}", show(before), show(after))
+        }
+    }
+}

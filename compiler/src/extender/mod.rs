@@ -1,0 +1,13 @@
+//! `placid extender`: a kube-scheduler extender serving one score plugin over HTTP, with the
+//! `filter` and `prioritize` verbs, in both `nodeCacheCapable` modes.
+//!
+//! Invariants: a request never crashes the server — bodies are size-limited and parsed into
+//! typed structs, plugin traps and timeouts become an `Error` (filter: the pod is retried, we
+//! never fail open on hard constraints) or all-zero priorities (prioritize); each request
+//! borrows one reusable wasmtime instance from a pool bounded by the concurrency limit.
+
+pub mod client;
+pub mod server;
+pub mod wire;
+
+pub use server::{Extender, Settings, router};

@@ -1,0 +1,193 @@
+//! Features and job parameters from Kubernetes objects, as the extender receives them when
+//! `nodeCacheCapable` is false: Node labels and allocatable resources, Pod labels, node
+//! selector and container resources. Which field feeds which value is read from the
+//! plugin's `placid.meta` (`label:<key>`, `allocatable:<resource>`, `pod.request:...`).
+//!
+//! Invariant: a value that is absent or does not parse becomes NaN (missing), which the
+//! expression language defines, so a malformed label cannot make a request fail.
+
+use std::collections::BTreeMap;
+
+use placid_lang::expr::Type;
+use placid_targets::wasm::meta::Field;
+use serde::Deserialize;
+
+use super::Codes;
+use super::job::category_value;
+
+/// The parts of a `v1.Node` the extender reads.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct KubeNode {
+    /// `metadata`.
+    #[serde(default)]
+    pub metadata: Metadata,
+    /// `status`.
+    #[serde(default)]
+    pub status: NodeStatus,
+}
+
+/// `metadata` of an object.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Metadata {
+    /// `metadata.name`.
+    #[serde(default)]
+    pub name: String,
+    /// `metadata.labels`.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+}
+
+/// `status` of a Node.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct NodeStatus {
+    /// `status.allocatable`: resource name to quantity.
+    #[serde(default)]
+    pub allocatable: BTreeMap<String, String>,
+}
+
+/// The parts of a `v1.Pod` the extender reads.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct KubePod {
+    /// `metadata`.
+    #[serde(default)]
+    pub metadata: Metadata,
+    /// `spec`.
+    #[serde(default)]
+    pub spec: PodSpec,
+}
+
+/// `spec` of a Pod.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSpec {
+    /// `spec.nodeSelector`.
+    #[serde(default)]
+    pub node_selector: BTreeMap<String, String>,
+    /// `spec.containers`.
+    #[serde(default)]
+    pub containers: Vec<Container>,
+}
+
+/// A container's resources.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Container {
+    /// `resources`.
+    #[serde(default)]
+    pub resources: Resources,
+}
+
+/// `requests` and `limits`.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Resources {
+    /// `resources.requests`.
+    #[serde(default)]
+    pub requests: BTreeMap<String, String>,
+    /// `resources.limits`.
+    #[serde(default)]
+    pub limits: BTreeMap<String, String>,
+}
+
+/// A Kubernetes quantity (`8`, `500m`, `512Gi`, `1.5G`, `1e3`) as a number.
+pub fn quantity(text: &str) -> Option<f64> {
+    const SUFFIXES: &[(&str, f64)] = &[
+        ("Ki", 1024.0),
+        ("Mi", 1048576.0),
+        ("Gi", 1073741824.0),
+        ("Ti", 1099511627776.0),
+        ("Pi", 1125899906842624.0),
+        ("Ei", 1152921504606846976.0),
+        ("n", 1e-9),
+        ("u", 1e-6),
+        ("m", 1e-3),
+        ("k", 1e3),
+        ("M", 1e6),
+        ("G", 1e9),
+        ("T", 1e12),
+        ("P", 1e15),
+        ("E", 1e18),
+    ];
+    let text = text.trim();
+    let (number, factor) =
+        SUFFIXES.iter().find_map(|(suffix, factor)| text.strip_suffix(suffix).map(|number| (number, *factor))).unwrap_or((text, 1.0));
+    let value: f64 = number.parse().ok()?;
+    value.is_finite().then_some(value * factor)
+}
+
+/// The value of a field given its text in the object (`None` when absent).
+fn typed_value(field: &Field, text: Option<&str>, codes: &mut Codes) -> f64 {
+    let Some(text) = text else {
+        return f64::NAN;
+    };
+    match field_type(field) {
+        Some(Type::Number) => quantity(text).map_or(f64::NAN, |value| value * field.scale),
+        Some(Type::Bool) => match text {
+            "true" | "1" => 1.0,
+            "false" | "0" => 0.0,
+            _ => f64::NAN,
+        },
+        Some(Type::Category(category)) => category_value(category, text, codes).unwrap_or(f64::NAN),
+        None => f64::NAN,
+    }
+}
+
+fn field_type(field: &Field) -> Option<Type> {
+    let node = field.name.strip_prefix("node.").and_then(placid_lang::expr::NodeFeature::lookup).map(|feature| feature.ty());
+    node.or_else(|| field.name.strip_prefix("job.").and_then(placid_lang::expr::JobParam::lookup).map(|param| param.ty()))
+}
+
+/// The row of `node` for the plugin's `fields`, appended to `row`.
+pub fn node_row(fields: &[Field], node: &KubeNode, codes: &mut Codes, row: &mut Vec<f64>) {
+    for field in fields {
+        let text = if let Some(key) = field.kubernetes.strip_prefix("label:") {
+            node.metadata.labels.get(key).map(String::as_str)
+        } else if let Some(resource) = field.kubernetes.strip_prefix("allocatable:") {
+            node.status.allocatable.get(resource).map(String::as_str)
+        } else {
+            None
+        };
+        row.push(typed_value(field, text, codes));
+    }
+}
+
+/// The parameter block of `pod` for the plugin's `params`.
+pub fn pod_params(params: &[Field], pod: &KubePod, codes: &mut Codes) -> Vec<f64> {
+    params
+        .iter()
+        .map(|field| {
+            if let Some(resource) = field.kubernetes.strip_prefix("pod.request:") {
+                // Extended resources such as GPUs are requested through limits; requests,
+                // when given, must equal them.
+                let per_container = pod.spec.containers.iter().filter_map(|container| {
+                    let resources = &container.resources;
+                    resources.limits.get(resource).or_else(|| resources.requests.get(resource)).and_then(|text| quantity(text))
+                });
+                let total: f64 = per_container.sum();
+                return total * field.scale;
+            }
+            let text = if let Some(key) = field.kubernetes.strip_prefix("pod.label:") {
+                pod.metadata.labels.get(key)
+            } else if let Some(key) = field.kubernetes.strip_prefix("pod.nodeSelector:") {
+                pod.spec.node_selector.get(key)
+            } else {
+                None
+            };
+            typed_value(field, text.map(String::as_str), codes)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quantity;
+
+    #[test]
+    fn quantities_parse_like_kubernetes() {
+        assert_eq!(quantity("8"), Some(8.0));
+        assert_eq!(quantity("500m"), Some(0.5));
+        assert_eq!(quantity("512Gi"), Some(512.0 * 1073741824.0));
+        assert_eq!(quantity("1.5G"), Some(1.5e9));
+        assert_eq!(quantity("1e3"), Some(1000.0));
+        assert_eq!(quantity("lots"), None);
+        assert_eq!(quantity(""), None);
+    }
+}

@@ -1,0 +1,238 @@
+//! The feature catalogue: every `node.*` feature and `job.*` parameter a score expression may
+//! read, with its type and, for node features, how its value is taken from the inventory.
+//!
+//! Invariant: this table is the only place feature names are spelled. The Wasm ABI orders row
+//! fields and parameters by the position of the feature in [`NodeFeature::ALL`] /
+//! [`JobParam::ALL`], so a feature's index here is part of every emitted module's layout
+//! (through `placid.meta`, which names each field) and must never be reused for another
+//! meaning. Where a feature comes from on a live Kubernetes node is the Wasm target's business
+//! (`placid-targets`), because this crate knows nothing of Kubernetes.
+
+use crate::model::{Arch, CapacityKind, CommLevel, Model, Node};
+
+/// A categorical type: a value out of a small set, compared with `==` and `!=` only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Category {
+    /// Communication sensitivity: `low`, `medium`, `high`.
+    Comm,
+    /// CPU architecture: `riscv64`, `x86_64`, `aarch64`.
+    Arch,
+    /// How capacity is bought: `reserved`, `on_demand`, `spot`.
+    Capacity,
+    /// A rack name; values are interned by the host, so racks compare only with racks.
+    Rack,
+    /// An NVLink domain name; interned by the host like racks.
+    Domain,
+}
+
+impl Category {
+    /// Every category.
+    pub const ALL: &'static [Category] = &[Category::Comm, Category::Arch, Category::Capacity, Category::Rack, Category::Domain];
+
+    /// The category's name in messages and in `placid.meta`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Comm => "comm",
+            Category::Arch => "arch",
+            Category::Capacity => "capacity",
+            Category::Rack => "rack",
+            Category::Domain => "nvlink-domain",
+        }
+    }
+
+    /// The values an expression may spell, in code order (value `i` is encoded as `i` in
+    /// rows and parameters). `None` for interned categories, whose codes the host assigns.
+    pub fn levels(self) -> Option<&'static [&'static str]> {
+        match self {
+            Category::Comm => Some(&["low", "medium", "high"]),
+            // `on-demand` is spelled with an underscore because `-` is subtraction here.
+            Category::Capacity => Some(&["reserved", "on_demand", "spot"]),
+            Category::Arch => Some(&["riscv64", "x86_64", "aarch64"]),
+            Category::Rack | Category::Domain => None,
+        }
+    }
+
+    /// The code of a level (`high` of `comm` is 2), if `text` is one.
+    pub fn level_code(self, text: &str) -> Option<u32> {
+        let position = self.levels()?.iter().position(|level| *level == text)?;
+        u32::try_from(position).ok()
+    }
+}
+
+/// The code of a communication level in rows and parameters.
+pub fn comm_code(level: CommLevel) -> f64 {
+    match level {
+        CommLevel::Low => 0.0,
+        CommLevel::Medium => 1.0,
+        CommLevel::High => 2.0,
+    }
+}
+
+/// The code of an architecture in rows and parameters.
+pub fn arch_code(arch: Arch) -> f64 {
+    match arch {
+        Arch::Riscv64 => 0.0,
+        Arch::X86_64 => 1.0,
+        Arch::Aarch64 => 2.0,
+    }
+}
+
+/// The code of a capacity kind in rows and parameters.
+pub fn capacity_code(kind: CapacityKind) -> f64 {
+    match kind {
+        CapacityKind::Reserved => 0.0,
+        CapacityKind::OnDemand => 1.0,
+        CapacityKind::Spot => 2.0,
+    }
+}
+
+/// The type of a feature or of an expression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    /// A number (f64). Missing values are NaN.
+    Number,
+    /// A condition.
+    Bool,
+    /// A value of a categorical type.
+    Category(Category),
+}
+
+impl Type {
+    /// The type's name in messages and in `placid.meta` (`number`, `bool`, `comm`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Type::Number => "number",
+            Type::Bool => "bool",
+            Type::Category(category) => category.as_str(),
+        }
+    }
+}
+
+/// Interned codes of racks and NVLink domains for one evaluation: both node rows and job
+/// parameters must use the same table, so `node.rack != job.rack` compares like with like.
+pub trait Interner {
+    /// The code of `name` in `category`.
+    fn code(&mut self, category: Category, name: &str) -> f64;
+}
+
+macro_rules! features {
+    ($(#[$meta:meta])* $enum:ident, $prefix:literal, { $( $variant:ident = $name:literal, $ty:expr, $doc:literal; )* }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum $enum {
+            $( #[doc = $doc] $variant, )*
+        }
+
+        impl $enum {
+            /// Every entry, in layout order.
+            pub const ALL: &'static [$enum] = &[$($enum::$variant),*];
+
+            /// The name after the scope (`gpus_free`).
+            pub fn name(self) -> &'static str {
+                match self { $($enum::$variant => $name,)* }
+            }
+
+            /// The full name as written in expressions (`node.gpus_free`).
+            pub fn qualified_name(self) -> &'static str {
+                match self { $($enum::$variant => concat!($prefix, ".", $name),)* }
+            }
+
+            /// The type of its values.
+            pub fn ty(self) -> Type {
+                match self { $($enum::$variant => $ty,)* }
+            }
+
+            /// What it means, with its unit.
+            pub fn doc(self) -> &'static str {
+                match self { $($enum::$variant => $doc,)* }
+            }
+
+            /// Position in [`Self::ALL`], which orders fields in Wasm rows.
+            pub fn index(self) -> usize {
+                self as usize
+            }
+
+            /// The entry named `name` (without the scope).
+            pub fn lookup(name: &str) -> Option<$enum> {
+                Self::ALL.iter().copied().find(|entry| entry.name() == name)
+            }
+        }
+    };
+}
+
+features!(
+    /// A feature of a node, read from a node row (`node.*`).
+    NodeFeature, "node", {
+        Gpus = "gpus", Type::Number, "GPUs of the node (count).";
+        GpusFree = "gpus_free", Type::Number, "GPUs not in use (count); the inventory knows no allocations, so all of them.";
+        GpuMemoryGib = "gpu_memory_gib", Type::Number, "Memory of the smallest GPU of the node, in GiB.";
+        MemoryGib = "memory_gib", Type::Number, "Host memory, in GiB.";
+        Cpus = "cpus", Type::Number, "Hardware threads (harts on RISC-V).";
+        CostPerGpuHour = "cost_per_gpu_hour", Type::Number, "Price of one GPU for one hour, in the project's currency (major units).";
+        NvlinkGbps = "nvlink_gbps", Type::Number, "NVLink bandwidth every GPU of the node has (sum over its links), in GB/s; 0 without NVLink.";
+        HasNvlink = "has_nvlink", Type::Bool, "Whether any GPU of the node has an NVLink link.";
+        Mig = "mig", Type::Bool, "Whether any GPU of the node has MIG enabled.";
+        Arch = "arch", Type::Category(Category::Arch), "CPU architecture (riscv64, x86_64, aarch64).";
+        Capacity = "capacity", Type::Category(Category::Capacity), "How the capacity is bought (reserved, on_demand, spot).";
+        Rack = "rack", Type::Category(Category::Rack), "The rack (interned).";
+        NvlinkDomain = "nvlink_domain", Type::Category(Category::Domain), "The NVLink domain (interned).";
+    }
+);
+
+features!(
+    /// A parameter of the job being placed (`job.*`), the same for every node of a batch.
+    JobParam, "job", {
+        Gpus = "gpus", Type::Number, "GPUs the job asks for on one node (count).";
+        MemoryGib = "gpu_memory_gib", Type::Number, "GPU memory the job needs per GPU, in GiB.";
+        CommGbps = "comm_gbps", Type::Number, "Communication bandwidth the job would like per GPU, in GB/s.";
+        Comm = "comm", Type::Category(Category::Comm), "Communication sensitivity of the job's class (low, medium, high).";
+        NvlinkRequired = "nvlink_required", Type::Bool, "Whether the job's class requires NVLink.";
+        Arch = "arch", Type::Category(Category::Arch), "The architecture the job's image runs on.";
+        Rack = "rack", Type::Category(Category::Rack), "The rack the job's other pods run in (interned).";
+        NvlinkDomain = "nvlink_domain", Type::Category(Category::Domain), "The NVLink domain the job's other pods run in (interned).";
+    }
+);
+
+const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+impl NodeFeature {
+    /// Where the value comes from in the inventory, for `placid.meta` and the docs.
+    pub fn inventory_source(self) -> &'static str {
+        match self {
+            NodeFeature::Gpus | NodeFeature::GpusFree => "inventory:gpu (count)",
+            NodeFeature::GpuMemoryGib => "inventory:gpu memory (minimum)",
+            NodeFeature::MemoryGib => "inventory:memory",
+            NodeFeature::Cpus => "inventory:cpu harts",
+            NodeFeature::CostPerGpuHour => "inventory:cost gpu-hour",
+            NodeFeature::NvlinkGbps | NodeFeature::HasNvlink => "inventory:gpu nvlink bandwidth",
+            NodeFeature::Mig => "inventory:gpu mig",
+            NodeFeature::Arch => "inventory:node arch",
+            NodeFeature::Capacity => "inventory:node capacity",
+            NodeFeature::Rack => "inventory:node rack",
+            NodeFeature::NvlinkDomain => "inventory:node nvlink-domain",
+        }
+    }
+
+    /// The value of this feature for an inventory node; NaN when the inventory does not say.
+    pub fn inventory_value(self, model: &Model, node: &Node, interner: &mut dyn Interner) -> f64 {
+        let flag = |value: bool| if value { 1.0 } else { 0.0 };
+        match self {
+            NodeFeature::Gpus | NodeFeature::GpusFree => f64::from(node.gpu_count()),
+            NodeFeature::GpuMemoryGib => {
+                node.gpus.iter().filter_map(|gpu| gpu.memory).map(|bytes| bytes.0 as f64 / GIB).reduce(f64::min).unwrap_or(f64::NAN)
+            }
+            NodeFeature::MemoryGib => node.memory.map_or(f64::NAN, |bytes| bytes.0 as f64 / GIB),
+            NodeFeature::Cpus => f64::from(node.cpu.harts),
+            NodeFeature::CostPerGpuHour => node.cost_per_gpu_hour.map_or(f64::NAN, |money| money.major()),
+            NodeFeature::NvlinkGbps => node.nvlink_bandwidth().gigabytes_per_second(),
+            NodeFeature::HasNvlink => flag(node.has_nvlink()),
+            NodeFeature::Mig => flag(node.gpus.iter().any(|gpu| matches!(gpu.mig, crate::model::Mig::Enabled { .. }))),
+            NodeFeature::Arch => arch_code(node.arch),
+            NodeFeature::Capacity => capacity_code(node.capacity),
+            NodeFeature::Rack => node.rack.map_or(f64::NAN, |rack| interner.code(Category::Rack, model.rack(rack).name.as_str())),
+            NodeFeature::NvlinkDomain => {
+                node.domain.map_or(f64::NAN, |domain| interner.code(Category::Domain, model.domain(domain).name.as_str()))
+            }
+        }
+    }
+}

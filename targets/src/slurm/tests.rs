@@ -1,0 +1,133 @@
+//! Unit tests of the Slurm target on small in-memory projects: one `emit_project` helper
+//! loads KDL through an in-memory [`World`], and each test states its input and the lines or
+//! diagnostics it expects.
+
+use std::collections::BTreeMap;
+
+use placid_lang::codes::Code;
+use placid_lang::source::{RelPath, World, WorldError};
+
+use super::{SlurmTemplates, emit_with};
+use crate::Artifact;
+
+struct Memory(BTreeMap<String, String>);
+
+impl World for Memory {
+    fn read(&self, path: &RelPath) -> Result<String, WorldError> {
+        self.0.get(path.as_str()).cloned().ok_or_else(|| WorldError { reason: "no such file".to_owned() })
+    }
+    fn glob(&self, pattern: &str) -> Result<Vec<RelPath>, WorldError> {
+        let (prefix, suffix) = pattern.split_once('*').unwrap_or((pattern, ""));
+        Ok(self
+            .0
+            .keys()
+            .filter(|path| path.starts_with(prefix) && path.ends_with(suffix))
+            .filter_map(|path| RelPath::new(path).ok())
+            .collect())
+    }
+}
+
+const PROJECT: &str = r#"project "t"
+inventory "inventory/*.kdl"
+include "policy/*.kdl"
+target "slurm" version="22.05" cluster="t"
+"#;
+
+const NODES: &str = r#"node "n1" arch="riscv64" rack="r1" chassis="c1" nvlink-domain="d1" capacity="reserved" {
+    cpu harts=8 cores=8 sockets=1 numa-nodes=1
+    memory "64GiB"
+    cost gpu-hour=(usd)2.50
+    gpu 0 model="H200" memory="141GiB" numa=0 mig="disabled" {
+        nvlink peer=1 links=18 bandwidth="900GB/s"
+    }
+    gpu 1 model="H200" memory="141GiB" numa=0 mig="disabled" {
+        nvlink peer=0 links=18 bandwidth="900GB/s"
+    }
+}
+"#;
+
+const POLICY: &str = r#"pool "all" { select arch="riscv64" }
+tier "P0" { priority 1000; preemption "never" }
+tier "P1" { priority 500; preemption window="3m" mode="requeue" }
+cost-center "cc" { budget daily=(usd)100 }
+team "vision" { share 10; cost-center "cc"; tiers "P0" "P1" }
+"#;
+
+/// Loads a project from `nodes` and `policy` and emits it with `templates`.
+fn emit_project(nodes: &str, policy: &str, templates: &SlurmTemplates) -> Result<Vec<Artifact>, Vec<Code>> {
+    let files = [("placid.kdl", PROJECT), ("inventory/nodes.kdl", nodes), ("policy/policy.kdl", policy)];
+    let world = Memory(files.iter().map(|(path, text)| ((*path).to_owned(), (*text).to_owned())).collect());
+    let compilation = placid_lang::load(&world);
+    assert!(!compilation.diagnostics.has_errors(), "test input does not load: {:?}", compilation.diagnostics);
+    emit_with(&compilation.model, templates).map_err(|errors| errors.iter().map(|diagnostic| diagnostic.code).collect())
+}
+
+fn file(artifacts: &[Artifact], path: &str) -> String {
+    artifacts
+        .iter()
+        .find(|artifact| artifact.path == path)
+        .map(|artifact| String::from_utf8_lossy(&artifact.bytes).into_owned())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_node_becomes_one_line_with_features_gres_and_price_weight() {
+    let artifacts = emit_project(NODES, POLICY, &SlurmTemplates::default()).unwrap_or_default();
+    let conf = file(&artifacts, "slurm/slurm.conf");
+    assert!(conf.contains(
+        "NodeName=n1 CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=63488 Gres=gpu:H200:2 \
+         Features=riscv64,nvlink_d1,rack_r1,chassis_c1,capacity_reserved Weight=250 State=UNKNOWN"
+    ));
+    assert!(conf.contains("PartitionName=all Nodes=n1 AllowQos=p0,p1 TRESBillingWeights=CPU=0,Mem=0,GRES/gpu=250"));
+    assert!(file(&artifacts, "slurm/gres.conf").contains("NodeName=n1 Name=gpu Type=H200 File=/dev/nvidia1 Links=18,-1"));
+}
+
+#[test]
+fn a_never_preempted_tier_is_in_no_preempt_list() {
+    let artifacts = emit_project(NODES, POLICY, &SlurmTemplates::default()).unwrap_or_default();
+    let accounts = file(&artifacts, "slurm/accounts.sh");
+    assert!(accounts.contains("preempt p0 p1\n"));
+    assert!(accounts.contains("preempt p1 ''\n"));
+    assert!(accounts.contains("modify account where name=cc cluster=\"$cluster\" set Fairshare=10 GrpTRESMins=billing=600000"));
+}
+
+#[test]
+fn tiers_that_differ_only_in_case_collide() {
+    let policy = format!("{POLICY}tier \"p1\" {{ priority 100; preemption window=\"1m\" mode=\"cancel\" }}\n");
+    assert_eq!(emit_project(NODES, &policy, &SlurmTemplates::default()), Err(vec![Code::SlurmNameCollision]));
+}
+
+#[test]
+fn a_numeric_gpu_model_is_refused() {
+    let nodes = NODES.replace("model=\"H200\"", "model=\"100\"");
+    assert_eq!(emit_project(&nodes, POLICY, &SlurmTemplates::default()), Err(vec![Code::SlurmGresType]));
+}
+
+#[test]
+fn a_dotted_rack_is_refused_as_a_feature() {
+    let nodes = NODES.replace("rack=\"r1\"", "rack=\"r.1\"");
+    assert_eq!(emit_project(&nodes, POLICY, &SlurmTemplates::default()), Err(vec![Code::SlurmFeatureName]));
+}
+
+#[test]
+fn an_uneven_cpu_layout_is_refused() {
+    let nodes = NODES.replace("harts=8 cores=8", "harts=10 cores=4");
+    assert_eq!(emit_project(&nodes, POLICY, &SlurmTemplates::default()), Err(vec![Code::SlurmCpuLayout]));
+}
+
+#[test]
+fn a_broken_override_template_is_reported() {
+    let policy = format!("{POLICY}plan \"p\" team=\"vision\" {{ stage \"s\" tier=\"P1\" pool=\"all\" gpus=2 }}\n");
+    let mut templates = SlurmTemplates::default();
+    templates.overrides.insert(super::STAGE_TEMPLATE.to_owned(), "{% if %}".to_owned());
+    assert_eq!(emit_project(NODES, &policy, &templates), Err(vec![Code::SlurmTemplate]));
+    templates.overrides.insert(super::STAGE_TEMPLATE.to_owned(), "custom {{ qos }} {{ nodes }}\n".to_owned());
+    let artifacts = emit_project(NODES, &policy, &templates).unwrap_or_default();
+    assert_eq!(file(&artifacts, "slurm/plans/p/s.sbatch"), "custom p1 1\n");
+}
+
+#[test]
+fn durations_use_slurm_time_format() {
+    assert_eq!(super::slurm_time(600), "00:10:00");
+    assert_eq!(super::slurm_time(90_061), "1-01:01:01");
+}

@@ -1,0 +1,76 @@
+//! `cargo bench -p placid-tests --bench gitops_diff`: `placid diff` between two commits of the
+//! synthetic 10,000-node, 200-team project against one `placid build` of the same project, in
+//! the same process. A diff reads both revisions from git objects, compiles each and compares
+//! them, so about 2x a build is the floor; the bar is 2.2x.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use git2::{IndexAddOption, Repository, Signature};
+use placid_compiler::build::{Selection, compile};
+use placid_compiler::diff::{DiffRequest, Revision, diff};
+use placid_compiler::world::FsWorld;
+use placid_tests::synthetic::{InventoryFormat, Size, write_project};
+
+const ROUNDS: usize = 5;
+
+fn commit(repo: &Repository, message: &str) {
+    let mut index = repo.index().expect("index");
+    index.add_all(["*"], IndexAddOption::DEFAULT, None).expect("add");
+    index.write().expect("write index");
+    let tree = repo.find_tree(index.write_tree().expect("tree")).expect("tree");
+    let signature = Signature::new("bench", "bench@example.com", &git2::Time::new(1_700_000_000, 0)).expect("signature");
+    let parent = repo.head().ok().and_then(|head| head.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &signature, &signature, message, &tree, &parents).expect("commit");
+}
+
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).expect("read");
+    assert!(text.contains(from), "{} lacks {from}", path.display());
+    std::fs::write(path, text.replacen(from, to, 1)).expect("write");
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn main() {
+    if std::env::args().any(|arg| arg == "--list") {
+        return;
+    }
+    let temp = tempfile::tempdir().expect("temp dir");
+    let root = temp.path();
+    let repo = Repository::init(root).expect("git init");
+    let size = Size { nodes: 10_000, teams: 200, plans: 50 };
+    write_project(root, size, InventoryFormat::Json).expect("write synthetic project");
+    commit(&repo, "base");
+    // A realistic change: one team's share and one node moving NVLink domain.
+    edit(&root.join("policy/policy.kdl"), "team \"team-000\" { share 10", "team \"team-000\" { share 30");
+    edit(&root.join("inventory/nodes.json"), "\"nvl-000\"", "\"nvl-001\"");
+    commit(&repo, "head");
+
+    let world = FsWorld::new(root).expect("open project");
+    let selection = Selection { only: Vec::new() };
+    let request = DiffRequest { dir: root.to_path_buf(), base: Revision::Commit("HEAD~1".into()), head: Revision::Commit("HEAD".into()) };
+    let report = diff(&request).expect("diff");
+    assert!(report.head.compiled() && report.base.compiled(), "synthetic revisions must compile: {:?}", report.head.diagnostics);
+    let changed = report.model.as_ref().map_or(0, |model| model.elements.len());
+
+    let mut builds = Vec::new();
+    let mut diffs = Vec::new();
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        std::hint::black_box(compile(&world, &selection));
+        builds.push(start.elapsed());
+        let start = Instant::now();
+        std::hint::black_box(diff(&request).expect("diff"));
+        diffs.push(start.elapsed());
+    }
+    let (build, diff_time) = (median(builds), median(diffs));
+    println!("synthetic project: {} nodes, {} teams, {} plans; {changed} changed elements", size.nodes, size.teams, size.plans);
+    println!("build (working tree), median of {ROUNDS}: {:>8.1} ms", build.as_secs_f64() * 1e3);
+    println!("diff (two commits),   median of {ROUNDS}: {:>8.1} ms", diff_time.as_secs_f64() * 1e3);
+    println!("ratio diff/build: {:.2} (goal <= 2.20)", diff_time.as_secs_f64() / build.as_secs_f64());
+}

@@ -1,0 +1,364 @@
+//! The GitOps workflow end to end: real git repositories built with git2 in temp dirs
+//! (commits, branches, renames, deletions, a revision that does not parse, a merge commit),
+//! `placid diff` between their revisions, snapshots of the Markdown and JSON reports for
+//! realistic changes to the cluster example, and `placid verify` on a built output tree.
+
+use std::path::{Path, PathBuf};
+
+use git2::{IndexAddOption, Oid, Repository, Signature};
+use placid_compiler::diff::describe::ElementKind;
+use placid_compiler::diff::model_diff::{DangerKind, ModelDiff, Preempts, Status};
+use placid_compiler::diff::render::terminal::{self, Colour};
+use placid_compiler::diff::render::{json, markdown};
+use placid_compiler::diff::report::{DiffReport, Outcome};
+use placid_compiler::diff::verify::{Finding, Problem, verify};
+use placid_compiler::diff::{DiffRequest, Revision, diff};
+
+/// A git repository in a temp dir holding a copy of the cluster example under `cluster/`.
+struct Fixture {
+    _temp: tempfile::TempDir,
+    root: PathBuf,
+    repo: Repository,
+}
+
+impl Fixture {
+    /// A repository whose first commit on `main` is the cluster example.
+    fn cluster() -> Fixture {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let root = temp.path().to_path_buf();
+        let repo = Repository::init(&root).expect("git init");
+        repo.set_head("refs/heads/main").expect("set head");
+        copy_dir(&placid_tests::example("cluster"), &root.join("cluster"));
+        let fixture = Fixture { _temp: temp, root, repo };
+        fixture.commit("cluster example");
+        fixture
+    }
+
+    fn project(&self) -> PathBuf {
+        self.root.join("cluster")
+    }
+
+    fn path(&self, file: &str) -> PathBuf {
+        self.project().join(file)
+    }
+
+    fn read(&self, file: &str) -> String {
+        std::fs::read_to_string(self.path(file)).expect("read fixture file")
+    }
+
+    fn write(&self, file: &str, text: &str) {
+        let path = self.path(file);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write fixture file");
+    }
+
+    /// Replaces `from` with `to` in `file`, which must contain it.
+    fn edit(&self, file: &str, from: &str, to: &str) {
+        let text = self.read(file);
+        assert!(text.contains(from), "{file} does not contain {from:?}");
+        self.write(file, &text.replacen(from, to, 1));
+    }
+
+    /// Stages every change of the work tree (additions, edits, deletions) and commits it.
+    fn commit(&self, message: &str) -> Oid {
+        let mut index = self.repo.index().expect("index");
+        index.add_all(["*"], IndexAddOption::DEFAULT, None).expect("add");
+        index.update_all(["*"], None).expect("update");
+        index.write().expect("write index");
+        let tree = self.repo.find_tree(index.write_tree().expect("write tree")).expect("tree");
+        let signature = Signature::new("placid test", "test@example.com", &git2::Time::new(1_700_000_000, 0)).expect("signature");
+        let parent = self.repo.head().ok().and_then(|head| head.peel_to_commit().ok());
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        self.repo.commit(Some("HEAD"), &signature, &signature, message, &tree, &parents).expect("commit")
+    }
+
+    fn branch(&self, name: &str) {
+        let head = self.repo.head().expect("head").peel_to_commit().expect("commit");
+        self.repo.branch(name, &head, true).expect("branch");
+    }
+
+    fn diff(&self, base: &str, head: Revision) -> DiffReport {
+        diff(&DiffRequest { dir: self.project(), base: Revision::Commit(base.into()), head }).expect("diff runs")
+    }
+
+    fn diff_commits(&self, base: &str, head: &str) -> DiffReport {
+        self.diff(base, Revision::Commit(head.into()))
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read example") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}
+
+fn model(report: &DiffReport) -> &ModelDiff {
+    report.model.as_ref().expect("base compiles, so there is a semantic diff")
+}
+
+fn field<'a>(report: &'a DiffReport, kind: ElementKind, name: &str, field: &str) -> (Option<&'a str>, Option<&'a str>) {
+    let element = model(report)
+        .elements
+        .iter()
+        .find(|element| element.kind == kind && element.name == name)
+        .unwrap_or_else(|| panic!("no change of {} {name}", kind.as_str()));
+    let change = element.fields.iter().find(|change| change.field == field).unwrap_or_else(|| panic!("no change of field {field}"));
+    (change.before.as_deref(), change.after.as_deref())
+}
+
+fn danger_kinds(report: &DiffReport) -> Vec<DangerKind> {
+    report.dangers.iter().map(|danger| danger.kind).collect()
+}
+
+/// Commits a share change on a `feature` branch off `main`.
+fn share_change() -> Fixture {
+    let fixture = Fixture::cluster();
+    fixture.branch("base");
+    fixture.edit("policy/teams.kdl", "share 40", "share 60");
+    fixture.commit("vision gets a larger share");
+    fixture
+}
+
+#[test]
+fn share_change_reports_shares_guarantees_and_quota_reductions() {
+    let fixture = share_change();
+    let report = fixture.diff_commits("base", "HEAD");
+    assert_eq!(report.outcome, Outcome::Changes);
+    assert_eq!(field(&report, ElementKind::Team, "vision", "share"), (Some("40"), Some("60")));
+    let vision = model(&report).shares.iter().find(|share| share.team == "vision").expect("vision's share changes");
+    assert_eq!(vision.before.map(|share| share.percent), Some(40.0));
+    assert_eq!(vision.after.map(|share| share.percent), Some(50.0));
+    // Every team's fraction moves when one weight does.
+    assert_eq!(report.summary.teams_affected, 3);
+    assert!(danger_kinds(&report).contains(&DangerKind::QuotaReduction), "{:?}", report.dangers);
+    assert!(report.headline().starts_with("3 teams affected"), "{}", report.headline());
+}
+
+#[test]
+fn identical_revisions_report_no_changes() {
+    let fixture = Fixture::cluster();
+    let report = fixture.diff_commits("HEAD", "main");
+    assert_eq!(report.outcome, Outcome::NoChanges);
+    assert!(markdown::render(&report).contains("No changes."));
+}
+
+#[test]
+fn the_working_tree_is_the_default_head_with_uncommitted_changes() {
+    let fixture = Fixture::cluster();
+    fixture.edit("policy/tiers.kdl", "window=\"3m\"", "window=\"5m\"");
+    let report = fixture.diff("HEAD", Revision::WorkingTree);
+    assert_eq!(report.head.label, "working tree");
+    assert_eq!(field(&report, ElementKind::Tier, "P1", "preemption"), (Some("window 3m, requeue"), Some("window 5m, requeue")));
+    assert_eq!(danger_kinds(&report), vec![DangerKind::PreemptionChange]);
+    let plain = terminal::render(&report, Colour::Never);
+    assert!(plain.contains("! preemption change: tier P1: preemption window 3m, requeue -> window 5m, requeue"), "{plain}");
+    assert!(!plain.contains('\x1b'));
+    assert!(terminal::render(&report, Colour::Always).contains("\x1b["));
+}
+
+#[test]
+fn a_node_moving_domain_is_reported_with_its_pools() {
+    let fixture = Fixture::cluster();
+    fixture.edit(
+        "inventory/nvl-a.kdl",
+        "node \"rv-a-04\" arch=\"riscv64\" rack=\"r1\" chassis=\"c2\" nvlink-domain=\"nvl-a\"",
+        "node \"rv-a-04\" arch=\"riscv64\" rack=\"r1\" chassis=\"c2\" nvlink-domain=\"nvl-b\"",
+    );
+    fixture.commit("move rv-a-04 to nvl-b");
+    let report = fixture.diff_commits("HEAD~1", "HEAD");
+    let moved = model(&report).node_moves.iter().find(|moved| moved.node == "rv-a-04").expect("rv-a-04 moves");
+    assert_eq!(moved.domain, Some(("nvl-a".into(), "nvl-b".into())));
+    assert_eq!(moved.left_pools, vec!["nvl-a".to_owned()]);
+    assert_eq!(moved.joined_pools, vec!["mixed".to_owned(), "nvl-b".to_owned()]);
+}
+
+#[test]
+fn a_priority_reorder_changes_who_preempts_whom() {
+    let fixture = Fixture::cluster();
+    fixture.edit("policy/tiers.kdl", "priority 100", "priority 600");
+    fixture.commit("P2 above P1");
+    let report = fixture.diff_commits("HEAD~1", "HEAD");
+    let model = model(&report);
+    assert_eq!(model.preemptions_gained, vec![Preempts { preemptor: "P2".into(), victim: "P1".into() }]);
+    assert_eq!(model.preemptions_lost, vec![Preempts { preemptor: "P1".into(), victim: "P2".into() }]);
+    assert!(danger_kinds(&report).iter().all(|kind| *kind == DangerKind::PriorityReorder));
+}
+
+#[test]
+fn renamed_and_deleted_files_are_compared_by_meaning() {
+    let fixture = Fixture::cluster();
+    std::fs::rename(fixture.path("policy/plans.kdl"), fixture.path("policy/training-plans.kdl")).expect("rename");
+    fixture.commit("rename plans.kdl");
+    let renamed = fixture.diff_commits("HEAD~1", "HEAD");
+    assert!(model(&renamed).is_empty(), "a rename changes no policy: {:?}", renamed.model);
+
+    std::fs::remove_file(fixture.path("policy/alerts.kdl")).expect("delete");
+    fixture.commit("drop monitoring");
+    let deleted = fixture.diff_commits("HEAD~1", "HEAD");
+    let removed: Vec<(ElementKind, &str, Status)> =
+        model(&deleted).elements.iter().map(|element| (element.kind, element.name.as_str(), element.status)).collect();
+    assert_eq!(
+        removed,
+        vec![
+            (ElementKind::Metric, "budget-burn", Status::Removed),
+            (ElementKind::Metric, "nvlink-utilization", Status::Removed),
+            (ElementKind::Alert, "budget-burn", Status::Removed),
+            (ElementKind::Alert, "nvlink-saturation", Status::Removed),
+        ]
+    );
+}
+
+#[test]
+fn a_base_that_does_not_parse_is_reported_not_a_crash() {
+    let fixture = Fixture::cluster();
+    let good = fixture.read("policy/teams.kdl");
+    fixture.write("policy/teams.kdl", "team \"vision\" { share 40\n");
+    fixture.commit("broken teams");
+    fixture.write("policy/teams.kdl", &good);
+    fixture.commit("fix teams");
+    let report = fixture.diff_commits("HEAD~1", "HEAD");
+    assert_eq!(report.outcome, Outcome::Changes);
+    assert!(!report.base.compiled());
+    assert!(report.base.diagnostics.iter().any(|line| line.starts_with("policy/teams.kdl:")), "{:?}", report.base.diagnostics);
+    assert!(report.model.is_none());
+    assert!(markdown::render(&report).contains("does not compile"));
+
+    let reversed = fixture.diff_commits("HEAD", "HEAD~1");
+    assert_eq!(reversed.outcome, Outcome::HeadErrors);
+    assert!(reversed.headline().contains("capacity check FAILED"), "{}", reversed.headline());
+}
+
+#[test]
+fn a_plan_that_no_longer_fits_is_dangerous() {
+    let fixture = Fixture::cluster();
+    fixture.edit("policy/plans.kdl", "pool=\"nvl-b\" gpus=16", "pool=\"nvl-b\" gpus=64");
+    fixture.commit("bigger training");
+    let report = fixture.diff_commits("HEAD~1", "HEAD");
+    assert_eq!(report.outcome, Outcome::HeadErrors);
+    assert_eq!(model(&report).unplaceable_plans, vec!["vit-train".to_owned()]);
+    assert_eq!(report.dangers.first().map(|danger| danger.kind), Some(DangerKind::Unplaceable));
+}
+
+#[test]
+fn a_merge_commit_is_diffed_against_its_first_parent() {
+    let fixture = Fixture::cluster();
+    fixture.branch("feature");
+    fixture.edit("policy/tiers.kdl", "window=\"2m\"", "window=\"4m\"");
+    let main_commit = fixture.commit("P2 gets a longer window on main");
+
+    fixture.repo.set_head("refs/heads/feature").expect("switch");
+    fixture.repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force())).expect("checkout feature");
+    fixture.edit("policy/teams.kdl", "share 30\n    cost-center \"research\"", "share 20\n    cost-center \"research\"");
+    let feature_commit = fixture.commit("research shrinks");
+
+    // Merge feature into main: main's tree plus feature's teams.kdl.
+    fixture.repo.set_head("refs/heads/main").expect("switch back");
+    fixture.repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force())).expect("checkout main");
+    let feature_teams = {
+        let tree = fixture.repo.find_commit(feature_commit).expect("commit").tree().expect("tree");
+        let blob = tree.get_path(Path::new("cluster/policy/teams.kdl")).expect("teams").to_object(&fixture.repo).expect("blob");
+        String::from_utf8(blob.as_blob().expect("blob").content().to_vec()).expect("utf8")
+    };
+    fixture.write("policy/teams.kdl", &feature_teams);
+    let mut index = fixture.repo.index().expect("index");
+    index.add_all(["*"], IndexAddOption::DEFAULT, None).expect("add");
+    index.write().expect("index");
+    let tree = fixture.repo.find_tree(index.write_tree().expect("tree")).expect("tree");
+    let signature = Signature::new("placid test", "test@example.com", &git2::Time::new(1_700_000_100, 0)).expect("signature");
+    let parents = [&fixture.repo.find_commit(main_commit).expect("main"), &fixture.repo.find_commit(feature_commit).expect("feature")];
+    fixture.repo.commit(Some("HEAD"), &signature, &signature, "merge feature", &tree, &parents).expect("merge commit");
+
+    let report = fixture.diff_commits("HEAD^1", "HEAD");
+    let changed: Vec<&str> = model(&report).elements.iter().map(|element| element.name.as_str()).collect();
+    assert_eq!(changed, vec!["research"], "only the feature's change, not main's");
+    let both_sides = fixture.diff_commits("HEAD^2", "HEAD");
+    assert!(model(&both_sides).elements.iter().any(|element| element.name == "P2"), "main's change, seen from feature");
+}
+
+#[test]
+fn globbing_a_revision_never_loads_unrelated_blobs() {
+    let fixture = Fixture::cluster();
+    fixture.write("datasets/huge.bin", "not part of the policy");
+    fixture.commit("unrelated data");
+    // Remove the unrelated blob from the object database: a diff that loaded it would fail.
+    let blob_id = fixture.repo.blob("not part of the policy".as_bytes()).expect("hash blob").to_string();
+    let loose = fixture.root.join(".git/objects").join(&blob_id[..2]).join(&blob_id[2..]);
+    std::fs::remove_file(loose).expect("remove loose blob");
+    std::fs::remove_dir_all(fixture.path("datasets")).expect("clean work tree");
+    fixture.edit("policy/teams.kdl", "share 40", "share 45");
+    let report = fixture.diff("HEAD", Revision::WorkingTree);
+    assert_eq!(report.outcome, Outcome::Changes, "base: {:?}", report.base.diagnostics);
+}
+
+#[test]
+fn an_unknown_revision_is_an_error_not_a_panic() {
+    let fixture = Fixture::cluster();
+    let error = diff(&DiffRequest { dir: fixture.project(), base: Revision::Commit("no-such-branch".into()), head: Revision::WorkingTree })
+        .err()
+        .expect("an unknown revision fails");
+    assert!(error.to_string().contains("no-such-branch"), "{error}");
+}
+
+/// The realistic changes whose PR comments are snapshotted.
+fn scenario(name: &str) -> DiffReport {
+    let fixture = Fixture::cluster();
+    fixture.branch("main-before");
+    match name {
+        "share-change" => fixture.edit("policy/teams.kdl", "share 40", "share 60"),
+        "node-moves-domain" => fixture.edit(
+            "inventory/nvl-a.kdl",
+            "node \"rv-a-04\" arch=\"riscv64\" rack=\"r1\" chassis=\"c2\" nvlink-domain=\"nvl-a\"",
+            "node \"rv-a-04\" arch=\"riscv64\" rack=\"r1\" chassis=\"c2\" nvlink-domain=\"nvl-b\"",
+        ),
+        "preemption-window" => fixture.edit("policy/tiers.kdl", "window=\"3m\"", "window=\"5m\""),
+        "new-plan" => {
+            let mut plans = fixture.read("policy/plans.kdl");
+            plans.push_str(
+                "\n// Pattern D: speech distillation on the x86 rack.\nplan \"asr-distill\" team=\"speech\" {\n    stage \"distill\" tier=\"P2\" class=\"data-parallel\" pool=\"x86\" gpus=4 trials=2\n}\n",
+            );
+            fixture.write("policy/plans.kdl", &plans);
+        }
+        other => panic!("unknown scenario {other}"),
+    }
+    fixture.commit(name);
+    fixture.branch("pr");
+    fixture.diff_commits("main-before", "pr")
+}
+
+#[test]
+fn pull_request_comments_for_realistic_changes() {
+    for name in ["share-change", "node-moves-domain", "preemption-window", "new-plan"] {
+        let report = scenario(name);
+        assert_eq!(report.outcome, Outcome::Changes, "{name}: {}", report.headline());
+        insta::assert_snapshot!(format!("{name}.md"), markdown::render(&report));
+        insta::assert_snapshot!(format!("{name}.json"), json::render(&report));
+    }
+}
+
+#[test]
+fn verify_names_hand_edited_missing_and_extra_files() {
+    let out = tempfile::tempdir().expect("temp dir");
+    let build = placid_tests::build_clean("cluster");
+    placid_compiler::build::write_atomically(out.path(), &build.artifacts).expect("write output");
+    assert_eq!(verify(out.path(), &build.artifacts).expect("verify"), Vec::<Finding>::new());
+
+    std::fs::write(out.path().join("kubernetes-extra.yaml"), "kind: ConfigMap\n").expect("extra file");
+    let manifest = out.path().join(placid_compiler::build::MANIFEST);
+    let mut edited = std::fs::read_to_string(&manifest).expect("manifest");
+    edited.push_str("\n// edited by hand\n");
+    std::fs::write(&manifest, edited).expect("hand edit");
+    let findings = verify(out.path(), &build.artifacts).expect("verify");
+    let problems: Vec<(&str, Problem)> = findings.iter().map(|finding| (finding.path.as_str(), finding.problem)).collect();
+    assert_eq!(problems, vec![("kubernetes-extra.yaml", Problem::Extra), ("manifest.json", Problem::HandEdited)]);
+
+    std::fs::remove_file(&manifest).expect("delete");
+    let findings = verify(out.path(), &build.artifacts).expect("verify");
+    assert!(findings.contains(&Finding { path: "manifest.json".into(), problem: Problem::Missing }), "{findings:?}");
+}
