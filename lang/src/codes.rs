@@ -116,4 +116,24 @@ codes! {
         "A score expression reads a node feature that no node of the inventory has; every node would score as missing.";
     TestExpectationFails = 35, "test-expectation-invalid", "a policy test names something that does not exist or cannot be checked",
         "`test` blocks describe a job and the placement or rejection the team expects; every name they use must resolve.";
+    DuplicateInventoryNode = 70, "duplicate-inventory-node", "two inventory files describe the same node",
+        "`placid inventory merge` combines one file per node; a host name may appear in only one of them. Usually a node was probed twice under the same name, or two hosts share a host name.";
+    InconsistentDomain = 71, "inconsistent-nvlink-domain", "the nodes of one NVLink domain or chassis disagree",
+        "All GPUs of an NVLink domain reach each other over NVLink, so the domain's nodes have the same GPU model, and the nodes of one chassis (NVLink tray) share one domain. A node with no GPU cannot be in a domain.";
+    DriftDomain = 72, "drift-nvlink-domain", "a probed node is in another NVLink domain than declared",
+        "The probe reads the NVLink domain from the GPU fabric (cluster UUID and clique id) or from its site configuration. Update the declared inventory, or fix the node's fabric or site file.";
+    DriftArch = 73, "drift-arch", "a probed node has another CPU architecture than declared",
+        "The declared architecture decides images and pools; a node that is really another architecture would run the wrong binaries.";
+    DriftGpus = 74, "drift-gpus", "a probed node has another number or model of GPUs than declared",
+        "GPU counts and models drive pools, reservations and generated gres.conf; a node whose GPUs differ (a failed GPU, a swapped board) makes them wrong.";
+    DriftMig = 75, "drift-mig", "a probed GPU has another MIG mode or MIG layout than declared",
+        "MIG mode and instances decide which classes a GPU can serve. Re-partition the GPU, or declare what it has.";
+    DriftNvlink = 76, "drift-nvlink", "a probed GPU has other NVLink links than declared",
+        "Missing or slower NVLink links (a link down, a wrong cable tray) break the bandwidth that NVLink classes were promised.";
+    ProbeUnreadable = 77, "probe-unreadable", "the probe could not read or understand a system file",
+        "`placid-probe` reports files under /proc and /sys that are missing, unreadable or garbled and leaves the fields they feed out, instead of failing.";
+    ProbeFieldMissing = 78, "probe-field-missing", "the probe could not determine some inventory fields",
+        "Without NVML (no NVIDIA driver, or no libnvidia-ml) the probe reports GPUs from PCI sysfs only and names the fields it could not fill in (model, memory, MIG, NVLink).";
+    DriftNodeSet = 79, "drift-node-set", "probed and declared inventories do not list the same nodes",
+        "A probed node that is not declared, or a declared node without a probe file, is reported so the inventory can be brought up to date.";
 }
