@@ -84,7 +84,9 @@ pub fn read(records: &[Record], diagnostics: &mut Diagnostics) -> RiscvCpu {
     let field = |key: &str| first.and_then(|record| record.get(key)).map(str::to_owned);
     let hex = |key: &str| field(key).and_then(|text| u64::from_str_radix(text.trim_start_matches("0x"), 16).ok());
     let (vendor_id, arch_id, impl_id) = (hex("mvendorid"), hex("marchid"), hex("mimpid"));
-    let thead_legacy_vector = vendor_id == Some(THEAD_VENDOR_ID) && arch_id == Some(0);
+    // T-Head's 5.10 vendor kernel prints no ids but says `cpu-vector: 0.7.1` outright.
+    let vendor_says_pre_ratification = field("cpu-vector").is_some_and(|version| version.starts_with("0."));
+    let thead_legacy_vector = (vendor_id == Some(THEAD_VENDOR_ID) && arch_id == Some(0)) || vendor_says_pre_ratification;
 
     // Node capability: the extensions every hart reports. `hart isa` may list more than
     // the `isa` line; without it every hart counts as having the `isa` line.
