@@ -21,7 +21,7 @@ impl Name {
         if text.len() > Name::MAX_LEN {
             return Err(format!(
                 "`{}…` is {} characters long; names have at most {} characters",
-                &text[..20.min(text.len())],
+                text.chars().take(20).collect::<String>(),
                 text.len(),
                 Name::MAX_LEN
             ));

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use placid_lang::model::{Arch, Verdict, VectorExt};
+use placid_lang::model::{Arch, VectorExt, Verdict};
 use placid_probe::root::Root;
 use placid_probe::site::Site;
 use placid_probe::{Probe, probe};
@@ -158,7 +158,10 @@ fn every_riscv64_capture_matches_its_board() {
         assert_eq!(numa, expected.numa, "{board}: NUMA");
         assert_eq!(cpu.numa_nodes, expected.numa.len().max(1) as u32, "{board}: NUMA count");
         assert_eq!(cpu.model.as_deref(), expected.model, "{board}: uarch");
-        assert_eq!(entry.node.labels.iter().find(|(key, _)| key.as_str() == "board").map(|(_, value)| value.as_str()), expected.board_label);
+        assert_eq!(
+            entry.node.labels.iter().find(|(key, _)| key.as_str() == "board").map(|(_, value)| value.as_str()),
+            expected.board_label
+        );
 
         let [rva22, rva23] = &cpu.profiles[..] else {
             panic!("{board}: expected two profile verdicts, got {:?}", cpu.profiles);

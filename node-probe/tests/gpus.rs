@@ -78,7 +78,8 @@ fn an_eight_gpu_nvswitch_node_links_every_pair() {
     let root = x86_root(&buses.iter().map(String::as_str).collect::<Vec<_>>());
     // HGX H200: 18 NVLink 4.0 links per GPU, spread over four NVSwitches.
     let switches = ["00000000:05:00.0", "00000000:06:00.0", "00000000:07:00.0", "00000000:08:00.0"];
-    let gpus: Vec<NvmlGpu> = (0..8).map(|index| gpu(index, (0..18).map(|number| link(number, switches[number as usize % 4], 6)).collect())).collect();
+    let gpus: Vec<NvmlGpu> =
+        (0..8).map(|index| gpu(index, (0..18).map(|number| link(number, switches[number as usize % 4], 6)).collect())).collect();
     let result = run(root.path(), "hgx-01", Some(gpus));
     assert!(result.diagnostics.is_empty(), "{:?}", result.diagnostics);
     let model = result.model();
@@ -172,7 +173,8 @@ fn a_multi_node_nvlink_domain_comes_from_the_fabric() {
     let root = x86_root(&[&bus_id(0)]);
     let mut attached = gpu(0, Vec::new());
     attached.fabric = Some(fabric(7));
-    let site = Site { name: placid_probe::site::name("gb-03").ok(), nvlink_domain: placid_probe::site::name("nvl-a").ok(), ..Site::default() };
+    let site =
+        Site { name: placid_probe::site::name("gb-03").ok(), nvlink_domain: placid_probe::site::name("nvl-a").ok(), ..Site::default() };
     let named = probe(&Root::new(root.path()), site, &RecordedNvml(Some(vec![attached])));
     assert_eq!(named.entry.and_then(|entry| entry.domain).map(|domain| domain.value.to_string()).as_deref(), Some("nvl-a"));
 }
@@ -189,7 +191,12 @@ fn gpus_that_disagree_on_their_clique_get_no_domain_and_a_warning() {
     assert!(!unattached.attached());
     let result = run(root.path(), "split-01", Some(vec![first, second]));
     assert_eq!(result.entry.and_then(|entry| entry.domain), None);
-    assert!(result.diagnostics.iter().any(|diagnostic| diagnostic.code == Code::ProbeFieldMissing && diagnostic.message.contains("2 different")));
+    assert!(
+        result
+            .diagnostics
+            .iter()
+            .any(|diagnostic| diagnostic.code == Code::ProbeFieldMissing && diagnostic.message.contains("2 different"))
+    );
 }
 
 #[test]
@@ -202,9 +209,17 @@ fn without_nvml_the_gpus_come_from_pci_and_the_gaps_are_named() {
     assert_eq!(node.gpu_model().map(|model| model.as_str()), Some("H200"));
     assert_eq!(node.gpus[1].pci_bus_id.as_deref(), Some(bus_id(1).as_str()));
     assert_eq!(node.gpus[0].memory, None);
-    let missing: Vec<&str> =
-        result.diagnostics.iter().filter(|diagnostic| diagnostic.code == Code::ProbeFieldMissing).map(|diagnostic| diagnostic.message.as_str()).collect();
+    let missing: Vec<&str> = result
+        .diagnostics
+        .iter()
+        .filter(|diagnostic| diagnostic.code == Code::ProbeFieldMissing)
+        .map(|diagnostic| diagnostic.message.as_str())
+        .collect();
     assert_eq!(missing.len(), 1, "{missing:?}");
-    assert!(missing[0].contains("memory, MIG mode, NVLink links, NVLink domain") && missing[0].contains("NVML unavailable"), "{}", missing[0]);
+    assert!(
+        missing[0].contains("memory, MIG mode, NVLink links, NVLink domain") && missing[0].contains("NVML unavailable"),
+        "{}",
+        missing[0]
+    );
     assert!(!result.diagnostics.has_errors());
 }
