@@ -134,4 +134,9 @@ mod tests {
         assert!(LabelKey::new("Bad_Prefix/x").is_err());
         assert!(LabelKey::new("a/").is_err());
     }
+
+    #[test]
+    fn long_non_ascii_names_are_refused_without_panicking() {
+        assert!(Name::new(&"\u{e9}".repeat(40)).is_err());
+    }
 }
