@@ -4,5 +4,7 @@
 pub mod build;
 pub mod check;
 pub mod cli;
+pub mod drift;
+pub mod merge;
 pub mod render;
 pub mod world;

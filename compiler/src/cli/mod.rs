@@ -4,6 +4,7 @@
 
 mod build;
 mod check;
+mod inventory;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -59,6 +60,8 @@ enum Command {
     Check(check::Args),
     /// Check, then write the generated tree (atomically) with a manifest of hashes.
     Build(build::Args),
+    /// Work with inventory files: merge probed node files into one inventory.
+    Inventory(inventory::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -73,6 +76,7 @@ pub fn main() -> ExitCode {
     let exit = match cli.command {
         Command::Check(args) => check::run(&args),
         Command::Build(args) => build::run(&args),
+        Command::Inventory(args) => inventory::run(&args),
     };
     exit.into()
 }
