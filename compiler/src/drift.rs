@@ -81,18 +81,42 @@ pub fn compare(declared: &Model, probed: &Model) -> Vec<Drift> {
     let mut drifts = Vec::new();
     for probed_node in &probed.nodes {
         let Some(declared_node) = declared.node_by_name(probed_node.name.as_str()).map(|id| declared.node(id)) else {
-            drifts.push(node_drift(probed_node, None, DriftKind::Undeclared, "none".to_owned(), "present".to_owned(), Span::DETACHED, probed_node.span));
+            drifts.push(node_drift(
+                probed_node,
+                None,
+                DriftKind::Undeclared,
+                "none".to_owned(),
+                "present".to_owned(),
+                Span::DETACHED,
+                probed_node.span,
+            ));
             continue;
         };
         compare_node(declared, declared_node, probed, probed_node, &mut drifts);
     }
     for declared_node in declared.nodes.iter().filter(|node| probed.node_by_name(node.name.as_str()).is_none()) {
-        drifts.push(node_drift(declared_node, None, DriftKind::Unprobed, "present".to_owned(), "no probe file".to_owned(), declared_node.span, Span::DETACHED));
+        drifts.push(node_drift(
+            declared_node,
+            None,
+            DriftKind::Unprobed,
+            "present".to_owned(),
+            "no probe file".to_owned(),
+            declared_node.span,
+            Span::DETACHED,
+        ));
     }
     drifts
 }
 
-fn node_drift(node: &Node, gpu: Option<u32>, kind: DriftKind, declared: String, probed: String, declared_span: Span, probed_span: Span) -> Drift {
+fn node_drift(
+    node: &Node,
+    gpu: Option<u32>,
+    kind: DriftKind,
+    declared: String,
+    probed: String,
+    declared_span: Span,
+    probed_span: Span,
+) -> Drift {
     Drift { node: node.name.clone(), gpu, kind, declared, probed, declared_span, probed_span }
 }
 
@@ -149,12 +173,16 @@ pub fn diagnostics(drifts: &[Drift]) -> Diagnostics {
             None => format!("node `{}`", drift.node),
         };
         let diagnostic = match drift.kind {
-            DriftKind::Undeclared => Diagnostic::warning(drift.kind.code(), drift.probed_span, format!("{subject} was probed but is not declared"))
-                .label("probed node")
-                .help("add the node to the inventory (placid inventory merge writes one from probe files)"),
-            DriftKind::Unprobed => Diagnostic::warning(drift.kind.code(), drift.declared_span, format!("{subject} is declared but has no probe file"))
-                .label("declared node")
-                .help("run placid-probe on the node, or remove it from the inventory if it is gone"),
+            DriftKind::Undeclared => {
+                Diagnostic::warning(drift.kind.code(), drift.probed_span, format!("{subject} was probed but is not declared"))
+                    .label("probed node")
+                    .help("add the node to the inventory (placid inventory merge writes one from probe files)")
+            }
+            DriftKind::Unprobed => {
+                Diagnostic::warning(drift.kind.code(), drift.declared_span, format!("{subject} is declared but has no probe file"))
+                    .label("declared node")
+                    .help("run placid-probe on the node, or remove it from the inventory if it is gone")
+            }
             kind => Diagnostic::error(
                 kind.code(),
                 drift.declared_span,

@@ -71,10 +71,14 @@ pub fn merge(files: Vec<Vec<InventoryEntry>>) -> (Model, Diagnostics) {
     for entry in files.into_iter().flatten() {
         if let Some(first) = first_seen.get(&entry.node.name) {
             diagnostics.push(
-                Diagnostic::error(Code::DuplicateInventoryNode, entry.node.span, format!("node `{}` is described by two files", entry.node.name))
-                    .label("second description")
-                    .with_secondary(*first, "first described here")
-                    .help("keep one file per node; re-probe the node or remove the stale file"),
+                Diagnostic::error(
+                    Code::DuplicateInventoryNode,
+                    entry.node.span,
+                    format!("node `{}` is described by two files", entry.node.name),
+                )
+                .label("second description")
+                .with_secondary(*first, "first described here")
+                .help("keep one file per node; re-probe the node or remove the stale file"),
             );
             continue;
         }
@@ -94,9 +98,13 @@ fn check_domains(model: &Model, diagnostics: &mut Diagnostics) {
         let members: Vec<&Node> = model.nodes.iter().filter(|node| node.domain == Some(DomainId::from_index(index))).collect();
         for node in members.iter().filter(|node| node.gpus.is_empty()) {
             diagnostics.push(
-                Diagnostic::error(Code::InconsistentDomain, node.span, format!("node `{}` is in NVLink domain `{}` but has no GPU", node.name, domain.name))
-                    .label("no GPU")
-                    .help("remove `nvlink-domain` from nodes without GPUs"),
+                Diagnostic::error(
+                    Code::InconsistentDomain,
+                    node.span,
+                    format!("node `{}` is in NVLink domain `{}` but has no GPU", node.name, domain.name),
+                )
+                .label("no GPU")
+                .help("remove `nvlink-domain` from nodes without GPUs"),
             );
         }
         let with_gpus: Vec<&&Node> = members.iter().filter(|node| !node.gpus.is_empty()).collect();
@@ -105,12 +113,18 @@ fn check_domains(model: &Model, diagnostics: &mut Diagnostics) {
         };
         for node in &with_gpus[1..] {
             if node.gpu_model() != first.gpu_model() {
-                let describe = |node: &Node| node.gpu_model().map_or("mixed models".to_owned(), ToString::to_string);
                 diagnostics.push(
                     Diagnostic::error(
                         Code::InconsistentDomain,
                         node.span,
-                        format!("NVLink domain `{}` mixes GPU models: `{}` has {}, `{}` has {}", domain.name, node.name, describe(node), first.name, describe(first)),
+                        format!(
+                            "NVLink domain `{}` mixes GPU models: `{}` has {}, `{}` has {}",
+                            domain.name,
+                            node.name,
+                            gpu_models(node),
+                            first.name,
+                            gpu_models(first)
+                        ),
                     )
                     .label("different GPUs")
                     .with_secondary(first.span, "first node of the domain")
@@ -132,12 +146,17 @@ fn check_chassis(model: &Model, diagnostics: &mut Diagnostics) {
             continue;
         };
         if first.domain != node.domain {
-            let domain_name = |node: &Node| node.domain.map_or("no NVLink domain".to_owned(), |domain| format!("domain `{}`", model.domain(domain).name));
             diagnostics.push(
                 Diagnostic::error(
                     Code::InconsistentDomain,
                     node.span,
-                    format!("chassis `{chassis}` holds nodes of different NVLink domains: `{}` is in {}, `{}` in {}", node.name, domain_name(node), first.name, domain_name(first)),
+                    format!(
+                        "chassis `{chassis}` holds nodes of different NVLink domains: `{}` is in {}, `{}` in {}",
+                        node.name,
+                        domain_name(model, node),
+                        first.name,
+                        domain_name(model, first)
+                    ),
                 )
                 .label("other domain")
                 .with_secondary(first.span, "first node of the chassis")
@@ -145,4 +164,12 @@ fn check_chassis(model: &Model, diagnostics: &mut Diagnostics) {
             );
         }
     }
+}
+
+fn gpu_models(node: &Node) -> String {
+    node.gpu_model().map_or("mixed models".to_owned(), ToString::to_string)
+}
+
+fn domain_name(model: &Model, node: &Node) -> String {
+    node.domain.map_or("no NVLink domain".to_owned(), |domain| format!("domain `{}`", model.domain(domain).name))
 }

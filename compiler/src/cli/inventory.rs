@@ -80,7 +80,13 @@ fn run_merge(args: &MergeArgs) -> Exit {
         return Exit::Usage;
     }
     if args.format == Format::Text {
-        eprintln!("ok: {} nodes, {} GPUs, {} NVLink domains -> {}", model.nodes.len(), model.total_gpus(), model.domains.len(), args.output.display());
+        eprintln!(
+            "ok: {} nodes, {} GPUs, {} NVLink domains -> {}",
+            model.nodes.len(),
+            model.total_gpus(),
+            model.domains.len(),
+            args.output.display()
+        );
     }
     Exit::Ok
 }

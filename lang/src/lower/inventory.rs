@@ -201,12 +201,17 @@ fn lower_cpu(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<Cpu> {
     let mut numa = Vec::new();
     let mut ok = true;
     for child in &children {
-        let lowered = if child.kind() == "profile" {
-            lower_profile(cx, child).map(|profile| profiles.push(profile))
+        if child.kind() == "profile" {
+            match lower_profile(cx, child) {
+                Some(profile) => profiles.push(profile),
+                None => ok = false,
+            }
         } else {
-            lower_numa(cx, child).map(|node| numa.push(node))
-        };
-        ok &= lowered.is_some();
+            match lower_numa(cx, child) {
+                Some(node) => numa.push(node),
+                None => ok = false,
+            }
+        }
     }
     profiles.sort_by(|left, right| left.profile.cmp(&right.profile));
     numa.sort_by_key(|node| node.id);
