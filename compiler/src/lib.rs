@@ -7,6 +7,8 @@ pub mod check;
 pub mod cli;
 pub mod diff;
 pub mod extender;
+pub mod drift;
+pub mod merge;
 pub mod render;
 pub mod scoring;
 pub mod world;

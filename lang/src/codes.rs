@@ -152,6 +152,26 @@ codes! {
         "Hosts load only modules that validate, import nothing, export a memory with a maximum within the host's limit, export `placid_abi_version` = 1 and `placid_score_batch` with the ABI v1 signature, and carry a `placid.meta` section that agrees with them (docs/wasm-abi.md). Rebuild the plugin with `placid build`.";
     PluginFailed = 63, "plugin-failed", "a Wasm scoring plugin trapped or ran out of time",
         "A call of `placid_score_batch` trapped (out-of-bounds access, `unreachable`), exceeded its time limit (epoch deadline) or its memory limit. The request fails; the host stays up and the next request gets a fresh call.";
+    DuplicateInventoryNode = 70, "duplicate-inventory-node", "two inventory files describe the same node",
+        "`placid inventory merge` combines one file per node; a host name may appear in only one of them. Usually a node was probed twice under the same name, or two hosts share a host name.";
+    InconsistentDomain = 71, "inconsistent-nvlink-domain", "the nodes of one NVLink domain or chassis disagree",
+        "All GPUs of an NVLink domain reach each other over NVLink, so the domain's nodes have the same GPU model, and the nodes of one chassis (NVLink tray) share one domain. A node with no GPU cannot be in a domain.";
+    DriftDomain = 72, "drift-nvlink-domain", "a probed node is in another NVLink domain than declared",
+        "The probe reads the NVLink domain from the GPU fabric (cluster UUID and clique id) or from its site configuration. Update the declared inventory, or fix the node's fabric or site file.";
+    DriftArch = 73, "drift-arch", "a probed node has another CPU architecture than declared",
+        "The declared architecture decides images and pools; a node that is really another architecture would run the wrong binaries.";
+    DriftGpus = 74, "drift-gpus", "a probed node has another number or model of GPUs than declared",
+        "GPU counts and models drive pools, reservations and generated gres.conf; a node whose GPUs differ (a failed GPU, a swapped board) makes them wrong.";
+    DriftMig = 75, "drift-mig", "a probed GPU has another MIG mode or MIG layout than declared",
+        "MIG mode and instances decide which classes a GPU can serve. Re-partition the GPU, or declare what it has.";
+    DriftNvlink = 76, "drift-nvlink", "a probed GPU has other NVLink links than declared",
+        "Missing or slower NVLink links (a link down, a wrong cable tray) break the bandwidth that NVLink classes were promised.";
+    ProbeUnreadable = 77, "probe-unreadable", "the probe could not read or understand a system file",
+        "`placid-probe` reports files under /proc and /sys that are missing, unreadable or garbled and leaves the fields they feed out, instead of failing.";
+    ProbeFieldMissing = 78, "probe-field-missing", "the probe could not determine some inventory fields",
+        "Without NVML (no NVIDIA driver, or no libnvidia-ml) the probe reports GPUs from PCI sysfs only and names the fields it could not fill in (model, memory, MIG, NVLink).";
+    DriftNodeSet = 79, "drift-node-set", "probed and declared inventories do not list the same nodes",
+        "A probed node that is not declared, or a declared node without a probe file, is reported so the inventory can be brought up to date.";
     MigrationTargetTooSmall = 80, "migration-target-too-small", "a migration's target pool cannot hold the migrated workload at full ramp",
         "At the last phase all migrated work runs on the target pool. The workload is the GPUs the migrated classes' stages use on the source pool at once (GPUs x trials, summed over every plan, capped at the source pool's GPUs), or the whole source pool when no stage of a migrated class runs there. The target pool must have at least that many GPUs, since the acceptance gates compare throughput for an equal GPU count.";
     MetricNotPerPool = 81, "metric-not-per-pool", "a gate or trigger reads a metric whose query does not select a pool",

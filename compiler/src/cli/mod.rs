@@ -12,6 +12,7 @@ mod fmt;
 mod graph;
 mod score;
 mod verify;
+mod inventory;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -83,6 +84,8 @@ enum Command {
     Explain(explain::Args),
     /// Report every ELF binary without a riscv64 build in directories, files and image tarballs.
     AuditBinaries(audit::Args),
+    /// Work with inventory files: merge probed node files into one inventory.
+    Inventory(inventory::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -105,6 +108,7 @@ pub fn main() -> ExitCode {
         Command::Extender(args) => extender::run(&args),
         Command::Explain(args) => explain::run(&args),
         Command::AuditBinaries(args) => audit::run(&args),
+        Command::Inventory(args) => inventory::run(&args),
     };
     exit.into()
 }
