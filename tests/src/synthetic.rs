@@ -77,6 +77,7 @@ pub fn inventory(size: Size) -> JsonInventory {
                     sockets: Some(1),
                     isa: Some("rv64imafdcv_zba_zbb_zbs".into()),
                     numa_nodes: Some(2),
+                    ..JsonCpu::default()
                 },
                 memory: Some("512GiB".into()),
                 gpus,
