@@ -4,10 +4,10 @@
 
 mod build;
 mod check;
-mod fmt;
-mod graph;
 mod explain;
 mod extender;
+mod fmt;
+mod graph;
 mod score;
 
 use std::io::IsTerminal;
