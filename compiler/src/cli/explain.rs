@@ -1,5 +1,6 @@
 //! `placid explain --wat SCORE [DIR]`: prints a score's Wasm module in the text format.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use crate::cli::Exit;
@@ -23,8 +24,9 @@ pub fn run(args: &Args) -> Exit {
         Err(exit) => return exit,
     };
     match wasmprinter::print_bytes(&loaded.bytes) {
+        // A closed pipe (`placid explain --wat s | head`) is not an error.
         Ok(text) => {
-            println!("{text}");
+            let _ = writeln!(std::io::stdout().lock(), "{text}");
             Exit::Ok
         }
         Err(error) => {

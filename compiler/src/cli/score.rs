@@ -2,6 +2,7 @@
 //! the inventory's nodes for a job with the score's Wasm plugin, run by the same host as the
 //! extender.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use crate::cli::Exit;
@@ -90,10 +91,12 @@ pub fn run(args: &Args) -> Exit {
         })
         .collect();
     let ranked = rank(meta, results);
-    match args.format {
-        Output::Table => print!("{}", table(&meta.policy, &ranked)),
-        Output::Json => println!("{}", serde_json::to_string_pretty(&json(&ranked)).unwrap_or_default()),
-    }
+    let text = match args.format {
+        Output::Table => table(&meta.policy, &ranked),
+        Output::Json => format!("{}\n", serde_json::to_string_pretty(&json(&ranked)).unwrap_or_default()),
+    };
+    // A closed pipe (`placid score ... | head`) is not an error.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Exit::Ok
 }
 
