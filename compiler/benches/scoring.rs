@@ -58,7 +58,9 @@ fn batch(criterion: &mut Criterion) {
 
     let mut group = criterion.benchmark_group("score 10000 nodes");
     let mut outcomes = Vec::new();
-    group.bench_function("native evaluator", |bench| bench.iter(|| evaluator.evaluate_batch(black_box(&params), black_box(&rows), &mut outcomes)));
+    group.bench_function("native evaluator", |bench| {
+        bench.iter(|| evaluator.evaluate_batch(black_box(&params), black_box(&rows), &mut outcomes))
+    });
     group.bench_function("wasm batch, copying rows in and scores out", |bench| {
         bench.iter(|| worker.score(black_box(&params), black_box(&rows)).unwrap_or_default())
     });
@@ -79,7 +81,8 @@ fn extender_latency(criterion: &mut Criterion) {
     let model = scaled(&loaded.model, 5_000);
     let settings = Settings::DEFAULT;
     let extender = Arc::new(Extender::new(loaded.plugin, &model, settings));
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap_or_else(|error| panic!("{error}"));
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap_or_else(|error| panic!("{error}"));
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap_or_else(|error| panic!("{error}"));
     let address = listener.local_addr().unwrap_or_else(|error| panic!("{error}"));
     runtime.spawn(async move { axum::serve(listener, router(extender, settings)).await });
@@ -102,9 +105,16 @@ fn extender_latency(criterion: &mut Criterion) {
         .collect();
     latencies.sort();
     let percentile = |p: usize| latencies[(latencies.len() * p / 100).min(latencies.len() - 1)];
-    println!("extender prioritize, 5000 nodes, 2000 requests: p50 {:?}, p99 {:?}, max {:?}", percentile(50), percentile(99), latencies[latencies.len() - 1]);
+    println!(
+        "extender prioritize, 5000 nodes, 2000 requests: p50 {:?}, p99 {:?}, max {:?}",
+        percentile(50),
+        percentile(99),
+        latencies[latencies.len() - 1]
+    );
     let mut group = criterion.benchmark_group("extender");
-    group.bench_function("prioritize 5000 nodes over HTTP", |bench| bench.iter(|| client.post("/prioritize", body.as_bytes()).map(|reply| reply.status).unwrap_or(0)));
+    group.bench_function("prioritize 5000 nodes over HTTP", |bench| {
+        bench.iter(|| client.post("/prioritize", body.as_bytes()).map(|reply| reply.status).unwrap_or(0))
+    });
     group.finish();
 }
 

@@ -22,14 +22,18 @@ fn start() -> (SocketAddr, tokio::sync::oneshot::Sender<()>, std::thread::JoinHa
     let (address_sender, address_receiver) = std::sync::mpsc::channel();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap_or_else(|error| panic!("{error}"));
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap_or_else(|error| panic!("{error}"));
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|error| panic!("{error}"));
             let _ = address_sender.send(listener.local_addr().unwrap_or_else(|error| panic!("{error}")));
             let shutdown = async {
                 let _ = stopped.await;
             };
-            axum::serve(listener, router(extender, SETTINGS)).with_graceful_shutdown(shutdown).await.unwrap_or_else(|error| panic!("{error}"));
+            axum::serve(listener, router(extender, SETTINGS))
+                .with_graceful_shutdown(shutdown)
+                .await
+                .unwrap_or_else(|error| panic!("{error}"));
         });
     });
     let address = address_receiver.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|error| panic!("server did not start: {error}"));
@@ -98,7 +102,10 @@ fn extender_serves_both_modes_and_refuses_bad_bodies() {
     let uncached = json!({"Pod": pod(), "Nodes": {"metadata": {}, "items": nodes}, "NodeNames": null});
     let (status, filter) = post(address, "/filter", uncached.to_string().as_bytes());
     assert_eq!(status, 200, "{filter}");
-    let passing: Vec<&str> = filter["Nodes"]["items"].as_array().map(|items| items.iter().filter_map(|item| item["metadata"]["name"].as_str()).collect()).unwrap_or_default();
+    let passing: Vec<&str> = filter["Nodes"]["items"]
+        .as_array()
+        .map(|items| items.iter().filter_map(|item| item["metadata"]["name"].as_str()).collect())
+        .unwrap_or_default();
     assert_eq!(passing, vec!["k-a", "k-b"]);
     assert_eq!(filter["Nodes"]["items"][0], nodes[0], "passing nodes are echoed unchanged");
     assert_eq!(filter["FailedNodes"]["k-c"], json!("placid: failed enough-gpus"));

@@ -128,6 +128,22 @@ codes! {
         "slurm.conf describes a node as Sockets x CoresPerSocket x ThreadsPerCore = CPUs. When the inventory's harts are not a multiple of its cores, or its cores of its sockets, slurmd reports a different layout and slurmctld drains the node. Fix the inventory (re-probe the node).";
     SlurmTemplate = 44, "slurm-template", "an sbatch template does not parse or render",
         "Templates in the project's Slurm templates directory override the built-in `stage.sbatch.j2` and `submit.sh.j2`. They are minijinja templates and must parse and render with the stage context described in docs/targets/slurm.md.";
+    KubernetesInvalidName = 50, "kubernetes-invalid-name", "a name cannot become a valid Kubernetes object name",
+        "Kubernetes object names are DNS-1123 labels: at most 63 lower-case letters, digits and `-`, starting and ending with a letter or digit. placid lower-cases names and turns `_` and `.` into `-` (tier `P0` becomes `p0`); a name that still is not valid after that, or that grows too long once placid adds a suffix (`p0-1000`), is refused. Rename the element.";
+    KubernetesNameCollision = 51, "kubernetes-name-collision", "two elements become the same Kubernetes object",
+        "After mapping names to Kubernetes object names (lower case, `_` and `.` as `-`), two different elements of the policy (`gpu_a` and `gpu.a`, or `P0` and `p0`) would produce the same object; the second would silently replace the first. Rename one of them.";
+    PriorityClassOutOfRange = 52, "priority-class-out-of-range", "a tier's priority is above what a PriorityClass allows",
+        "Kubernetes refuses user PriorityClasses above 1000000000 (`HighestUserDefinablePriority`); larger values are reserved for system-critical pods. Lower the tier's priority; only the order of tiers matters.";
+    PriorityClassReservedName = 53, "priority-class-reserved-name", "a tier's name starts with the reserved `system-` prefix",
+        "Kubernetes reserves PriorityClass names that start with `system-` for its own classes and refuses to create others. Rename the tier.";
+    KubernetesInvalidLabel = 54, "kubernetes-invalid-label", "a label placid would write on nodes or objects is not a valid Kubernetes label",
+        "Label keys are an optional DNS-subdomain prefix and a name of at most 63 characters (letters, digits, `-`, `_`, `.`, starting and ending with a letter or digit); values follow the same rule for the name part. placid derives keys such as `placid.dev/pool-<pool>` and values such as rack names from the policy; shorten or rename the element at fault.";
+    KueueQuotaInvalid = 55, "kueue-quota-invalid", "a ClusterQueue placid would emit breaks a rule Kueue's webhook enforces",
+        "Kueue rejects ClusterQueues whose `lendingLimit` exceeds `nominalQuota`, that set borrowing or lending limits without a cohort, or whose flavor resources are not listed in the order of `coveredResources`. placid derives quotas from teams' shares and tiers' reservations; the message names the quota at fault.";
+    KueueLimitExceeded = 56, "kueue-limit-exceeded", "the policy needs more Kueue objects or entries than Kueue accepts",
+        "Kueue caps a ClusterQueue at 64 flavors per resource group and a ResourceFlavor at 8 node labels and 8 taints; a Topology has at most 16 levels. Merge pools or split the cluster into several projects.";
+    AlertNotExpressible = 57, "alert-not-expressible", "an alert cannot be written as a Prometheus rule",
+        "A threshold relative to a migration baseline (`of-baseline`) has no meaning in a standing Prometheus alert: there is no baseline to compare with. Use an absolute value or a percentage.";
     TooManyPredicates = 60, "too-many-predicates", "a score has more filters than the Wasm ABI can report",
         "Each filter of a score is one bit of the node's failure mask, a `u32` in placid ABI v1, so a score has at most 32 filters. Combine related conditions with `&&`.";
     InvalidEmittedModule = 61, "invalid-emitted-module", "an emitted Wasm module failed validation",
@@ -136,4 +152,38 @@ codes! {
         "Hosts load only modules that validate, import nothing, export a memory with a maximum within the host's limit, export `placid_abi_version` = 1 and `placid_score_batch` with the ABI v1 signature, and carry a `placid.meta` section that agrees with them (docs/wasm-abi.md). Rebuild the plugin with `placid build`.";
     PluginFailed = 63, "plugin-failed", "a Wasm scoring plugin trapped or ran out of time",
         "A call of `placid_score_batch` trapped (out-of-bounds access, `unreachable`), exceeded its time limit (epoch deadline) or its memory limit. The request fails; the host stays up and the next request gets a fresh call.";
+    DuplicateInventoryNode = 70, "duplicate-inventory-node", "two inventory files describe the same node",
+        "`placid inventory merge` combines one file per node; a host name may appear in only one of them. Usually a node was probed twice under the same name, or two hosts share a host name.";
+    InconsistentDomain = 71, "inconsistent-nvlink-domain", "the nodes of one NVLink domain or chassis disagree",
+        "All GPUs of an NVLink domain reach each other over NVLink, so the domain's nodes have the same GPU model, and the nodes of one chassis (NVLink tray) share one domain. A node with no GPU cannot be in a domain.";
+    DriftDomain = 72, "drift-nvlink-domain", "a probed node is in another NVLink domain than declared",
+        "The probe reads the NVLink domain from the GPU fabric (cluster UUID and clique id) or from its site configuration. Update the declared inventory, or fix the node's fabric or site file.";
+    DriftArch = 73, "drift-arch", "a probed node has another CPU architecture than declared",
+        "The declared architecture decides images and pools; a node that is really another architecture would run the wrong binaries.";
+    DriftGpus = 74, "drift-gpus", "a probed node has another number or model of GPUs than declared",
+        "GPU counts and models drive pools, reservations and generated gres.conf; a node whose GPUs differ (a failed GPU, a swapped board) makes them wrong.";
+    DriftMig = 75, "drift-mig", "a probed GPU has another MIG mode or MIG layout than declared",
+        "MIG mode and instances decide which classes a GPU can serve. Re-partition the GPU, or declare what it has.";
+    DriftNvlink = 76, "drift-nvlink", "a probed GPU has other NVLink links than declared",
+        "Missing or slower NVLink links (a link down, a wrong cable tray) break the bandwidth that NVLink classes were promised.";
+    ProbeUnreadable = 77, "probe-unreadable", "the probe could not read or understand a system file",
+        "`placid-probe` reports files under /proc and /sys that are missing, unreadable or garbled and leaves the fields they feed out, instead of failing.";
+    ProbeFieldMissing = 78, "probe-field-missing", "the probe could not determine some inventory fields",
+        "Without NVML (no NVIDIA driver, or no libnvidia-ml) the probe reports GPUs from PCI sysfs only and names the fields it could not fill in (model, memory, MIG, NVLink).";
+    DriftNodeSet = 79, "drift-node-set", "probed and declared inventories do not list the same nodes",
+        "A probed node that is not declared, or a declared node without a probe file, is reported so the inventory can be brought up to date.";
+    MigrationTargetTooSmall = 80, "migration-target-too-small", "a migration's target pool cannot hold the migrated workload at full ramp",
+        "At the last phase all migrated work runs on the target pool. The workload is the GPUs the migrated classes' stages use on the source pool at once (GPUs x trials, summed over every plan, capped at the source pool's GPUs), or the whole source pool when no stage of a migrated class runs there. The target pool must have at least that many GPUs, since the acceptance gates compare throughput for an equal GPU count.";
+    MetricNotPerPool = 81, "metric-not-per-pool", "a gate or trigger reads a metric whose query does not select a pool",
+        "Gates and triggers measure the pool under migration: the metric's query names the pool as `$pool`, which placid replaces with the target pool (and, for `of=\"baseline\"` thresholds, with the source pool to measure the baseline). A baseline threshold on a query without `$pool` is an error, because the baseline cannot be measured; other gates and triggers get a warning, because they would watch the whole cluster.";
+    MigrationPhasesNotReversible = 82, "migration-phases-not-reversible", "a migration's phases cannot be rolled back one step at a time",
+        "Rolling back returns to the previous phase, so the share of work on the target pool must grow with every phase: `shadow` (0%) only first, then canaries, then ramps with strictly increasing weights, then `blue-green` (100%) only last.";
+    MigrationPlatformMissing = 83, "migration-platform-missing", "a migrated class has no image for the target pool's architecture",
+        "Every class a migration moves must declare `platforms` covering every architecture of the target pool's nodes, and an `image-platform` compatibility gate must name an architecture the target pool has.";
+    DuplicateMigrationCondition = 84, "duplicate-migration-condition", "a migration gates or triggers on the same metric twice",
+        "Each metric appears at most once among a migration's `accept` gates and once among its `rollback-when` triggers: each becomes one named AnalysisTemplate, and two thresholds on one metric are one threshold too many.";
+    MigrationSamePool = 85, "migration-same-pool", "a migration moves work from a pool to itself",
+        "`from` and `to` must name different pools.";
+    MigrationNameInvalid = 86, "migration-name-invalid-for-kubernetes", "a migration or service name cannot name a Kubernetes object",
+        "Rollouts and AnalysisTemplates are named after the migration, its services and its metrics. Kubernetes object names are DNS-1123 subdomains: lower-case letters, digits, `-` and `.`, at most 253 characters, and label values at most 63.";
 }

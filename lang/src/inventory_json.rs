@@ -68,6 +68,48 @@ pub struct JsonCpu {
     /// NUMA nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub numa_nodes: Option<u32>,
+    /// CPU model (`uarch` on riscv64, `model name` on x86_64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// `rvv1.0`, `xtheadvector` or `none`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector: Option<String>,
+    /// RISC-V profile verdicts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<JsonProfile>,
+    /// NUMA nodes with their CPUs and memory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub numa: Vec<JsonNuma>,
+}
+
+/// A RISC-V profile verdict.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonProfile {
+    /// Profile (`rva23u64`).
+    pub profile: String,
+    /// `meets`, `missing` or `unverifiable`.
+    pub verdict: String,
+    /// Missing mandatory extensions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+    /// Mandatory extensions the kernel cannot report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unverifiable: Vec<String>,
+}
+
+/// A NUMA node.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonNuma {
+    /// Node id.
+    pub id: u32,
+    /// CPU list (`0-7,16-23`).
+    #[serde(default)]
+    pub cpus: String,
+    /// Memory (`"64GiB"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<String>,
 }
 
 /// A GPU.

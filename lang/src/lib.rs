@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod codes;
+pub mod cpulist;
 pub mod diag;
 pub mod expr;
 pub mod format;
@@ -14,6 +15,7 @@ pub mod inventory_json;
 pub mod lower;
 pub mod model;
 pub mod name;
+pub mod print;
 pub mod source;
 pub mod span;
 pub mod suggest;

@@ -1,1 +1,192 @@
-fn main() {}
+//! The `placid-probe` command line: flags to a [`Site`] and a root, one probe run, the node
+//! printed as KDL or JSON on stdout (or to `-o FILE`), diagnostics on stderr. Exit 0 when a
+//! node was written (warnings included), 2 when it could not be (no name, no architecture,
+//! bad flags or site file).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+use placid_lang::units::{Currency, Money};
+use placid_probe::nvml::{GpuSource, NvmlGpu, Unavailable};
+use placid_probe::root::Root;
+use placid_probe::site::{self, Site};
+use placid_probe::{notes, probe, sample_nvlink};
+
+/// Output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// The KDL inventory format.
+    Kdl,
+    /// The JSON form of the inventory.
+    Json,
+}
+
+/// placid-probe: prints this node's inventory (CPU, NUMA, memory, GPUs, NVLink) for placid.
+#[derive(Parser, Debug)]
+#[command(name = "placid-probe", version, about)]
+struct Cli {
+    /// Read /proc and /sys below this directory instead of / (NVML is then not asked).
+    #[arg(long, default_value = "/")]
+    root: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Kdl)]
+    format: Format,
+    /// Write the inventory here instead of stdout.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// Site file with what a probe cannot know (rack, chassis, nvlink-domain, capacity, cost, labels).
+    #[arg(long)]
+    site: Option<PathBuf>,
+    /// Node name (default: the host name).
+    #[arg(long)]
+    name: Option<String>,
+    /// Rack.
+    #[arg(long)]
+    rack: Option<String>,
+    /// Chassis (NVLink tray, blade enclosure).
+    #[arg(long)]
+    chassis: Option<String>,
+    /// NVLink domain name (default: the GPU fabric's `<cluster-uuid>.<clique-id>`).
+    #[arg(long)]
+    nvlink_domain: Option<String>,
+    /// Capacity kind: reserved, on-demand or spot.
+    #[arg(long)]
+    capacity: Option<String>,
+    /// Price of one GPU-hour, such as `(usd)3.10`.
+    #[arg(long)]
+    cost_gpu_hour: Option<String>,
+    /// Extra label `KEY=VALUE` (repeatable).
+    #[arg(long = "label")]
+    labels: Vec<String>,
+    /// Do not ask NVML even on a live system.
+    #[arg(long)]
+    no_nvml: bool,
+    /// Sample NVLink throughput over this window (`5s`) and report it on stderr.
+    #[arg(long)]
+    sample: Option<String>,
+}
+
+/// Used when NVML must not or cannot be asked.
+struct NoNvml(String);
+
+impl GpuSource for NoNvml {
+    fn gpus(&self) -> Result<Vec<NvmlGpu>, Unavailable> {
+        Err(Unavailable { reason: self.0.clone() })
+    }
+    fn link_traffic(&self, _gpu: u32, _link: u32) -> Option<(u64, u64)> {
+        None
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: &Cli) -> Result<ExitCode, String> {
+    let site = site_of(cli)?;
+    let window = cli
+        .sample
+        .as_deref()
+        .map(|text| {
+            placid_lang::units::Duration::parse(text).map(|duration| Duration::from_secs(duration.seconds)).map_err(|error| error.message)
+        })
+        .transpose()?;
+    let root = Root::new(&cli.root);
+    let live_nvml;
+    let source: &dyn GpuSource = if !root.is_live() {
+        &NoNvml("--root reads a captured tree; NVML describes only the live host".to_owned())
+    } else if cli.no_nvml {
+        &NoNvml("--no-nvml".to_owned())
+    } else {
+        match placid_probe::nvml::real::Nvml::open() {
+            Ok(nvml) => {
+                live_nvml = nvml;
+                &live_nvml
+            }
+            Err(unavailable) => {
+                live_nvml_unavailable(&unavailable);
+                &NoNvml(unavailable.reason)
+            }
+        }
+    };
+    let result = probe(&root, site, source);
+    eprint!("{}", notes::render(&result.diagnostics));
+    if result.entry.is_none() {
+        return Ok(ExitCode::from(2));
+    }
+    let model = result.model();
+    let text = match cli.format {
+        Format::Kdl => placid_lang::print::inventory_kdl(&model),
+        Format::Json => {
+            let mut json = serde_json::to_string_pretty(&placid_lang::print::inventory_json(&model)).map_err(|error| error.to_string())?;
+            json.push('\n');
+            json
+        }
+    };
+    match &cli.output {
+        Some(path) => std::fs::write(path, text).map_err(|error| format!("cannot write {}: {error}", path.display()))?,
+        None => print!("{text}"),
+    }
+    if let Some(window) = window {
+        for sample in sample_nvlink(source, &result.gpus, window) {
+            eprintln!(
+                "nvlink gpu {} link {}: tx {:.1} GB/s, rx {:.1} GB/s",
+                sample.gpu,
+                sample.link,
+                sample.tx_bytes_per_second / 1e9,
+                sample.rx_bytes_per_second / 1e9
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// NVML missing is normal on CPU-only nodes; say it once, as a note, not as a failure.
+fn live_nvml_unavailable(unavailable: &Unavailable) {
+    eprintln!("note: NVML not available ({}); GPUs come from PCI sysfs only", unavailable.reason);
+}
+
+fn site_of(cli: &Cli) -> Result<Site, String> {
+    let from_file = match &cli.site {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+            Site::parse(&text).map_err(|error| format!("{}: {error}", path.display()))?
+        }
+        None => Site::default(),
+    };
+    let mut flags = Site {
+        name: cli.name.as_deref().map(site::name).transpose()?,
+        rack: cli.rack.as_deref().map(site::name).transpose()?,
+        chassis: cli.chassis.as_deref().map(site::name).transpose()?,
+        nvlink_domain: cli.nvlink_domain.as_deref().map(site::name).transpose()?,
+        capacity: cli.capacity.as_deref().map(site::capacity).transpose()?,
+        cost_per_gpu_hour: cli.cost_gpu_hour.as_deref().map(money).transpose()?,
+        ..Site::default()
+    };
+    for label in &cli.labels {
+        let (key, value) = label.split_once('=').ok_or_else(|| format!("--label `{}` is not KEY=VALUE", label.escape_debug()))?;
+        let (key, value) = site::label(key, value)?;
+        flags.labels.insert(key, value);
+    }
+    Ok(from_file.overlay(flags))
+}
+
+/// `(usd)3.10`, the way inventories write money.
+fn money(text: &str) -> Result<Money, String> {
+    let (currency, amount) = text
+        .trim()
+        .strip_prefix('(')
+        .and_then(|rest| rest.split_once(')'))
+        .ok_or_else(|| format!("`{}` is not money; write it like (usd)3.10", text.escape_debug()))?;
+    let currency = Currency::parse(currency).ok_or_else(|| format!("unknown currency `{}`", currency.escape_debug()))?;
+    Money::parse(currency, amount).map_err(|error| error.message)
+}

@@ -9,6 +9,7 @@
 
 pub mod artifact;
 pub mod k8s;
+pub mod migration;
 pub mod slurm;
 pub mod text;
 pub mod wasm;

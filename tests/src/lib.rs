@@ -1,6 +1,7 @@
 //! Support for placid's end-to-end tests: locating `../shared` (schemas, fixtures), the
 //! examples, and compiling a project in memory.
 
+pub mod crd;
 pub mod synthetic;
 
 use std::path::{Path, PathBuf};

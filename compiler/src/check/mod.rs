@@ -4,6 +4,7 @@
 
 mod budget;
 mod capacity;
+mod migrations;
 mod plans;
 mod preemption;
 pub mod topology;
@@ -20,6 +21,7 @@ pub fn check(model: &Model) -> Diagnostics {
     budget::check(model, &mut diagnostics);
     topology::check(model, &topology, &mut diagnostics);
     plans::check(model, &mut diagnostics);
+    migrations::check(model, &mut diagnostics);
     diagnostics.sort();
     diagnostics
 }

@@ -18,6 +18,11 @@ pub struct Args {
     /// Emit only these targets.
     #[arg(long = "target", value_parser = parse_target)]
     targets: Vec<TargetKind>,
+    /// Print the synced Kubernetes objects as one multi-document YAML stream on stdout instead
+    /// of writing files (what the Argo CD plugin runs); needs `--target kubernetes` alone.
+    /// Diagnostics always go to stderr as text then, so stdout holds YAML only.
+    #[arg(long, conflicts_with = "out")]
+    stdout: bool,
 }
 
 fn parse_target(text: &str) -> Result<TargetKind, String> {
@@ -29,6 +34,9 @@ fn parse_target(text: &str) -> Result<TargetKind, String> {
 }
 
 pub fn run(args: &Args) -> Exit {
+    if args.stdout {
+        return print_stream(args);
+    }
     let world = match open(&args.project.dir) {
         Ok(world) => world,
         Err(exit) => return exit,
@@ -46,4 +54,39 @@ pub fn run(args: &Args) -> Exit {
         eprintln!("wrote {} files to {}", build.artifacts.len(), args.out.display());
     }
     Exit::Ok
+}
+
+/// `--stdout`: check and print the Kubernetes stream; nothing but YAML reaches stdout.
+fn print_stream(args: &Args) -> Exit {
+    if args.targets != [TargetKind::Kubernetes] {
+        eprintln!("error: --stdout prints Kubernetes objects only; use it with `--target kubernetes`");
+        return Exit::Usage;
+    }
+    let world = match open(&args.project.dir) {
+        Ok(world) => world,
+        Err(exit) => return exit,
+    };
+    let build = compile(&world, &Selection { only: args.targets.clone() });
+    report(crate::render::Format::Text, &build.sources, &build.diagnostics);
+    if build.diagnostics.has_errors() {
+        return Exit::Failure;
+    }
+    if !TargetKind::Kubernetes.enabled(&build.model) {
+        eprintln!("error: the project declares no `target \"kubernetes\"`");
+        return Exit::Usage;
+    }
+    match placid_targets::k8s::stream(&build.model) {
+        // A closed pipe is reported, not a panic as `print!` would make it.
+        Ok(stream) => match std::io::Write::write_all(&mut std::io::stdout().lock(), stream.as_bytes()) {
+            Ok(()) => Exit::Ok,
+            Err(error) => {
+                eprintln!("error: cannot write to stdout: {error}");
+                Exit::Usage
+            }
+        },
+        Err(diagnostics) => {
+            report(crate::render::Format::Text, &build.sources, &diagnostics);
+            Exit::Failure
+        }
+    }
 }

@@ -39,7 +39,8 @@ pub fn run(args: &Args) -> Exit {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
-    let settings = Settings { max_body: args.max_body_mib << 20, timeout: Duration::from_millis(args.timeout_ms), concurrency: args.concurrency };
+    let settings =
+        Settings { max_body: args.max_body_mib << 20, timeout: Duration::from_millis(args.timeout_ms), concurrency: args.concurrency };
     let policy = loaded.plugin.meta().policy.clone();
     let extender = Arc::new(Extender::new(loaded.plugin, &loaded.model, settings));
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(settings.concurrency.max(1)).enable_all().build() {

@@ -2,15 +2,17 @@
 //! its own module and returns an [`Exit`]; only [`main`] prints top-level errors and picks the
 //! process exit code (0 ok, 1 policy errors or changes, 2 usage or IO errors).
 
+mod audit;
 mod build;
 mod check;
 mod diff;
-mod verify;
-mod fmt;
-mod graph;
 mod explain;
 mod extender;
+mod fmt;
+mod graph;
 mod score;
+mod verify;
+mod inventory;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -80,6 +82,10 @@ enum Command {
     Extender(extender::Args),
     /// Show generated code (`--wat SCORE`: a score's Wasm module as text).
     Explain(explain::Args),
+    /// Report every ELF binary without a riscv64 build in directories, files and image tarballs.
+    AuditBinaries(audit::Args),
+    /// Work with inventory files: merge probed node files into one inventory.
+    Inventory(inventory::Args),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -101,6 +107,8 @@ pub fn main() -> ExitCode {
         Command::Score(args) => score::run(&args),
         Command::Extender(args) => extender::run(&args),
         Command::Explain(args) => explain::run(&args),
+        Command::AuditBinaries(args) => audit::run(&args),
+        Command::Inventory(args) => inventory::run(&args),
     };
     exit.into()
 }

@@ -30,7 +30,8 @@ impl Client {
 
     /// Sends `POST path` with `body` and reads the reply (the connection stays open).
     pub fn post(&mut self, path: &str, body: &[u8]) -> std::io::Result<Reply> {
-        let head = format!("POST {path} HTTP/1.1\r\nHost: placid\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", body.len());
+        let head =
+            format!("POST {path} HTTP/1.1\r\nHost: placid\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", body.len());
         self.writer.write_all(head.as_bytes())?;
         self.writer.write_all(body)?;
         let mut line = String::new();

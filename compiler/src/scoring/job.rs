@@ -26,7 +26,8 @@ pub fn from_pairs(pairs: &[String]) -> Result<JobValues, String> {
 
 /// Parses a JSON object of parameters.
 pub fn from_json(text: &str) -> Result<JobValues, String> {
-    let object: BTreeMap<String, serde_json::Value> = serde_json::from_str(text).map_err(|error| format!("the job file is not a JSON object: {error}"))?;
+    let object: BTreeMap<String, serde_json::Value> =
+        serde_json::from_str(text).map_err(|error| format!("the job file is not a JSON object: {error}"))?;
     let values: JobValues = object
         .into_iter()
         .map(|(key, value)| {
@@ -44,7 +45,8 @@ pub fn from_json(text: &str) -> Result<JobValues, String> {
 fn check_names(values: &JobValues) -> Result<(), String> {
     for key in values.keys() {
         if JobParam::lookup(key).is_none() {
-            let help = suggest::help_for(key, JobParam::ALL.iter().map(|param| param.name())).map(|help| format!(" ({help})")).unwrap_or_default();
+            let help =
+                suggest::help_for(key, JobParam::ALL.iter().map(|param| param.name())).map(|help| format!(" ({help})")).unwrap_or_default();
             return Err(format!("unknown job parameter `{key}`{help}"));
         }
     }

@@ -107,10 +107,8 @@ pub fn quantity(text: &str) -> Option<f64> {
         ("E", 1e18),
     ];
     let text = text.trim();
-    let (number, factor) = SUFFIXES
-        .iter()
-        .find_map(|(suffix, factor)| text.strip_suffix(suffix).map(|number| (number, *factor)))
-        .unwrap_or((text, 1.0));
+    let (number, factor) =
+        SUFFIXES.iter().find_map(|(suffix, factor)| text.strip_suffix(suffix).map(|number| (number, *factor))).unwrap_or((text, 1.0));
     let value: f64 = number.parse().ok()?;
     value.is_finite().then_some(value * factor)
 }

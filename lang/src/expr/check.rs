@@ -117,7 +117,8 @@ impl Checker<'_> {
     }
 
     fn unknown_name(&mut self, syntax: &Syntax, name: &str) {
-        let qualified = NodeFeature::ALL.iter().map(|feature| feature.qualified_name()).chain(JobParam::ALL.iter().map(|param| param.qualified_name()));
+        let qualified =
+            NodeFeature::ALL.iter().map(|feature| feature.qualified_name()).chain(JobParam::ALL.iter().map(|param| param.qualified_name()));
         let help = suggest::did_you_mean(name, qualified.clone())
             .or_else(|| {
                 let bare = name.rsplit('.').next().unwrap_or(name);
@@ -209,7 +210,12 @@ impl Checker<'_> {
                 syntax,
                 format!("`{level}` cannot be compared with a {}: its values are interned by the host", category.as_str()),
                 "not a feature",
-                Some(format!("compare two {} features, such as `node.{} != job.{}`", category.as_str(), interned_name(category), interned_name(category))),
+                Some(format!(
+                    "compare two {} features, such as `node.{} != job.{}`",
+                    category.as_str(),
+                    interned_name(category),
+                    interned_name(category)
+                )),
             );
             return None;
         };

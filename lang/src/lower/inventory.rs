@@ -5,26 +5,75 @@
 use std::collections::BTreeMap;
 
 use crate::diag::{Code, Diagnostic};
-use crate::inventory_json::{JsonGpu, JsonInventory, JsonNode};
+use crate::inventory_json::{JsonCpu, JsonGpu, JsonInventory, JsonNode};
 use crate::lower::ParsedFile;
 use crate::lower::reader::{Cx, NodeReader, Optional, Value};
-use crate::model::{Arch, CapacityKind, Cpu, Domain, DomainId, Gpu, Mig, MigInstances, Model, Node, NodeId, NvLink, Rack, RackId};
+use crate::model::{
+    Arch, CapacityKind, Cpu, Domain, DomainId, Gpu, Mig, MigInstances, Model, Node, NodeId, NumaNode, NvLink, ProfileVerdict, Rack, RackId,
+    VectorExt, Verdict,
+};
 use crate::name::{LabelKey, Name, is_label_value};
 use crate::span::{FileId, Span, Spanned};
 use crate::units::{Bandwidth, Bytes, Money};
 
-/// A node before domains and racks get ids.
-pub(super) struct NodeDraft {
-    node: Node,
-    rack: Option<Spanned<Name>>,
-    domain: Option<Spanned<Name>>,
+/// One node of an inventory file with the names of its rack and NVLink domain, before a
+/// whole inventory gives them ids. `placid-probe` and `placid inventory merge` build models
+/// from these through [`assemble_inventory`].
+#[derive(Clone, Debug)]
+pub struct InventoryEntry {
+    /// The node (its `rack` and `domain` ids are unset).
+    pub node: Node,
+    /// The rack's name and where it is written.
+    pub rack: Option<Spanned<Name>>,
+    /// The NVLink domain's name and where it is written.
+    pub domain: Option<Spanned<Name>>,
+}
+
+/// How an inventory file is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InventoryFormat {
+    /// KDL, as people and `placid-probe` write it.
+    Kdl,
+    /// The JSON form of [`crate::inventory_json`].
+    Json,
+}
+
+impl InventoryFormat {
+    /// The format a file name implies: `.json` is JSON, anything else KDL.
+    pub fn of_path(path: &str) -> InventoryFormat {
+        if path.ends_with(".json") { InventoryFormat::Json } else { InventoryFormat::Kdl }
+    }
+}
+
+/// Reads one inventory file on its own (outside a project), with the same validation as the
+/// compiler. Entries that fail to lower are left out and their errors reported.
+pub fn read_inventory_file(file: FileId, text: &str, format: InventoryFormat) -> (Vec<InventoryEntry>, crate::diag::Diagnostics) {
+    let mut cx = Cx::new();
+    let entries = match format {
+        InventoryFormat::Json => lower_json(&mut cx, file, text),
+        InventoryFormat::Kdl => {
+            let (document, diagnostics) = crate::syntax::parse(file, text);
+            cx.diagnostics.extend(diagnostics);
+            lower_kdl(&mut cx, &ParsedFile { id: file, document })
+        }
+    };
+    (entries, cx.diagnostics)
+}
+
+/// Builds the inventory half of a model (nodes, domains, racks) from entries: sorts the nodes,
+/// reports duplicate host names and derives domains and racks.
+pub fn assemble_inventory(entries: Vec<InventoryEntry>) -> (Model, crate::diag::Diagnostics) {
+    let mut cx = Cx::new();
+    let mut model = Model::default();
+    assemble(&mut cx, &mut model, entries);
+    (model, cx.diagnostics)
 }
 
 const ARCHES: &[(&str, Arch)] = &[("riscv64", Arch::Riscv64), ("x86_64", Arch::X86_64), ("aarch64", Arch::Aarch64)];
 const CAPACITIES: &[(&str, CapacityKind)] =
     &[("reserved", CapacityKind::Reserved), ("on-demand", CapacityKind::OnDemand), ("spot", CapacityKind::Spot)];
 
-pub(super) fn lower_kdl(cx: &mut Cx, file: &ParsedFile) -> Vec<NodeDraft> {
+pub(super) fn lower_kdl(cx: &mut Cx, file: &ParsedFile) -> Vec<InventoryEntry> {
     let mut drafts = Vec::new();
     for node in file.document.nodes() {
         let reader = NodeReader::new(node, file.id);
@@ -47,7 +96,7 @@ pub(super) fn lower_kdl(cx: &mut Cx, file: &ParsedFile) -> Vec<NodeDraft> {
     drafts
 }
 
-fn lower_node(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<NodeDraft> {
+fn lower_node(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<InventoryEntry> {
     let props = reader.props(cx, &["arch", "rack", "chassis", "nvlink-domain", "capacity"]);
     let children = reader.children(cx, &["cpu", "memory", "cost", "gpu", "label"]);
     let args = reader.expect_args(cx, 1, 1, "the node's host name")?;
@@ -134,24 +183,126 @@ fn lower_node(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<NodeDraft> {
         gpus,
         labels,
     };
-    ok.then_some(NodeDraft { node, rack, domain })
+    ok.then_some(InventoryEntry { node, rack, domain })
 }
 
 fn lower_cpu(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<Cpu> {
-    let props = reader.props(cx, &["harts", "cores", "sockets", "isa", "numa-nodes"]);
-    reader.children(cx, &[]);
+    let props = reader.props(cx, &["harts", "cores", "sockets", "isa", "numa-nodes", "model", "vector"]);
+    let children = reader.children(cx, &["profile", "numa"]);
     let harts = props.require(cx, reader, "harts").and_then(|value| value.positive(cx));
     let cores = props.get("cores").map(|value| value.positive(cx));
     let sockets = props.get("sockets").map(|value| value.positive(cx));
     let isa = props.get("isa").map(|value| value.string(cx));
     let numa_nodes = props.get("numa-nodes").map_or(Some(1), |value| value.positive(cx));
-    Some(Cpu {
+    let model = props.get("model").map(|value| value.string(cx));
+    let vector_choices: Vec<(&str, VectorExt)> = VectorExt::ALL.iter().map(|kind| (kind.as_str(), *kind)).collect();
+    let vector = props.get("vector").map(|value| value.keyword(cx, &vector_choices));
+    let mut profiles = Vec::new();
+    let mut numa = Vec::new();
+    let mut ok = true;
+    for child in &children {
+        if child.kind() == "profile" {
+            match lower_profile(cx, child) {
+                Some(profile) => profiles.push(profile),
+                None => ok = false,
+            }
+        } else {
+            match lower_numa(cx, child) {
+                Some(node) => numa.push(node),
+                None => ok = false,
+            }
+        }
+    }
+    profiles.sort_by(|left, right| left.profile.cmp(&right.profile));
+    numa.sort_by_key(|node| node.id);
+    let cpu = Cpu {
         harts: harts?,
         cores: cores.lowered()?,
         sockets: sockets.lowered()?,
         isa: isa.lowered()?.map(|isa| isa.value),
         numa_nodes: numa_nodes?,
-    })
+        model: model.lowered()?.map(|model| model.value),
+        vector: vector.lowered()?,
+        profiles,
+        numa,
+    };
+    ok.then_some(cpu)
+}
+
+/// `profile "rva23u64" verdict="missing" missing="zfa zcb" unverifiable="ziccif"`: the lists
+/// are space-separated extension names, and `verdict` must agree with them so a hand edit
+/// cannot leave a file that says `meets` while listing missing extensions.
+fn lower_profile(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<ProfileVerdict> {
+    let props = reader.props(cx, &["verdict", "missing", "unverifiable"]);
+    reader.children(cx, &[]);
+    let args = reader.expect_args(cx, 1, 1, "the profile name, such as \"rva23u64\"")?;
+    let profile = args[0].name(cx);
+    let verdict_choices: Vec<(&str, Verdict)> = Verdict::ALL.iter().map(|verdict| (verdict.as_str(), *verdict)).collect();
+    let verdict = props.require(cx, reader, "verdict").and_then(|value| value.keyword(cx, &verdict_choices));
+    let mut name_list = |key: &str| -> Option<Vec<Name>> {
+        let Some(value) = props.get(key) else {
+            return Some(Vec::new());
+        };
+        let text = value.string(cx)?;
+        let mut names = Vec::new();
+        for word in text.value.split_whitespace() {
+            match Name::new(word) {
+                Ok(name) => names.push(name),
+                Err(reason) => {
+                    cx.error(
+                        Diagnostic::error(Code::InvalidName, value.span, reason)
+                            .label("invalid extension name")
+                            .help("list extension names separated by spaces, such as \"zfa zcb\""),
+                    );
+                    return None;
+                }
+            }
+        }
+        names.sort();
+        names.dedup();
+        Some(names)
+    };
+    let missing = name_list("missing");
+    let unverifiable = name_list("unverifiable");
+    let profile = ProfileVerdict { profile: profile?.value, missing: missing?, unverifiable: unverifiable? };
+    let verdict = verdict?;
+    if profile.verdict() != verdict {
+        cx.error(
+            Diagnostic::error(
+                Code::InvalidValue,
+                reader.name_span(),
+                format!("profile `{}` says `{}` but its lists mean `{}`", profile.profile, verdict.as_str(), profile.verdict().as_str()),
+            )
+            .label("inconsistent verdict")
+            .help("`missing` wins over `unverifiable`, which wins over `meets`; regenerate the file with placid-probe"),
+        );
+        return None;
+    }
+    Some(profile)
+}
+
+/// `numa 0 cpus="0-7,16-23" memory="64GiB"`.
+fn lower_numa(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<NumaNode> {
+    let props = reader.props(cx, &["cpus", "memory"]);
+    reader.children(cx, &[]);
+    let args = reader.expect_args(cx, 1, 1, "the NUMA node id");
+    let id = args.and_then(|args| args[0].u32(cx));
+    let cpus = match props.get("cpus") {
+        Some(value) => value.string(cx).and_then(|text| match crate::cpulist::parse(&text.value) {
+            Ok(cpus) => Some(cpus),
+            Err(reason) => {
+                cx.error(
+                    Diagnostic::error(Code::InvalidValue, value.span, reason)
+                        .label("invalid CPU list")
+                        .help("write CPUs as the kernel does, such as \"0-7,16-23\""),
+                );
+                None
+            }
+        }),
+        None => Some(Vec::new()),
+    };
+    let memory = props.get("memory").map(|value| value.bytes(cx));
+    Some(NumaNode { id: id?, cpus: cpus?, memory: memory.lowered()? })
 }
 
 fn lower_gpu(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<Gpu> {
@@ -266,7 +417,7 @@ pub fn read_inventory_json(text: &str) -> Result<Vec<Node>, crate::diag::Diagnos
     Ok(drafts.into_iter().map(|draft| draft.node).collect())
 }
 
-pub(super) fn lower_json(cx: &mut Cx, file: FileId, text: &str) -> Vec<NodeDraft> {
+pub(super) fn lower_json(cx: &mut Cx, file: FileId, text: &str) -> Vec<InventoryEntry> {
     let inventory: JsonInventory = match serde_json::from_str(text) {
         Ok(inventory) => inventory,
         Err(error) => {
@@ -288,7 +439,7 @@ fn offset_of(text: &str, line: usize, column: usize) -> usize {
     (line_start + column.saturating_sub(1)).min(text.len())
 }
 
-fn json_node(cx: &mut Cx, span: Span, node: JsonNode) -> Option<NodeDraft> {
+fn json_node(cx: &mut Cx, span: Span, node: JsonNode) -> Option<InventoryEntry> {
     let currency = cx.currency;
     let mut invalid = |what: String| {
         cx.error(
@@ -367,15 +518,80 @@ fn json_node(cx: &mut Cx, span: Span, node: JsonNode) -> Option<NodeDraft> {
         }
         labels.insert(key, value);
     }
-    let cpu = Cpu {
-        harts: node.cpu.harts,
-        cores: node.cpu.cores,
-        sockets: node.cpu.sockets,
-        isa: node.cpu.isa,
-        numa_nodes: node.cpu.numa_nodes.unwrap_or(1),
-    };
+    let cpu = json_cpu(&name, node.cpu, &mut invalid)?;
     let node = Node { name, span, arch, rack: None, chassis, domain: None, capacity, cost_per_gpu_hour, cpu, memory, gpus, labels };
-    Some(NodeDraft { node, rack, domain })
+    Some(InventoryEntry { node, rack, domain })
+}
+
+fn json_cpu(node: &Name, cpu: JsonCpu, invalid: &mut dyn FnMut(String)) -> Option<Cpu> {
+    let vector = match cpu.vector.as_deref() {
+        Some(text) => match VectorExt::parse(text) {
+            Some(vector) => Some(vector),
+            None => {
+                invalid(format!("node `{node}`: unknown vector extension `{}`", text.escape_debug()));
+                return None;
+            }
+        },
+        None => None,
+    };
+    let mut profiles = Vec::with_capacity(cpu.profiles.len());
+    for profile in cpu.profiles {
+        let names = |words: &[String]| -> Option<Vec<Name>> {
+            let mut names: Vec<Name> = words.iter().map(|word| Name::new(word).ok()).collect::<Option<_>>()?;
+            names.sort();
+            names.dedup();
+            Some(names)
+        };
+        let (Ok(name), Some(missing), Some(unverifiable)) =
+            (Name::new(&profile.profile), names(&profile.missing), names(&profile.unverifiable))
+        else {
+            invalid(format!("node `{node}`: invalid profile `{}`", profile.profile.escape_debug()));
+            return None;
+        };
+        let verdict = ProfileVerdict { profile: name, missing, unverifiable };
+        if Verdict::parse(&profile.verdict) != Some(verdict.verdict()) {
+            invalid(format!(
+                "node `{node}`: profile `{}` has verdict `{}`, its lists mean `{}`",
+                verdict.profile,
+                profile.verdict.escape_debug(),
+                verdict.verdict().as_str()
+            ));
+            return None;
+        }
+        profiles.push(verdict);
+    }
+    profiles.sort_by(|left, right| left.profile.cmp(&right.profile));
+    let mut numa = Vec::with_capacity(cpu.numa.len());
+    for numa_node in cpu.numa {
+        let cpus = match crate::cpulist::parse(&numa_node.cpus) {
+            Ok(cpus) => cpus,
+            Err(reason) => {
+                invalid(format!("node `{node}` NUMA node {}: {reason}", numa_node.id));
+                return None;
+            }
+        };
+        let memory = match numa_node.memory.as_deref().map(Bytes::parse) {
+            Some(Ok(bytes)) => Some(bytes),
+            Some(Err(error)) => {
+                invalid(format!("node `{node}` NUMA node {}: {}", numa_node.id, error.message));
+                return None;
+            }
+            None => None,
+        };
+        numa.push(NumaNode { id: numa_node.id, cpus, memory });
+    }
+    numa.sort_by_key(|numa_node| numa_node.id);
+    Some(Cpu {
+        harts: cpu.harts,
+        cores: cpu.cores,
+        sockets: cpu.sockets,
+        isa: cpu.isa,
+        numa_nodes: cpu.numa_nodes.unwrap_or(1),
+        model: cpu.model,
+        vector,
+        profiles,
+        numa,
+    })
 }
 
 fn json_gpu(node: &Name, gpu: JsonGpu, span: Span, invalid: &mut dyn FnMut(String)) -> Option<Gpu> {
@@ -424,9 +640,9 @@ fn json_gpu(node: &Name, gpu: JsonGpu, span: Span, invalid: &mut dyn FnMut(Strin
 }
 
 /// Sorts the nodes, reports duplicate host names and derives domains and racks.
-pub(super) fn assemble(cx: &mut Cx, model: &mut Model, mut drafts: Vec<NodeDraft>) {
+pub(super) fn assemble(cx: &mut Cx, model: &mut Model, mut drafts: Vec<InventoryEntry>) {
     drafts.sort_by(|left, right| left.node.name.cmp(&right.node.name));
-    let mut unique: Vec<NodeDraft> = Vec::with_capacity(drafts.len());
+    let mut unique: Vec<InventoryEntry> = Vec::with_capacity(drafts.len());
     for draft in drafts {
         if let Some(previous) = unique.last()
             && previous.node.name == draft.node.name

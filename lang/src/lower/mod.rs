@@ -20,7 +20,7 @@ use crate::source::{RelPath, Sources, World};
 use crate::span::{FileId, Span};
 use crate::syntax;
 
-pub use inventory::read_inventory_json;
+pub use inventory::{InventoryEntry, InventoryFormat, assemble_inventory, read_inventory_file, read_inventory_json};
 
 use reader::{Cx, NodeReader};
 

@@ -92,8 +92,16 @@ fn lower_migration(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Sp
     let mut ok = true;
     let mut classes = Vec::new();
     let mut services = Vec::new();
+    let mut service_namespace = None;
     for child in children.iter().filter(|child| matches!(child.kind(), "classes" | "services")) {
-        child.props(cx, &[]);
+        let allowed: &[&str] = if child.kind() == "services" { &["namespace"] } else { &[] };
+        let child_props = child.props(cx, allowed);
+        if let Some(value) = child_props.get("namespace") {
+            match value.name(cx) {
+                Some(namespace) => service_namespace = Some(namespace),
+                None => ok = false,
+            }
+        }
         child.children(cx, &[]);
         for arg in child.expect_args(cx, 1, usize::MAX, "one or more names").unwrap_or_default() {
             let Some(reference) = arg.name(cx) else {
@@ -198,6 +206,7 @@ fn lower_migration(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Sp
         to: to?,
         classes,
         services,
+        service_namespace,
         compatibility,
         acceptance,
         phases,

@@ -150,6 +150,111 @@ pub struct Cpu {
     pub isa: Option<String>,
     /// NUMA nodes.
     pub numa_nodes: u32,
+    /// The CPU model: `uarch` (`sifive,u74-mc`) on riscv64, `model name` on x86_64, when known.
+    pub model: Option<String>,
+    /// The vector extension the probe established on riscv64, when it looked.
+    pub vector: Option<VectorExt>,
+    /// RISC-V profile verdicts (`rva23u64`), sorted by profile; empty when not probed.
+    pub profiles: Vec<ProfileVerdict>,
+    /// NUMA nodes with their CPUs and memory, sorted by id; empty when not probed.
+    pub numa: Vec<NumaNode>,
+}
+
+/// The vector extension of a RISC-V CPU. A `v` in the ISA string is not enough: T-Head C906,
+/// C910 and C920v1 print `v` for their pre-ratification vector unit (RVV 0.7.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum VectorExt {
+    /// The ratified RVV 1.0 vector extension.
+    Rvv1,
+    /// T-Head's vector unit (RVV 0.7.1), not binary compatible with RVV 1.0.
+    XTheadVector,
+    /// No vector unit.
+    None,
+}
+
+impl VectorExt {
+    /// Every kind.
+    pub const ALL: &'static [VectorExt] = &[VectorExt::Rvv1, VectorExt::XTheadVector, VectorExt::None];
+
+    /// The keyword in inventories.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VectorExt::Rvv1 => "rvv1.0",
+            VectorExt::XTheadVector => "xtheadvector",
+            VectorExt::None => "none",
+        }
+    }
+
+    /// Parses the keyword.
+    pub fn parse(text: &str) -> Option<VectorExt> {
+        VectorExt::ALL.iter().copied().find(|kind| kind.as_str() == text)
+    }
+}
+
+/// Whether a CPU meets a RISC-V profile. Three-valued, because /proc/cpuinfo only proves
+/// presence: an extension the kernel does not print may still be there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileVerdict {
+    /// The profile, lower case (`rva22u64`, `rva23u64`).
+    pub profile: Name,
+    /// Mandatory extensions the kernel reports support for but this CPU lacks, sorted.
+    pub missing: Vec<Name>,
+    /// Mandatory extensions the kernel cannot report (properties like `ziccif`), sorted.
+    pub unverifiable: Vec<Name>,
+}
+
+/// The summary of a [`ProfileVerdict`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Verdict {
+    /// Every mandatory extension is reported.
+    Meets,
+    /// Some mandatory extension is missing.
+    Missing,
+    /// Nothing is missing, but some mandatory extensions cannot be verified.
+    Unverifiable,
+}
+
+impl Verdict {
+    /// Every verdict.
+    pub const ALL: &'static [Verdict] = &[Verdict::Meets, Verdict::Missing, Verdict::Unverifiable];
+
+    /// The keyword in inventories.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Meets => "meets",
+            Verdict::Missing => "missing",
+            Verdict::Unverifiable => "unverifiable",
+        }
+    }
+
+    /// Parses the keyword.
+    pub fn parse(text: &str) -> Option<Verdict> {
+        Verdict::ALL.iter().copied().find(|verdict| verdict.as_str() == text)
+    }
+}
+
+impl ProfileVerdict {
+    /// The summary: missing beats unverifiable beats meets.
+    pub fn verdict(&self) -> Verdict {
+        if !self.missing.is_empty() {
+            Verdict::Missing
+        } else if !self.unverifiable.is_empty() {
+            Verdict::Unverifiable
+        } else {
+            Verdict::Meets
+        }
+    }
+}
+
+/// A NUMA node of the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NumaNode {
+    /// The kernel's node id.
+    pub id: u32,
+    /// Logical CPUs of the node, sorted; empty for memory-only nodes (GPU HBM on C2C hosts).
+    pub cpus: Vec<u32>,
+    /// Memory of the node, when known.
+    pub memory: Option<Bytes>,
 }
 
 /// Whether and how a GPU is partitioned with MIG.

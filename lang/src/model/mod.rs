@@ -97,6 +97,22 @@ impl Model {
         &self.metrics[id.index()]
     }
 
+    /// The GPUs a migration's work uses on its source pool at once: GPUs x trials of every
+    /// stage of a migrated class on the source pool, summed over all plans and capped at the
+    /// pool's GPUs; the whole source pool when no such stage exists (services move it all).
+    pub fn migration_workload_gpus(&self, migration: &Migration) -> u32 {
+        let source = self.pool(migration.from.value);
+        let stage_gpus: u64 = self
+            .plans
+            .iter()
+            .flat_map(|plan| &plan.stages)
+            .filter(|stage| stage.pool.value == migration.from.value)
+            .filter(|stage| stage.class.as_ref().is_some_and(|class| migration.classes.iter().any(|moved| moved.value == class.value)))
+            .map(|stage| u64::from(stage.gpus.value) * u64::from(stage.trials.max(1)))
+            .sum();
+        if stage_gpus == 0 { source.gpus } else { u32::try_from(stage_gpus).unwrap_or(u32::MAX).min(source.gpus) }
+    }
+
     /// Total GPUs of the inventory.
     pub fn total_gpus(&self) -> u32 {
         self.nodes.iter().map(|node| node.gpu_count()).sum()

@@ -476,6 +476,22 @@ pub struct Metric {
     pub query: Spanned<String>,
 }
 
+impl Metric {
+    /// The placeholder a query uses for the pool it is measured on (a migration's target pool,
+    /// or its source pool for a baseline).
+    pub const POOL_PLACEHOLDER: &'static str = "$pool";
+
+    /// Whether the query selects a pool with [`Metric::POOL_PLACEHOLDER`].
+    pub fn is_per_pool(&self) -> bool {
+        self.query.value.contains(Metric::POOL_PLACEHOLDER)
+    }
+
+    /// The query measured on `pool`.
+    pub fn query_on(&self, pool: &Name) -> String {
+        self.query.value.replace(Metric::POOL_PLACEHOLDER, pool.as_str())
+    }
+}
+
 /// Which side of a threshold is bad (for triggers and alerts) or required (for gates).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Bound {
@@ -562,6 +578,18 @@ pub struct Phase {
     pub hold: Duration,
 }
 
+impl Phase {
+    /// The share of work on the target pool during the phase, in basis points: 0 for shadow,
+    /// 10000 for blue-green.
+    pub fn basis_points(&self) -> u32 {
+        match self.kind {
+            PhaseKind::Shadow => 0,
+            PhaseKind::BlueGreen => 10_000,
+            PhaseKind::Canary | PhaseKind::Ramp => self.weight.map_or(0, |weight| weight.basis_points),
+        }
+    }
+}
+
 /// A migration of work from one pool to another.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Migration {
@@ -577,6 +605,9 @@ pub struct Migration {
     pub classes: Vec<Spanned<ClassId>>,
     /// Services (Kubernetes Deployments turned Rollouts) that move.
     pub services: Vec<Spanned<Name>>,
+    /// Kubernetes namespace of the services (`services ... namespace=`); the Kubernetes
+    /// target's namespace when not given.
+    pub service_namespace: Option<Spanned<Name>>,
     /// Compatibility gates.
     pub compatibility: Vec<CompatGate>,
     /// Acceptance gates checked during each phase.

@@ -1,12 +1,97 @@
-//! The k8s target (not yet implemented: emits nothing).
+//! The Kubernetes target: a kustomize-ready tree under `kubernetes/` that Argo CD syncs.
+//!
+//! Tiers become WorkloadPriorityClasses and PriorityClasses ([`priority`]); pools become
+//! ResourceFlavors, teams ClusterQueues in one Cohort, and a tier with reservations its own
+//! ClusterQueue that lends nothing ([`kueue`]); node labels and taints come from one NFD rule
+//! ([`nfd`]); tier rules Kueue cannot enforce become ValidatingAdmissionPolicies
+//! ([`admission`]); alerts become a PrometheusRule ([`alerts`]); the scheduler extender is
+//! registered in a KubeSchedulerConfiguration ([`scheduler`]); Argo CD gets a bootstrap
+//! project, application and plugin ([`argo`]).
+//!
+//! Invariants: validate, then emit: every name, label and quota Kubernetes or Kueue would
+//! refuse is a diagnostic (E050-E057) at the span of the model element at fault, and nothing
+//! is emitted when there is one. Every object goes through one [`objects::ObjectList`], which
+//! owns metadata, sync waves, file paths, kustomizations and output order.
 
+pub mod admission;
+pub mod alerts;
+pub mod argo;
+pub mod kinds;
+pub mod kueue;
+pub mod layout;
+pub mod names;
+pub mod nfd;
+pub mod objects;
+pub mod priority;
+pub mod quota;
+mod rollouts;
+pub mod scheduler;
+pub mod webhook;
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Namespace;
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::Model;
 
 use crate::Artifact;
+use crate::k8s::layout::Layout;
+use crate::k8s::objects::{NewObject, ObjectList};
 
-/// Emits the k8s artifacts of `model`.
+/// Builds every object of `model`, or all the reasons it cannot. A model without a
+/// Kubernetes target yields an empty list.
+pub fn objects(model: &Model) -> Result<ObjectList, Diagnostics> {
+    let mut list = ObjectList::new();
+    let Some(settings) = &model.project.kubernetes else { return Ok(list) };
+    let layout = Layout::new(model, settings)?;
+    let mut diagnostics = Diagnostics::new();
+    namespaces(model, &layout, &mut list, &mut diagnostics);
+    priority::emit(model, &layout, &mut list, &mut diagnostics);
+    nfd::emit(model, &layout, &mut list, &mut diagnostics);
+    kueue::emit(model, &layout, &mut list, &mut diagnostics);
+    admission::emit(model, &layout, &mut list, &mut diagnostics);
+    alerts::emit(model, &layout, &mut list, &mut diagnostics);
+    scheduler::emit(model, &layout, &mut list, &mut diagnostics);
+    rollouts::emit(model, &mut list, &mut diagnostics);
+    // Last: the Argo CD project whitelists the kinds of everything pushed before it.
+    argo::emit(model, &layout, &mut list, &mut diagnostics);
+    if diagnostics.has_errors() {
+        diagnostics.sort();
+        return Err(diagnostics);
+    }
+    Ok(list)
+}
+
+/// Emits the Kubernetes artifacts of `model`.
 pub fn emit(model: &Model) -> Result<Vec<Artifact>, Diagnostics> {
-    let _ = model;
-    Ok(Vec::new())
+    Ok(objects(model)?.artifacts(model.project.name.as_str()))
+}
+
+/// The synced objects of `model` as one multi-document YAML stream (what the Argo CD plugin
+/// prints).
+pub fn stream(model: &Model) -> Result<String, Diagnostics> {
+    Ok(objects(model)?.stream(model.project.name.as_str()))
+}
+
+/// placid's namespace and one namespace per team, labelled with the team so that
+/// ClusterQueues and admission policies can select it.
+fn namespaces(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
+    let namespace = Namespace::default();
+    if let Err(diagnostic) = list.push(
+        NewObject::cluster(
+            &kinds::NAMESPACE,
+            layout.namespace.clone(),
+            model.project.kubernetes.as_ref().map_or(model.project.span, |settings| settings.span),
+        ),
+        &namespace,
+    ) {
+        diagnostics.push(diagnostic);
+    }
+    for (team, names) in model.teams.iter().zip(&layout.teams) {
+        let mut meta = NewObject::cluster(&kinds::NAMESPACE, names.namespace.clone(), team.span);
+        meta.labels = BTreeMap::from([(layout.team_label.as_str().to_owned(), names.object.as_str().to_owned())]);
+        if let Err(diagnostic) = list.push(meta, &namespace) {
+            diagnostics.push(diagnostic);
+        }
+    }
 }

@@ -65,9 +65,13 @@ pub fn emit(program: &Program<'_>, meta: &[u8]) -> Result<Vec<u8>, Diagnostics> 
     if let Err(error) = wasmparser::Validator::new().validate_all(&bytes) {
         let mut diagnostics = Diagnostics::new();
         diagnostics.push(
-            Diagnostic::error(Code::InvalidEmittedModule, program.score.span, format!("the module of score `{}` is invalid: {error}", program.score.name))
-                .label("while compiling this score")
-                .help("this is a bug in placid; please report it with this score"),
+            Diagnostic::error(
+                Code::InvalidEmittedModule,
+                program.score.span,
+                format!("the module of score `{}` is invalid: {error}", program.score.name),
+            )
+            .label("while compiling this score")
+            .help("this is a bug in placid; please report it with this score"),
         );
         return Err(diagnostics);
     }
@@ -94,7 +98,9 @@ fn batch_function(program: &Program<'_>) -> WasmFunction {
 fn count_scratch(program: &Program<'_>) -> u32 {
     let score = program.score;
     let mut count = 0;
-    let expressions = std::iter::once(&score.expr).chain(score.filters.iter().map(|filter| &filter.expr)).chain(score.penalties.iter().map(|penalty| &penalty.when));
+    let expressions = std::iter::once(&score.expr)
+        .chain(score.filters.iter().map(|filter| &filter.expr))
+        .chain(score.penalties.iter().map(|penalty| &penalty.when));
     for expr in expressions {
         expr.root.walk(&mut |node| {
             if matches!(node, Node::Call(Function::Default | Function::Missing, _)) {
@@ -297,7 +303,7 @@ impl Body<'_, '_> {
                 }
             }
             Node::Call(Function::If, args) => {
-                if let [condition, then, otherwise] = args {
+                if let [condition, then, otherwise] = args.as_slice() {
                     self.condition(then);
                     self.condition(otherwise);
                     self.condition(condition);

@@ -110,12 +110,14 @@ impl Plugin {
 
     /// A fresh instance with its own store, to be reused for many calls by one thread.
     pub fn worker(&self) -> Result<Worker, HostError> {
-        let limits = StoreLimitsBuilder::new().memory_size(self.limits.memory_bytes).instances(1).memories(1).tables(1).table_elements(1024).build();
+        let limits =
+            StoreLimitsBuilder::new().memory_size(self.limits.memory_bytes).instances(1).memories(1).tables(1).table_elements(1024).build();
         let mut store = Store::new(&self.engine, limits);
         store.limiter(|limits| limits);
         store.set_epoch_deadline(deadline_ticks(self.limits.deadline));
         let linker: Linker<StoreLimits> = Linker::new(&self.engine);
-        let instance = linker.instantiate(&mut store, &self.module).map_err(|error| refused(format!("the module does not instantiate: {error}")))?;
+        let instance =
+            linker.instantiate(&mut store, &self.module).map_err(|error| refused(format!("the module does not instantiate: {error}")))?;
         let memory = instance.get_memory(&mut store, abi::EXPORT_MEMORY).ok_or_else(|| refused("the module exports no memory `memory`"))?;
         let batch = instance
             .get_typed_func::<(i32, i32, i32, i32, i32), i32>(&mut store, abi::EXPORT_SCORE_BATCH)
@@ -153,7 +155,9 @@ fn inspect(bytes: &[u8], limits: Limits) -> Result<Meta, HostError> {
                         Ok(Imports::Compact1 { module, .. } | Imports::Compact2 { module, .. }) => format!("from `{module}`"),
                         Err(_) => "something".to_owned(),
                     };
-                    return Err(refused(format!("the module imports {name}; placid plugins may import nothing (no WASI, no host functions)")));
+                    return Err(refused(format!(
+                        "the module imports {name}; placid plugins may import nothing (no WASI, no host functions)"
+                    )));
                 }
             }
             Payload::StartSection { .. } => return Err(refused("the module has a start function; placid plugins run only when called")),
@@ -204,13 +208,20 @@ fn inspect(bytes: &[u8], limits: Limits) -> Result<Meta, HostError> {
             limits.memory_bytes >> 20
         )));
     }
-    let export = |name: &str, kind: ExternalKind| exports.iter().find(|(export, export_kind, _)| export == name && *export_kind == kind).map(|(_, _, index)| *index);
+    let export = |name: &str, kind: ExternalKind| {
+        exports.iter().find(|(export, export_kind, _)| export == name && *export_kind == kind).map(|(_, _, index)| *index)
+    };
     export(abi::EXPORT_MEMORY, ExternalKind::Memory).ok_or_else(|| refused("the module does not export its memory as `memory`"))?;
-    export(abi::EXPORT_SCORE_BATCH, ExternalKind::Func).ok_or_else(|| refused(format!("the module does not export `{}`", abi::EXPORT_SCORE_BATCH)))?;
+    export(abi::EXPORT_SCORE_BATCH, ExternalKind::Func)
+        .ok_or_else(|| refused(format!("the module does not export `{}`", abi::EXPORT_SCORE_BATCH)))?;
     let version_index = export(abi::EXPORT_ABI_VERSION, ExternalKind::Global)
         .ok_or_else(|| refused(format!("the module does not export `{}`; it is not a placid plugin", abi::EXPORT_ABI_VERSION)))?;
     // Imported globals would shift indices, but imports are refused above.
-    let version = global_values.get(version_index as usize).copied().flatten().ok_or_else(|| refused(format!("`{}` is not an immutable i32 constant", abi::EXPORT_ABI_VERSION)))?;
+    let version = global_values
+        .get(version_index as usize)
+        .copied()
+        .flatten()
+        .ok_or_else(|| refused(format!("`{}` is not an immutable i32 constant", abi::EXPORT_ABI_VERSION)))?;
     if version != abi::ABI_VERSION {
         return Err(refused(format!("the module speaks placid ABI {version}; this host speaks ABI {}", abi::ABI_VERSION)));
     }
@@ -305,9 +316,9 @@ impl Worker {
         let have = self.memory.data_size(&self.store);
         if needed > have {
             let pages = (needed - have).div_ceil(abi::PAGE_SIZE as usize) as u64;
-            self.memory
-                .grow(&mut self.store, pages)
-                .map_err(|_| failed(format!("a batch of {count} nodes needs {} KiB, more than the plugin's memory allows", needed >> 10)))?;
+            self.memory.grow(&mut self.store, pages).map_err(|_| {
+                failed(format!("a batch of {count} nodes needs {} KiB, more than the plugin's memory allows", needed >> 10))
+            })?;
         }
         let data = self.memory.data_mut(&mut self.store);
         write_f64s(&mut data[params_at..rows_at], params);
@@ -319,7 +330,8 @@ impl Worker {
     pub fn run(&mut self, staged: &Staged) -> Result<usize, HostError> {
         self.store.set_epoch_deadline(self.deadline);
         let pointer = |offset: usize| i32::try_from(offset).map_err(|_| failed("the batch does not fit a 32-bit memory"));
-        let args = (pointer(staged.params)?, pointer(staged.rows)?, pointer(staged.count)?, pointer(staged.scores)?, pointer(staged.reasons)?);
+        let args =
+            (pointer(staged.params)?, pointer(staged.rows)?, pointer(staged.count)?, pointer(staged.scores)?, pointer(staged.reasons)?);
         let result = self.batch.call(&mut self.store, args).map_err(|error| match error.downcast_ref::<wasmtime::Trap>() {
             Some(wasmtime::Trap::Interrupt) => failed("the plugin ran past its time limit and was stopped"),
             Some(trap) => failed(format!("the plugin trapped: {trap}")),

@@ -174,7 +174,11 @@ impl Meta {
         self.params
             .iter()
             .map(|field| {
-                field.name.strip_prefix("job.").and_then(JobParam::lookup).ok_or_else(|| format!("`placid.meta` names an unknown job parameter `{}`", field.name))
+                field
+                    .name
+                    .strip_prefix("job.")
+                    .and_then(JobParam::lookup)
+                    .ok_or_else(|| format!("`placid.meta` names an unknown job parameter `{}`", field.name))
             })
             .collect()
     }

@@ -149,7 +149,7 @@ impl Values<'_, '_> {
                 }
             }
             Node::Call(Function::Missing, args) => args.first().is_some_and(|arg| self.number(arg).is_nan()),
-            Node::Call(Function::If, args) => match args {
+            Node::Call(Function::If, args) => match args.as_slice() {
                 [condition, then, otherwise] => {
                     let (then, otherwise) = (self.condition(then), self.condition(otherwise));
                     if self.condition(condition) { then } else { otherwise }

@@ -40,7 +40,11 @@ impl<'a> Program<'a> {
             );
             return Err(diagnostics);
         }
-        let expressions = || std::iter::once(&score.expr).chain(score.filters.iter().map(|filter| &filter.expr)).chain(score.penalties.iter().map(|penalty| &penalty.when));
+        let expressions = || {
+            std::iter::once(&score.expr)
+                .chain(score.filters.iter().map(|filter| &filter.expr))
+                .chain(score.penalties.iter().map(|penalty| &penalty.when))
+        };
         let mut node_fields: Vec<NodeFeature> = expressions().flat_map(|expr| expr.node_features()).collect();
         node_fields.sort();
         node_fields.dedup();

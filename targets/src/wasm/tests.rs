@@ -40,7 +40,11 @@ fn example_score() -> Score {
             Filter { name: name("enough-gpus"), expr: parsed("node.gpus_free >= job.gpus", Type::Bool) },
             Filter { name: name("nvlink-if-required"), expr: parsed("!job.nvlink_required || node.nvlink_gbps > 0", Type::Bool) },
         ],
-        penalties: vec![Penalty { span: Span::DETACHED, amount: 0.5, when: parsed("job.comm == high && node.rack != job.rack", Type::Bool) }],
+        penalties: vec![Penalty {
+            span: Span::DETACHED,
+            amount: 0.5,
+            when: parsed("job.comm == high && node.rack != job.rack", Type::Bool),
+        }],
     }
 }
 
@@ -162,7 +166,8 @@ fn numeric_leaf() -> impl Strategy<Value = Node> {
         value().prop_map(Node::Const),
         proptest::sample::select(NodeFeature::ALL.iter().copied().filter(|feature| feature.ty() != Type::Bool).collect::<Vec<_>>())
             .prop_map(Node::Feature),
-        proptest::sample::select(JobParam::ALL.iter().copied().filter(|param| param.ty() != Type::Bool).collect::<Vec<_>>()).prop_map(Node::Param),
+        proptest::sample::select(JobParam::ALL.iter().copied().filter(|param| param.ty() != Type::Bool).collect::<Vec<_>>())
+            .prop_map(Node::Param),
     ]
 }
 
@@ -183,13 +188,17 @@ fn number_node() -> impl Strategy<Value = Node> {
             (proptest::sample::select(vec![Arith::Add, Arith::Sub, Arith::Mul, Arith::Div]), boxed(), boxed())
                 .prop_map(|(op, left, right)| Node::Arith(op, left, right)),
             boxed().prop_map(Node::Neg),
-            (proptest::sample::select(vec![Function::Abs, Function::Sqrt, Function::Floor, Function::Ceil, Function::Round]), inner.clone())
+            (
+                proptest::sample::select(vec![Function::Abs, Function::Sqrt, Function::Floor, Function::Ceil, Function::Round]),
+                inner.clone()
+            )
                 .prop_map(|(function, arg)| Node::Call(function, vec![arg])),
             (proptest::sample::select(vec![Function::Min, Function::Max]), proptest::collection::vec(inner.clone(), 2..4))
                 .prop_map(|(function, args)| Node::Call(function, args)),
             proptest::collection::vec(inner.clone(), 3).prop_map(|args| Node::Call(Function::Clamp, args)),
             proptest::collection::vec(inner.clone(), 2).prop_map(|args| Node::Call(Function::Default, args)),
-            (bool_leaf(), inner.clone(), inner.clone()).prop_map(|(condition, then, otherwise)| Node::Call(Function::If, vec![condition, then, otherwise])),
+            (bool_leaf(), inner.clone(), inner.clone())
+                .prop_map(|(condition, then, otherwise)| Node::Call(Function::If, vec![condition, then, otherwise])),
         ]
     })
 }
@@ -201,15 +210,20 @@ fn bool_node() -> impl Strategy<Value = Node> {
         number_node(),
     )
         .prop_map(|(op, left, right)| Node::Compare(op, Box::new(left), Box::new(right)));
-    prop_oneof![bool_leaf(), comparison, number_node().prop_map(|arg| Node::Call(Function::Missing, vec![arg]))].prop_recursive(3, 12, 2, |inner| {
-        let boxed = || inner.clone().prop_map(Box::new);
-        prop_oneof![
-            (proptest::sample::select(vec![Logic::And, Logic::Or, Logic::Eq, Logic::Ne]), boxed(), boxed())
-                .prop_map(|(op, left, right)| Node::Logic(op, left, right)),
-            boxed().prop_map(Node::Not),
-            proptest::collection::vec(inner.clone(), 3).prop_map(|args| Node::Call(Function::If, args)),
-        ]
-    })
+    prop_oneof![bool_leaf(), comparison, number_node().prop_map(|arg| Node::Call(Function::Missing, vec![arg]))].prop_recursive(
+        3,
+        12,
+        2,
+        |inner| {
+            let boxed = || inner.clone().prop_map(Box::new);
+            prop_oneof![
+                (proptest::sample::select(vec![Logic::And, Logic::Or, Logic::Eq, Logic::Ne]), boxed(), boxed())
+                    .prop_map(|(op, left, right)| Node::Logic(op, left, right)),
+                boxed().prop_map(Node::Not),
+                proptest::collection::vec(inner.clone(), 3).prop_map(|args| Node::Call(Function::If, args)),
+            ]
+        },
+    )
 }
 
 // ---- hostile modules ----
@@ -347,7 +361,12 @@ fn run_hostile(body: Vec<Instruction<'static>>) -> HostError {
 #[test]
 fn an_infinite_loop_is_stopped_by_the_deadline() {
     let started = std::time::Instant::now();
-    let error = run_hostile(vec![Instruction::Loop(wasm_encoder::BlockType::Empty), Instruction::Br(0), Instruction::End, Instruction::I32Const(0)]);
+    let error = run_hostile(vec![
+        Instruction::Loop(wasm_encoder::BlockType::Empty),
+        Instruction::Br(0),
+        Instruction::End,
+        Instruction::I32Const(0),
+    ]);
     assert_eq!(error.code, Code::PluginFailed);
     assert!(error.message.contains("time limit"), "{error}");
     assert!(started.elapsed() < std::time::Duration::from_secs(5));

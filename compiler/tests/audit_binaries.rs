@@ -1,0 +1,204 @@
+//! `placid audit-binaries` over ELF files the tests assemble (x86_64, aarch64, riscv64;
+//! static executables, PIEs, shared objects, Python extensions), the test binary itself as a
+//! real toolchain-built ELF, image tarballs with plain and gzip layers, and garbage and
+//! truncated files, which must give errors and never panics.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+use placid_compiler::audit::{BinaryKind, Linking, audit};
+
+const EM_X86_64: u16 = 62;
+const EM_AARCH64: u16 = 183;
+const EM_RISCV: u16 = 243;
+const ET_EXEC: u16 = 2;
+const ET_DYN: u16 = 3;
+
+/// A little-endian ELF64 header, plus a `PT_INTERP` program header when `interpreter` is given.
+fn elf64(machine: u16, file_type: u16, interpreter: Option<&str>) -> Vec<u8> {
+    let mut bytes = b"\x7fELF".to_vec();
+    bytes.extend([2, 1, 1, 0]); // 64-bit, little-endian, version 1, System V ABI
+    bytes.extend([0; 8]);
+    bytes.extend(file_type.to_le_bytes());
+    bytes.extend(machine.to_le_bytes());
+    bytes.extend(1u32.to_le_bytes());
+    bytes.extend(0u64.to_le_bytes()); // entry
+    bytes.extend((if interpreter.is_some() { 64u64 } else { 0 }).to_le_bytes()); // phoff
+    bytes.extend(0u64.to_le_bytes()); // shoff
+    bytes.extend(0u32.to_le_bytes()); // flags
+    bytes.extend(64u16.to_le_bytes()); // ehsize
+    bytes.extend(56u16.to_le_bytes()); // phentsize
+    bytes.extend(u16::from(interpreter.is_some()).to_le_bytes()); // phnum
+    bytes.extend([64, 0, 0, 0, 0, 0]); // shentsize, shnum, shstrndx
+    if let Some(interpreter) = interpreter {
+        let path = format!("{interpreter}\0");
+        bytes.extend(3u32.to_le_bytes()); // PT_INTERP
+        bytes.extend(4u32.to_le_bytes()); // PF_R
+        bytes.extend(120u64.to_le_bytes()); // offset of the path, right after this header
+        bytes.extend([0; 16]); // vaddr, paddr
+        bytes.extend((path.len() as u64).to_le_bytes());
+        bytes.extend((path.len() as u64).to_le_bytes());
+        bytes.extend(1u64.to_le_bytes());
+        bytes.extend(path.as_bytes());
+    }
+    bytes
+}
+
+fn write(path: &Path, bytes: &[u8]) {
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("create dir");
+    std::fs::write(path, bytes).expect("write file");
+}
+
+fn tarball(entries: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    for (path, bytes) in entries {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o755);
+        header.set_cksum();
+        builder.append_data(&mut header, path, bytes.as_slice()).expect("append to tar");
+    }
+    builder.into_inner().expect("finish tar")
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(bytes).expect("gzip");
+    encoder.finish().expect("finish gzip")
+}
+
+#[test]
+fn directories_report_binaries_without_a_riscv64_build_by_path_machine_and_kind() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    let interp = Some("/lib64/ld-linux-x86-64.so.2");
+    write(&root.join("bin/tool"), &elf64(EM_X86_64, ET_DYN, interp));
+    write(&root.join("bin/static-tool"), &elf64(EM_AARCH64, ET_EXEC, None));
+    write(&root.join("lib/x86_64-linux-gnu/libfast.so.1"), &elf64(EM_X86_64, ET_DYN, None));
+    write(&root.join("lib/riscv64-linux-gnu/libfast.so.1"), &elf64(EM_RISCV, ET_DYN, None));
+    write(&root.join("site/_core.cpython-311-x86_64-linux-gnu.so"), &elf64(EM_X86_64, ET_DYN, None));
+    write(&root.join("site/_ext.abi3.so"), &elf64(EM_X86_64, ET_DYN, None));
+    write(&root.join("bin/rv-only"), &elf64(EM_RISCV, ET_EXEC, None));
+    write(&root.join("README.md"), b"not a binary");
+
+    let report = audit(&[root]);
+    assert_eq!(report.binaries.len(), 7);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    let missing: Vec<(String, &str, BinaryKind, Linking, Option<&str>)> = report
+        .missing_riscv64
+        .iter()
+        .map(|binary| {
+            let relative = binary.path.strip_prefix(&root.display().to_string()).unwrap_or(&binary.path).to_owned();
+            (relative, binary.machine.as_str(), binary.kind, binary.linking, binary.python_tag.as_deref())
+        })
+        .collect();
+    assert_eq!(
+        missing,
+        vec![
+            ("/bin/static-tool".to_owned(), "aarch64", BinaryKind::Executable, Linking::Static, None),
+            ("/bin/tool".to_owned(), "x86_64", BinaryKind::Executable, Linking::Dynamic, None),
+            (
+                "/site/_core.cpython-311-x86_64-linux-gnu.so".to_owned(),
+                "x86_64",
+                BinaryKind::PythonExtension,
+                Linking::Dynamic,
+                Some("cpython-311")
+            ),
+            ("/site/_ext.abi3.so".to_owned(), "x86_64", BinaryKind::PythonExtension, Linking::Dynamic, Some("abi3")),
+        ]
+    );
+    assert!(!report.passes());
+}
+
+#[test]
+fn image_tarballs_with_plain_and_gzip_layers_are_matched_across_architectures() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let amd64_layer = tarball(&[
+        ("usr/bin/serve", elf64(EM_X86_64, ET_EXEC, None)),
+        ("usr/lib/x86_64-linux-gnu/libcuda-shim.so", elf64(EM_X86_64, ET_DYN, None)),
+    ]);
+    let amd64_python = gzip(&tarball(&[("opt/venv/_kernels.cpython-312-x86_64-linux-gnu.so", elf64(EM_X86_64, ET_DYN, None))]));
+    let amd64 = tarball(&[("manifest.json", b"[]".to_vec()), ("3f1e/layer.tar", amd64_layer), ("blobs/sha256/9a2b", amd64_python)]);
+    let riscv_layer = gzip(&tarball(&[
+        ("usr/bin/serve", elf64(EM_RISCV, ET_EXEC, None)),
+        ("usr/lib/riscv64-linux-gnu/libcuda-shim.so", elf64(EM_RISCV, ET_DYN, None)),
+    ]));
+    let riscv64 = tarball(&[("blobs/sha256/77aa", riscv_layer)]);
+    let amd64_path = dir.path().join("image-amd64.tar");
+    let riscv_path = dir.path().join("image-riscv64.tar");
+    write(&amd64_path, &amd64);
+    write(&riscv_path, &riscv64);
+
+    let report = audit(&[&amd64_path, &riscv_path]);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.binaries.len(), 5);
+    let missing: Vec<&str> = report.missing_riscv64.iter().map(|binary| binary.path.as_str()).collect();
+    let expected = format!("{}!blobs/sha256/9a2b!opt/venv/_kernels.cpython-312-x86_64-linux-gnu.so", amd64_path.display());
+    assert_eq!(missing, vec![expected.as_str()]);
+    assert_eq!(report.missing_riscv64[0].kind, BinaryKind::PythonExtension);
+}
+
+#[test]
+fn a_real_toolchain_built_binary_is_recognised() {
+    // The test executable itself: an ELF built by rustc and the system linker.
+    let exe = std::env::current_exe().expect("current exe");
+    let report = audit(&[exe.as_path()]);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(report.binaries.len(), 1);
+    assert_eq!(report.binaries[0].kind, BinaryKind::Executable);
+    assert_eq!(report.binaries[0].machine, std::env::consts::ARCH);
+}
+
+#[test]
+fn garbage_and_truncated_files_are_errors_not_panics() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    // The ELF header (64 bytes) and its one program header (56 bytes) are what the audit
+    // reads; every prefix of them is cut somewhere that matters.
+    let whole = elf64(EM_X86_64, ET_DYN, Some("/lib/ld.so"));
+    let headers = 64 + 56;
+    for length in 0..headers {
+        write(&root.join(format!("truncated/{length:03}")), &whole[..length]);
+    }
+    write(&root.join("garbage/elf-magic"), b"\x7fELF\x09\x09garbage that is no header at all");
+    write(&root.join("garbage/gzip"), &[0x1f, 0x8b, 8, 0, 1, 2, 3, 4, 5, 6, 7]);
+    let mut broken_tar = tarball(&[("usr/bin/x", elf64(EM_X86_64, ET_EXEC, None))]);
+    broken_tar.truncate(700);
+    write(&root.join("garbage/short.tar"), &broken_tar);
+
+    let report = audit(&[root]);
+    // Files shorter than the 4-byte magic are not ELF files and are skipped.
+    let truncated_errors = report.errors.iter().filter(|error| error.path.contains("truncated")).count();
+    assert_eq!(truncated_errors, headers - 4, "{:#?}", report.errors);
+    for name in ["elf-magic", "gzip", "short.tar"] {
+        assert!(report.errors.iter().any(|error| error.path.contains(name)), "no error for {name}: {:#?}", report.errors);
+    }
+    assert!(!report.passes());
+}
+
+#[test]
+fn the_command_prints_json_and_sets_the_ci_exit_code() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let riscv_only = dir.path().join("rv");
+    write(&riscv_only.join("bin/tool"), &elf64(EM_RISCV, ET_EXEC, None));
+    let mixed = dir.path().join("mixed");
+    write(&mixed.join("bin/tool"), &elf64(EM_X86_64, ET_EXEC, None));
+    let placid = env!("CARGO_BIN_EXE_placid");
+
+    let passing = Command::new(placid).args(["audit-binaries", "--format", "json"]).arg(&riscv_only).output().expect("run placid");
+    assert_eq!(passing.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&passing.stdout).expect("JSON output");
+    assert_eq!(json["passes"], true);
+    assert_eq!(json["binaries"], 1);
+
+    let failing = Command::new(placid).args(["audit-binaries", "--format", "json"]).arg(&mixed).output().expect("run placid");
+    assert_eq!(failing.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&failing.stdout).expect("JSON output");
+    assert_eq!(json["missing_riscv64"][0]["machine"], "x86_64");
+    assert_eq!(json["missing_riscv64"][0]["kind"], "executable");
+    assert_eq!(json["missing_riscv64"][0]["linking"], "static");
+
+    let absent = Command::new(placid).args(["audit-binaries"]).arg(dir.path().join("nope")).output().expect("run placid");
+    assert_eq!(absent.status.code(), Some(2));
+}

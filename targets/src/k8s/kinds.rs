@@ -1,0 +1,229 @@
+//! The kinds placid emits, each with what the object list needs to place it: API version,
+//! scope, Argo CD sync wave, whether its fields are immutable, and its output directory.
+//!
+//! Invariant: sync waves follow dependency order, so Argo CD creates what an object refers to
+//! before the object (namespaces before queues, flavors and cohorts before ClusterQueues,
+//! ClusterQueues before LocalQueues, priority classes before anything a job may use). A new
+//! kind (an Argo Rollout, an AnalysisTemplate) is added here as one more constant.
+
+/// Whether a kind's objects live in a namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// Cluster-scoped: Argo CD's AppProject must whitelist it.
+    Cluster,
+    /// Namespaced.
+    Namespaced,
+}
+
+/// What a sync must do when a field of an existing object changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Mutability {
+    /// A plain apply updates the object.
+    Mutable,
+    /// Some fields are immutable (PriorityClass value, LocalQueue.clusterQueue,
+    /// ResourceFlavor.topologyName, Topology levels on Kueue 0.19): Argo CD must replace the
+    /// object (`Replace=true`) instead of patching it.
+    Replace,
+}
+
+/// An Argo CD sync wave (`argocd.argoproj.io/sync-wave`); lower waves sync first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SyncWave(pub i32);
+
+/// A kind of Kubernetes object placid emits.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Kind {
+    /// `group/version`, or `version` for the core group.
+    pub api_version: &'static str,
+    /// The kind (`ClusterQueue`).
+    pub kind: &'static str,
+    /// Cluster-scoped or namespaced.
+    pub scope: Scope,
+    /// When Argo CD syncs it.
+    pub wave: SyncWave,
+    /// Whether updates need a replace.
+    pub mutability: Mutability,
+    /// The directory under `kubernetes/` its files go to.
+    pub directory: &'static str,
+}
+
+impl Kind {
+    /// The API group (`kueue.x-k8s.io`; empty for the core group).
+    pub fn group(&self) -> &'static str {
+        match self.api_version.rsplit_once('/') {
+            Some((group, _)) => group,
+            None => "",
+        }
+    }
+}
+
+/// `v1` Namespace: created first, everything namespaced lives in one.
+pub const NAMESPACE: Kind = Kind {
+    api_version: "v1",
+    kind: "Namespace",
+    scope: Scope::Cluster,
+    wave: SyncWave(-3),
+    mutability: Mutability::Mutable,
+    directory: "namespaces",
+};
+
+/// `scheduling.k8s.io/v1` PriorityClass: value and preemptionPolicy are immutable.
+pub const PRIORITY_CLASS: Kind = Kind {
+    api_version: "scheduling.k8s.io/v1",
+    kind: "PriorityClass",
+    scope: Scope::Cluster,
+    wave: SyncWave(-2),
+    mutability: Mutability::Replace,
+    directory: "priority",
+};
+
+/// Kueue WorkloadPriorityClass: its value may change (existing workloads keep the old one).
+pub const WORKLOAD_PRIORITY_CLASS: Kind = Kind {
+    api_version: "kueue.x-k8s.io/v1beta2",
+    kind: "WorkloadPriorityClass",
+    scope: Scope::Cluster,
+    wave: SyncWave(-2),
+    mutability: Mutability::Mutable,
+    directory: "priority",
+};
+
+/// NFD NodeFeatureRule: labels nodes before flavors and the topology select them.
+pub const NODE_FEATURE_RULE: Kind = Kind {
+    api_version: "nfd.k8s-sigs.io/v1alpha1",
+    kind: "NodeFeatureRule",
+    scope: Scope::Cluster,
+    wave: SyncWave(-2),
+    mutability: Mutability::Mutable,
+    directory: "nodes",
+};
+
+/// Kueue Topology: levels are immutable in Kueue 0.19.
+pub const TOPOLOGY: Kind = Kind {
+    api_version: "kueue.x-k8s.io/v1beta2",
+    kind: "Topology",
+    scope: Scope::Cluster,
+    wave: SyncWave(-1),
+    mutability: Mutability::Replace,
+    directory: "kueue",
+};
+
+/// Kueue ResourceFlavor: topologyName is immutable (and nodeLabels/tolerations in 0.19).
+pub const RESOURCE_FLAVOR: Kind = Kind {
+    api_version: "kueue.x-k8s.io/v1beta2",
+    kind: "ResourceFlavor",
+    scope: Scope::Cluster,
+    wave: SyncWave(-1),
+    mutability: Mutability::Replace,
+    directory: "kueue",
+};
+
+/// Kueue Cohort.
+pub const COHORT: Kind = Kind {
+    api_version: "kueue.x-k8s.io/v1beta2",
+    kind: "Cohort",
+    scope: Scope::Cluster,
+    wave: SyncWave(-1),
+    mutability: Mutability::Mutable,
+    directory: "kueue",
+};
+
+/// Kueue ClusterQueue: refers to flavors and the cohort.
+pub const CLUSTER_QUEUE: Kind = Kind {
+    api_version: "kueue.x-k8s.io/v1beta2",
+    kind: "ClusterQueue",
+    scope: Scope::Cluster,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    directory: "kueue",
+};
+
+/// Kueue LocalQueue: `clusterQueue` is immutable.
+pub const LOCAL_QUEUE: Kind = Kind {
+    api_version: "kueue.x-k8s.io/v1beta2",
+    kind: "LocalQueue",
+    scope: Scope::Namespaced,
+    wave: SyncWave(1),
+    mutability: Mutability::Replace,
+    directory: "kueue",
+};
+
+/// ValidatingAdmissionPolicy.
+pub const VALIDATING_ADMISSION_POLICY: Kind = Kind {
+    api_version: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicy",
+    scope: Scope::Cluster,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    directory: "admission",
+};
+
+/// ValidatingAdmissionPolicyBinding: after its policy.
+pub const VALIDATING_ADMISSION_POLICY_BINDING: Kind = Kind {
+    api_version: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicyBinding",
+    scope: Scope::Cluster,
+    wave: SyncWave(1),
+    mutability: Mutability::Mutable,
+    directory: "admission",
+};
+
+/// `v1` ConfigMap (the scheduler configuration, the Argo CD plugin).
+pub const CONFIG_MAP: Kind = Kind {
+    api_version: "v1",
+    kind: "ConfigMap",
+    scope: Scope::Namespaced,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    directory: "config",
+};
+
+/// prometheus-operator PrometheusRule.
+pub const PROMETHEUS_RULE: Kind = Kind {
+    api_version: "monitoring.coreos.com/v1",
+    kind: "PrometheusRule",
+    scope: Scope::Namespaced,
+    wave: SyncWave(2),
+    mutability: Mutability::Mutable,
+    directory: "monitoring",
+};
+
+/// Argo Rollouts AnalysisTemplate: a migration's gates and rollback triggers as Prometheus
+/// queries; synced before the Rollouts that reference them.
+pub const ANALYSIS_TEMPLATE: Kind = Kind {
+    api_version: "argoproj.io/v1alpha1",
+    kind: "AnalysisTemplate",
+    scope: Scope::Namespaced,
+    wave: SyncWave(3),
+    mutability: Mutability::Mutable,
+    directory: "rollouts",
+};
+
+/// Argo Rollouts Rollout: a migrated service's canary steps, one per migration phase.
+pub const ROLLOUT: Kind = Kind {
+    api_version: "argoproj.io/v1alpha1",
+    kind: "Rollout",
+    scope: Scope::Namespaced,
+    wave: SyncWave(4),
+    mutability: Mutability::Mutable,
+    directory: "rollouts",
+};
+
+/// Argo CD AppProject (bootstrap).
+pub const APP_PROJECT: Kind = Kind {
+    api_version: "argoproj.io/v1alpha1",
+    kind: "AppProject",
+    scope: Scope::Namespaced,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    directory: "argocd",
+};
+
+/// Argo CD Application (bootstrap), after its project.
+pub const APPLICATION: Kind = Kind {
+    api_version: "argoproj.io/v1alpha1",
+    kind: "Application",
+    scope: Scope::Namespaced,
+    wave: SyncWave(1),
+    mutability: Mutability::Mutable,
+    directory: "argocd",
+};

@@ -1,0 +1,387 @@
+//! Typed content of the Kueue `v1beta2` objects placid emits (kueue
+//! `apis/kueue/v1beta2/*_types.go`), and their builders.
+//!
+//! Invariants: `reclaimWithinCohort: Any` cannot be written, because [`ReclaimPolicy`] has no
+//! such variant (Any preempts borrowers whatever their priority, which would break a
+//! non-preemptible tier); the queue of a reserving tier lends nothing (`lendingLimit: 0` on
+//! every resource) and borrows nothing, so its workloads are never reclaimed; every quota is
+//! checked by [`super::webhook`] before it is emitted.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Taint, Toleration};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+use placid_lang::diag::Diagnostics;
+use placid_lang::model::{Model, PoolId};
+use serde::Serialize;
+
+use crate::k8s::kinds;
+use crate::k8s::layout::Layout;
+use crate::k8s::names::ObjectName;
+use crate::k8s::objects::{NewObject, ObjectList};
+use crate::k8s::quota::{Quotas, Resources};
+use crate::k8s::webhook;
+
+/// A resource a ClusterQueue covers, in the order of `coveredResources`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ResourceName {
+    /// `cpu`.
+    Cpu,
+    /// `memory`.
+    Memory,
+    /// `nvidia.com/gpu` (NVIDIA's device plugin).
+    Gpu,
+}
+
+impl ResourceName {
+    /// Every covered resource, in `coveredResources` order. Kueue refuses workloads that
+    /// request a resource their ClusterQueue does not cover, so CPU and memory are covered too.
+    pub const COVERED: [ResourceName; 3] = [ResourceName::Cpu, ResourceName::Memory, ResourceName::Gpu];
+
+    /// The Kubernetes resource name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResourceName::Cpu => "cpu",
+            ResourceName::Memory => "memory",
+            ResourceName::Gpu => "nvidia.com/gpu",
+        }
+    }
+
+    fn amount(self, resources: Resources) -> u64 {
+        match self {
+            ResourceName::Cpu => resources.cpu,
+            ResourceName::Memory => resources.memory_mib,
+            ResourceName::Gpu => resources.gpus,
+        }
+    }
+
+    /// The quantity text of `amount` of this resource (`12`, `4096Mi`).
+    pub fn quantity(self, amount: u64) -> String {
+        match self {
+            ResourceName::Memory => format!("{amount}Mi"),
+            ResourceName::Cpu | ResourceName::Gpu => amount.to_string(),
+        }
+    }
+}
+
+impl Serialize for ResourceName {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// An amount of one resource, kept as a number so webhook rules can compare amounts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Amount {
+    /// Which resource (decides the unit).
+    pub resource: ResourceName,
+    /// CPUs, MiB or GPUs.
+    pub value: u64,
+}
+
+impl Serialize for Amount {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.resource.quantity(self.value))
+    }
+}
+
+/// `resourceGroups[].flavors[].resources[]`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceQuota {
+    /// The resource.
+    pub name: ResourceName,
+    /// Guaranteed amount.
+    pub nominal_quota: Amount,
+    /// How much more may be borrowed from the cohort.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub borrowing_limit: Option<Amount>,
+    /// How much of the nominal quota may be lent to the cohort.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lending_limit: Option<Amount>,
+}
+
+/// `resourceGroups[].flavors[]`.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlavorQuotas {
+    /// The ResourceFlavor.
+    pub name: ObjectName,
+    /// One entry per covered resource, in the same order.
+    pub resources: Vec<ResourceQuota>,
+}
+
+/// `resourceGroups[]`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceGroup {
+    /// The resources the group covers.
+    pub covered_resources: Vec<ResourceName>,
+    /// Flavors in preference order.
+    pub flavors: Vec<FlavorQuotas>,
+}
+
+/// Whom a workload may preempt to reclaim quota the cohort borrowed from its queue. There is
+/// deliberately no `Any`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ReclaimPolicy {
+    /// Never reclaim.
+    Never,
+    /// Only lower-priority workloads.
+    LowerPriority,
+}
+
+/// Whom a workload may preempt inside its own ClusterQueue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum WithinQueuePolicy {
+    /// Never.
+    Never,
+    /// Only lower-priority workloads.
+    LowerPriority,
+}
+
+/// `spec.preemption`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreemptionSettings {
+    /// Reclaiming lent quota.
+    pub reclaim_within_cohort: ReclaimPolicy,
+    /// Inside the queue.
+    pub within_cluster_queue: WithinQueuePolicy,
+}
+
+/// `spec.fairSharing`.
+#[derive(Clone, Debug, Serialize)]
+pub struct FairSharing {
+    /// The weight, a quantity.
+    pub weight: String,
+}
+
+/// ClusterQueue `spec`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterQueueSpec {
+    /// The cohort (renamed from `cohort` in v1beta2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort_name: Option<ObjectName>,
+    /// Namespaces whose LocalQueues may point here (`{}` would be all; absent is none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace_selector: Option<LabelSelector>,
+    /// Fair-sharing weight.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fair_sharing: Option<FairSharing>,
+    /// Preemption.
+    pub preemption: PreemptionSettings,
+    /// Quotas.
+    pub resource_groups: Vec<ResourceGroup>,
+}
+
+#[derive(Serialize)]
+struct WithSpec<T: Serialize> {
+    spec: T,
+}
+
+/// ResourceFlavor `spec`.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceFlavorSpec {
+    node_labels: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    node_taints: Vec<Taint>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tolerations: Vec<Toleration>,
+    topology_name: ObjectName,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TopologyLevel {
+    node_label: String,
+}
+
+#[derive(Serialize)]
+struct TopologySpec {
+    levels: Vec<TopologyLevel>,
+}
+
+#[derive(Serialize)]
+struct CohortSpec {}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LocalQueueSpec {
+    cluster_queue: ObjectName,
+}
+
+/// The well-known hostname label: the finest Topology level, which lets Kueue replace a
+/// failed node of a TAS workload.
+const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
+
+/// Pushes the Topology, Cohort, ResourceFlavors, ClusterQueues and LocalQueues.
+pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
+    let span = model.project.span;
+    let levels = [layout.rack_label.as_str(), layout.domain_label.as_str(), HOSTNAME_LABEL]
+        .into_iter()
+        .map(|label| TopologyLevel { node_label: label.to_owned() })
+        .collect();
+    push(
+        list,
+        diagnostics,
+        NewObject::cluster(&kinds::TOPOLOGY, layout.project.clone(), span),
+        &WithSpec { spec: TopologySpec { levels } },
+    );
+    push(list, diagnostics, NewObject::cluster(&kinds::COHORT, layout.project.clone(), span), &WithSpec { spec: CohortSpec {} });
+    for (index, pool) in model.pools.iter().enumerate() {
+        let flavor = flavor_spec(layout, PoolId::from_index(index));
+        push(
+            list,
+            diagnostics,
+            NewObject::cluster(&kinds::RESOURCE_FLAVOR, layout.pools[index].flavor.clone(), pool.span),
+            &WithSpec { spec: flavor },
+        );
+    }
+    let quotas = Quotas::new(model, layout);
+    for (team_index, team) in model.teams.iter().enumerate() {
+        let spec = team_queue(model, layout, &quotas, team_index);
+        diagnostics.extend(webhook::check_cluster_queue(&spec, team.span));
+        push(
+            list,
+            diagnostics,
+            NewObject::cluster(&kinds::CLUSTER_QUEUE, layout.teams[team_index].object.clone(), team.span),
+            &WithSpec { spec },
+        );
+    }
+    for (tier_index, tier) in model.tiers.iter().enumerate() {
+        let Some(queue) = &layout.tiers[tier_index].reserved_queue else { continue };
+        let spec = reserved_queue(model, layout, &quotas, tier_index);
+        diagnostics.extend(webhook::check_cluster_queue(&spec, tier.span));
+        push(list, diagnostics, NewObject::cluster(&kinds::CLUSTER_QUEUE, queue.clone(), tier.span), &WithSpec { spec });
+    }
+    for (team_index, team) in model.teams.iter().enumerate() {
+        let names = &layout.teams[team_index];
+        for tier in &team.tiers {
+            let tier_names = layout.tier(tier.value);
+            let cluster_queue = tier_names.reserved_queue.clone().unwrap_or_else(|| names.object.clone());
+            let meta = NewObject::namespaced(&kinds::LOCAL_QUEUE, names.namespace.clone(), tier_names.object.clone(), tier.span);
+            push(list, diagnostics, meta, &WithSpec { spec: LocalQueueSpec { cluster_queue } });
+        }
+    }
+}
+
+fn push<T: Serialize>(list: &mut ObjectList, diagnostics: &mut Diagnostics, meta: NewObject, content: &T) {
+    if let Err(diagnostic) = list.push(meta, content) {
+        diagnostics.push(diagnostic);
+    }
+}
+
+fn flavor_spec(layout: &Layout, pool: PoolId) -> ResourceFlavorSpec {
+    let pool_layout = layout.pool(pool);
+    let node_labels = BTreeMap::from([(pool_layout.label.as_str().to_owned(), "true".to_owned())]);
+    let (node_taints, tolerations) = if pool_layout.reserved {
+        let key = layout.reserved_taint.as_str().to_owned();
+        let value = pool_layout.flavor.as_str().to_owned();
+        let taint = Taint { key: key.clone(), value: Some(value.clone()), effect: "NoSchedule".into(), time_added: None };
+        let toleration = Toleration {
+            key: Some(key),
+            operator: Some("Equal".into()),
+            value: Some(value),
+            effect: Some("NoSchedule".into()),
+            toleration_seconds: None,
+        };
+        (vec![taint], vec![toleration])
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    ResourceFlavorSpec { node_labels, node_taints, tolerations, topology_name: layout.project.clone() }
+}
+
+/// Namespaces of these teams; none at all (not `{}`, which is every namespace) when the list
+/// is empty, since `In` with no values is invalid.
+fn team_selector(layout: &Layout, teams: Vec<String>) -> Option<LabelSelector> {
+    if teams.is_empty() {
+        return None;
+    }
+    Some(LabelSelector {
+        match_expressions: Some(vec![LabelSelectorRequirement {
+            key: layout.team_label.as_str().to_owned(),
+            operator: "In".into(),
+            values: Some(teams),
+        }]),
+        match_labels: None,
+    })
+}
+
+/// A team's queue: every flavor in pool order, nominal quota from the team's share. Teams
+/// allowed a backfill tier may borrow everything the others leave idle; the rest may not
+/// borrow.
+fn team_queue(model: &Model, layout: &Layout, quotas: &Quotas, team_index: usize) -> ClusterQueueSpec {
+    let team = &model.teams[team_index];
+    let backfills = team.tiers.iter().any(|tier| model.tier(tier.value).backfill);
+    let flavors = (0..model.pools.len())
+        .map(|pool_index| {
+            let nominal = quotas.teams[team_index][pool_index];
+            let teams_total = quotas.teams.iter().fold(Resources::default(), |sum, team| sum.plus(team[pool_index]));
+            let resources = ResourceName::COVERED
+                .iter()
+                .map(|resource| {
+                    let value = resource.amount(nominal);
+                    let borrowable = if backfills { resource.amount(teams_total).saturating_sub(value) } else { 0 };
+                    ResourceQuota {
+                        name: *resource,
+                        nominal_quota: Amount { resource: *resource, value },
+                        borrowing_limit: Some(Amount { resource: *resource, value: borrowable }),
+                        lending_limit: None,
+                    }
+                })
+                .collect();
+            FlavorQuotas { name: layout.pools[pool_index].flavor.clone(), resources }
+        })
+        .collect();
+    ClusterQueueSpec {
+        cohort_name: Some(layout.project.clone()),
+        namespace_selector: team_selector(layout, vec![layout.teams[team_index].object.as_str().to_owned()]),
+        fair_sharing: Some(FairSharing { weight: team.share.value.to_string() }),
+        preemption: PreemptionSettings {
+            reclaim_within_cohort: ReclaimPolicy::LowerPriority,
+            within_cluster_queue: WithinQueuePolicy::LowerPriority,
+        },
+        resource_groups: vec![ResourceGroup { covered_resources: ResourceName::COVERED.to_vec(), flavors }],
+    }
+}
+
+/// The queue of a tier with reservations: only its reserved flavors, nothing lent, nothing
+/// borrowed, no preemption in either direction, open to the teams allowed the tier.
+fn reserved_queue(model: &Model, layout: &Layout, quotas: &Quotas, tier_index: usize) -> ClusterQueueSpec {
+    let tier_id = placid_lang::model::TierId::from_index(tier_index);
+    let flavors: Vec<FlavorQuotas> = (0..model.pools.len())
+        .filter(|pool_index| quotas.tiers[tier_index][*pool_index].gpus > 0)
+        .map(|pool_index| {
+            let nominal = quotas.tiers[tier_index][pool_index];
+            let resources = ResourceName::COVERED
+                .iter()
+                .map(|resource| ResourceQuota {
+                    name: *resource,
+                    nominal_quota: Amount { resource: *resource, value: resource.amount(nominal) },
+                    borrowing_limit: Some(Amount { resource: *resource, value: 0 }),
+                    lending_limit: Some(Amount { resource: *resource, value: 0 }),
+                })
+                .collect();
+            FlavorQuotas { name: layout.pools[pool_index].flavor.clone(), resources }
+        })
+        .collect();
+    let teams: Vec<String> = model
+        .teams
+        .iter()
+        .zip(&layout.teams)
+        .filter(|(team, _)| team.tiers.iter().any(|tier| tier.value == tier_id))
+        .map(|(_, names)| names.object.as_str().to_owned())
+        .collect();
+    let resource_groups =
+        if flavors.is_empty() { Vec::new() } else { vec![ResourceGroup { covered_resources: ResourceName::COVERED.to_vec(), flavors }] };
+    ClusterQueueSpec {
+        cohort_name: Some(layout.project.clone()),
+        namespace_selector: team_selector(layout, teams),
+        fair_sharing: None,
+        preemption: PreemptionSettings { reclaim_within_cohort: ReclaimPolicy::Never, within_cluster_queue: WithinQueuePolicy::Never },
+        resource_groups,
+    }
+}

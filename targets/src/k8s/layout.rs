@@ -1,0 +1,214 @@
+//! The Kubernetes layout of a model: the object names of tiers, teams and pools, the labels
+//! and taints placid writes on each node, and which queue holds which tier.
+//!
+//! Invariants: the labels a ResourceFlavor selects are exactly the labels NFD writes, and they
+//! are computed here once, from pool membership, so both sides cannot drift apart: a node
+//! carries `<prefix>/pool-<pool>=true` if and only if it is a member of the pool. Nodes of a
+//! pool where a tier reserves GPUs carry the `<prefix>/reserved=<pool>` taint, so only pods
+//! admitted on that pool's flavor (which tolerates it) land there.
+
+use std::collections::BTreeMap;
+
+use placid_lang::diag::{Diagnostic, Diagnostics};
+use placid_lang::model::{KubernetesSettings, Model, NodeId, PoolId, Preemption, TierId};
+use placid_lang::name::LabelKey;
+
+use crate::k8s::names::{LabelValue, ObjectName, PlacidKeys};
+
+/// Names of a tier's objects.
+#[derive(Clone, Debug)]
+pub struct TierNames {
+    /// The WorkloadPriorityClass and LocalQueue name (`p0`).
+    pub object: ObjectName,
+    /// The PriorityClass name, with the value in it (`p0-1000`) since the value is immutable.
+    pub priority_class: ObjectName,
+    /// The ClusterQueue of a tier that holds reservations (`tier-p0`), if it has any or is
+    /// never preempted.
+    pub reserved_queue: Option<ObjectName>,
+}
+
+/// Names of a team's objects.
+#[derive(Clone, Debug)]
+pub struct TeamNames {
+    /// The ClusterQueue name and the value of the team label (`vision`).
+    pub object: ObjectName,
+    /// The team's namespace.
+    pub namespace: ObjectName,
+}
+
+/// A pool as a ResourceFlavor.
+#[derive(Clone, Debug)]
+pub struct PoolLayout {
+    /// The flavor name.
+    pub flavor: ObjectName,
+    /// The membership label key the flavor selects.
+    pub label: LabelKey,
+    /// Whether tiers reserve GPUs here (its nodes are tainted).
+    pub reserved: bool,
+}
+
+/// What placid writes on one node.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NodeMarks {
+    /// Labels, sorted by key.
+    pub labels: BTreeMap<LabelKey, LabelValue>,
+    /// `NoSchedule` taints (key, value), sorted.
+    pub taints: Vec<(LabelKey, LabelValue)>,
+}
+
+/// The layout of a whole model.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    /// The label and taint keys.
+    pub keys: PlacidKeys,
+    /// The project's object name (Cohort, Topology, NodeFeatureRule, Argo CD project).
+    pub project: ObjectName,
+    /// placid's own namespace.
+    pub namespace: ObjectName,
+    /// By [`TierId`].
+    pub tiers: Vec<TierNames>,
+    /// By team index.
+    pub teams: Vec<TeamNames>,
+    /// By [`PoolId`].
+    pub pools: Vec<PoolLayout>,
+    /// By [`NodeId`].
+    pub nodes: Vec<NodeMarks>,
+    /// The team label key.
+    pub team_label: LabelKey,
+    /// The rack label key (a Topology level).
+    pub rack_label: LabelKey,
+    /// The NVLink domain label key (a Topology level).
+    pub domain_label: LabelKey,
+    /// The reservation taint key.
+    pub reserved_taint: LabelKey,
+}
+
+/// Keeps the value or records the diagnostic, so every problem of a model is reported at once.
+fn take<T>(diagnostics: &mut Diagnostics, result: Result<T, Diagnostic>) -> Option<T> {
+    result.map_err(|diagnostic| diagnostics.push(diagnostic)).ok()
+}
+
+impl Layout {
+    /// Computes the layout, or every naming and labelling problem of the model.
+    pub fn new(model: &Model, settings: &KubernetesSettings) -> Result<Layout, Diagnostics> {
+        let mut diagnostics = Diagnostics::new();
+        let keys = PlacidKeys::new(&settings.label_prefix.value, settings.label_prefix.span);
+        let project = take(&mut diagnostics, ObjectName::map(&model.project.name, model.project.span, "project"));
+        let namespace = take(&mut diagnostics, ObjectName::map(&settings.namespace, settings.span, "namespace"));
+        let team_label = take(&mut diagnostics, keys.team());
+        let rack_label = take(&mut diagnostics, keys.rack());
+        let domain_label = take(&mut diagnostics, keys.nvlink_domain());
+        let reserved_taint = take(&mut diagnostics, keys.reserved());
+
+        let tiers: Vec<Option<TierNames>> = model.tiers.iter().map(|tier| take(&mut diagnostics, tier_names(tier))).collect();
+        let teams: Vec<Option<TeamNames>> = model
+            .teams
+            .iter()
+            .map(|team| {
+                let object = take(&mut diagnostics, ObjectName::map(&team.name, team.span, "team"));
+                let namespace = take(&mut diagnostics, ObjectName::map(&team.namespace, team.span, "namespace"));
+                Some(TeamNames { object: object?, namespace: namespace? })
+            })
+            .collect();
+        let reserved_pools: Vec<PoolId> =
+            model.tiers.iter().flat_map(|tier| tier.reservations.iter().map(|reservation| reservation.pool)).collect();
+        let pools: Vec<Option<PoolLayout>> = model
+            .pools
+            .iter()
+            .enumerate()
+            .map(|(index, pool)| {
+                let flavor = take(&mut diagnostics, ObjectName::map(&pool.name, pool.span, "pool"))?;
+                let label = take(&mut diagnostics, keys.pool(&flavor, pool.span))?;
+                Some(PoolLayout { flavor, label, reserved: reserved_pools.contains(&PoolId::from_index(index)) })
+            })
+            .collect();
+
+        let (Some(project), Some(namespace), Some(team_label), Some(rack_label), Some(domain_label), Some(reserved_taint)) =
+            (project, namespace, team_label, rack_label, domain_label, reserved_taint)
+        else {
+            return Err(diagnostics);
+        };
+        let (Some(tiers), Some(teams), Some(pools)) = (
+            tiers.into_iter().collect::<Option<Vec<_>>>(),
+            teams.into_iter().collect::<Option<Vec<_>>>(),
+            pools.into_iter().collect::<Option<Vec<_>>>(),
+        ) else {
+            return Err(diagnostics);
+        };
+        let mut layout = Layout {
+            keys,
+            project,
+            namespace,
+            tiers,
+            teams,
+            pools,
+            nodes: Vec::new(),
+            team_label,
+            rack_label,
+            domain_label,
+            reserved_taint,
+        };
+        let marks: Vec<Option<NodeMarks>> =
+            (0..model.nodes.len()).map(|index| take(&mut diagnostics, layout.node_marks(model, NodeId::from_index(index)))).collect();
+        match marks.into_iter().collect::<Option<Vec<_>>>() {
+            Some(nodes) if diagnostics.is_empty() => {
+                layout.nodes = nodes;
+                Ok(layout)
+            }
+            _ => Err(diagnostics),
+        }
+    }
+
+    /// The labels and taints of one node. Nodes without a rack or NVLink domain get their own
+    /// name as the value: Kueue leaves nodes that lack a Topology level label out of TAS
+    /// capacity, and a PCIe node is its own NVLink domain.
+    fn node_marks(&self, model: &Model, node_id: NodeId) -> Result<NodeMarks, Diagnostic> {
+        let node = model.node(node_id);
+        let own_name = || LabelValue::from_name(&node.name, node.span);
+        let rack = match node.rack {
+            Some(rack) => LabelValue::from_name(&model.rack(rack).name, model.rack(rack).span)?,
+            None => own_name()?,
+        };
+        let domain = match node.domain {
+            Some(domain) => LabelValue::from_name(&model.domain(domain).name, model.domain(domain).span)?,
+            None => own_name()?,
+        };
+        let mut labels = BTreeMap::from([(self.rack_label.clone(), rack), (self.domain_label.clone(), domain)]);
+        let mut taints = Vec::new();
+        for (pool, layout) in model.pools.iter().zip(&self.pools) {
+            if pool.nodes.contains(&node_id) {
+                labels.insert(layout.label.clone(), LabelValue::yes());
+                if layout.reserved {
+                    taints.push((self.reserved_taint.clone(), LabelValue::from_object(&layout.flavor)));
+                }
+            }
+        }
+        taints.sort();
+        Ok(NodeMarks { labels, taints })
+    }
+
+    /// Whether pods admitted on `pool`'s flavor can run on `node`: the node is in the pool and
+    /// carries no reservation taint of another pool (which the flavor does not tolerate).
+    pub fn flavor_reaches(&self, model: &Model, pool: PoolId, node: NodeId) -> bool {
+        let own = LabelValue::from_object(&self.pools[pool.index()].flavor);
+        model.pool(pool).nodes.contains(&node) && self.nodes[node.index()].taints.iter().all(|(_, value)| *value == own)
+    }
+
+    /// The names of a tier.
+    pub fn tier(&self, tier: TierId) -> &TierNames {
+        &self.tiers[tier.index()]
+    }
+
+    /// The layout of a pool.
+    pub fn pool(&self, pool: PoolId) -> &PoolLayout {
+        &self.pools[pool.index()]
+    }
+}
+
+fn tier_names(tier: &placid_lang::model::Tier) -> Result<TierNames, Diagnostic> {
+    let object = ObjectName::map(&tier.name, tier.span, "tier")?;
+    let priority_class = object.join(&tier.priority.value.to_string(), tier.span, "tier")?;
+    let holds_reservations = !tier.reservations.is_empty() || tier.preemption.value == Preemption::Never;
+    let reserved_queue = if holds_reservations { Some(ObjectName::fixed(&format!("tier-{object}"), tier.span)?) } else { None };
+    Ok(TierNames { object, priority_class, reserved_queue })
+}

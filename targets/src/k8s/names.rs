@@ -1,0 +1,201 @@
+//! Kubernetes names and labels derived from policy names.
+//!
+//! Invariant: every object name placid emits is a DNS-1123 label (which is also a valid
+//! DNS-1123 subdomain, so it fits every kind), and every label key or value it writes passes
+//! Kubernetes' label syntax. Policy [`Name`]s allow upper case, `_` and `.`, so they are mapped
+//! (lower case, `_` and `.` become `-`: tier `P0` is object `p0`) and checked once here; a name
+//! that cannot be mapped is reported at the span of the model element (E050, E054).
+
+use std::fmt;
+
+use placid_lang::diag::{Code, Diagnostic};
+use placid_lang::name::{LabelKey, Name, is_label_value};
+use placid_lang::span::Span;
+
+/// A DNS-1123 label: at most 63 lower-case alphanumerics or `-`, starting and ending
+/// alphanumeric. Only made by [`ObjectName::map`] and [`ObjectName::join`], which check it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectName(String);
+
+/// The longest DNS-1123 label.
+const DNS_LABEL_MAX: usize = 63;
+
+fn is_dns_label(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= DNS_LABEL_MAX
+        && bytes.iter().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || *byte == b'-')
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+}
+
+impl ObjectName {
+    /// Maps a policy name to an object name, or explains at `span` why it cannot be one.
+    pub fn map(name: &Name, span: Span, what: &str) -> Result<ObjectName, Diagnostic> {
+        let mapped: String = name
+            .as_str()
+            .chars()
+            .map(|character| if matches!(character, '_' | '.') { '-' } else { character.to_ascii_lowercase() })
+            .collect();
+        ObjectName::checked(mapped, span, what, name.as_str())
+    }
+
+    /// Joins an object name and a suffix with `-` (`p0` + `1000` = `p0-1000`), checking that
+    /// the result is still a DNS-1123 label.
+    pub fn join(&self, suffix: &str, span: Span, what: &str) -> Result<ObjectName, Diagnostic> {
+        ObjectName::checked(format!("{}-{suffix}", self.0), span, what, &self.0)
+    }
+
+    /// A name placid chooses itself (`placid-scheduler-config`); `span` is where the element
+    /// it belongs to is declared, for the unlikely case a prefix makes it invalid.
+    pub fn fixed(text: &str, span: Span) -> Result<ObjectName, Diagnostic> {
+        ObjectName::checked(text.to_owned(), span, "object", text)
+    }
+
+    fn checked(mapped: String, span: Span, what: &str, original: &str) -> Result<ObjectName, Diagnostic> {
+        if is_dns_label(&mapped) {
+            return Ok(ObjectName(mapped));
+        }
+        Err(Diagnostic::error(
+            Code::KubernetesInvalidName,
+            span,
+            format!("{what} `{}` cannot become the Kubernetes name `{}`", original.escape_debug(), mapped.escape_debug()),
+        )
+        .label("not a DNS-1123 label")
+        .help("use at most 63 letters, digits and `-`, starting and ending with a letter or digit (placid adds suffixes to some names)"))
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl serde::Serialize for ObjectName {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl fmt::Display for ObjectName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A label value placid writes (`r1`, `true`), checked against Kubernetes' label syntax.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LabelValue(String);
+
+impl LabelValue {
+    /// The value `true`, used for membership labels.
+    pub fn yes() -> LabelValue {
+        LabelValue("true".to_owned())
+    }
+
+    /// A value from a policy name, or a diagnostic at `span` when it is not a label value.
+    pub fn from_name(name: &Name, span: Span) -> Result<LabelValue, Diagnostic> {
+        if is_label_value(name.as_str()) {
+            return Ok(LabelValue(name.as_str().to_owned()));
+        }
+        Err(Diagnostic::error(Code::KubernetesInvalidLabel, span, format!("`{name}` is not a valid Kubernetes label value"))
+            .label("invalid label value")
+            .help("label values start and end with a letter or digit"))
+    }
+
+    /// A value from an object name (always valid: DNS labels are label values).
+    pub fn from_object(name: &ObjectName) -> LabelValue {
+        LabelValue(name.as_str().to_owned())
+    }
+
+    /// The value.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The label and taint keys placid writes, all under the project's label prefix, which the
+/// lowering has already checked is a DNS subdomain outside `kubernetes.io` and `k8s.io` (NFD
+/// refuses to write those).
+#[derive(Clone, Debug)]
+pub struct PlacidKeys {
+    prefix: String,
+    prefix_span: Span,
+}
+
+impl PlacidKeys {
+    /// Keys under `prefix` (`placid.dev`), declared at `prefix_span`.
+    pub fn new(prefix: &str, prefix_span: Span) -> PlacidKeys {
+        PlacidKeys { prefix: prefix.to_owned(), prefix_span }
+    }
+
+    fn key(&self, name: &str, span: Span) -> Result<LabelKey, Diagnostic> {
+        let text = format!("{}/{name}", self.prefix);
+        LabelKey::new(&text).map_err(|reason| {
+            Diagnostic::error(Code::KubernetesInvalidLabel, span, format!("placid would write the invalid label key `{text}`"))
+                .label(reason)
+                .help("the part after `/` has at most 63 characters and starts and ends with a letter or digit; shorten the name")
+        })
+    }
+
+    /// `<prefix>/team` on team namespaces.
+    pub fn team(&self) -> Result<LabelKey, Diagnostic> {
+        self.key("team", self.prefix_span)
+    }
+
+    /// `<prefix>/rack` on nodes.
+    pub fn rack(&self) -> Result<LabelKey, Diagnostic> {
+        self.key("rack", self.prefix_span)
+    }
+
+    /// `<prefix>/nvlink-domain` on nodes.
+    pub fn nvlink_domain(&self) -> Result<LabelKey, Diagnostic> {
+        self.key("nvlink-domain", self.prefix_span)
+    }
+
+    /// `<prefix>/reserved`, the taint on nodes of a reserved pool.
+    pub fn reserved(&self) -> Result<LabelKey, Diagnostic> {
+        self.key("reserved", self.prefix_span)
+    }
+
+    /// `<prefix>/pool-<pool>` on every node of the pool. One key per pool, because pools may
+    /// overlap and a single `pool` key could hold only one of them.
+    pub fn pool(&self, pool: &ObjectName, pool_span: Span) -> Result<LabelKey, Diagnostic> {
+        self.key(&format!("pool-{pool}"), pool_span)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(text: &str) -> Result<String, Code> {
+        let name = Name::new(text).map_err(|_| Code::InvalidName)?;
+        ObjectName::map(&name, Span::DETACHED, "tier").map(|name| name.0).map_err(|diagnostic| diagnostic.code)
+    }
+
+    #[test]
+    fn tier_names_become_lower_case_dns_labels() {
+        assert_eq!(map("P0"), Ok("p0".to_owned()));
+        assert_eq!(map("gpu_a.b"), Ok("gpu-a-b".to_owned()));
+        assert_eq!(map("a_"), Err(Code::KubernetesInvalidName));
+    }
+
+    #[test]
+    fn suffixes_keep_names_within_63_characters() {
+        let long = ObjectName("a".repeat(60));
+        assert!(long.join("1000", Span::DETACHED, "tier").is_err());
+        assert_eq!(ObjectName("p0".into()).join("1000", Span::DETACHED, "tier").map(|name| name.0), Ok("p0-1000".to_owned()));
+    }
+
+    #[test]
+    fn pool_keys_are_checked() {
+        let keys = PlacidKeys::new("placid.dev", Span::DETACHED);
+        assert_eq!(
+            keys.pool(&ObjectName("nvl-a".into()), Span::DETACHED).map(|key| key.as_str().to_owned()),
+            Ok("placid.dev/pool-nvl-a".into())
+        );
+        let long = ObjectName("a".repeat(60));
+        assert_eq!(keys.pool(&long, Span::DETACHED).map_err(|diagnostic| diagnostic.code), Err(Code::KubernetesInvalidLabel));
+    }
+}

@@ -1,0 +1,293 @@
+//! The one list every Kubernetes object passes through before it becomes a file.
+//!
+//! Emitters build typed content (k8s-openapi types, or the typed CRD structs of this module's
+//! siblings) and [`ObjectList::push`] it with its [`Kind`], name and namespace. The list owns
+//! what is the same for every object: `apiVersion`, `kind`, `metadata` (placid's labels, the
+//! Argo CD sync wave and `Replace=true` for kinds with immutable fields), the file path, the
+//! `kustomization.yaml` of each layer and the multi-document stream that the Argo CD plugin
+//! prints. Another emitter (Argo Rollouts for migrations) adds its kinds to
+//! [`super::kinds`] and pushes its objects here; it gets waves, paths and kustomization
+//! entries for free.
+//!
+//! Invariants: an object is identified by (kind, namespace, name), and a second object with
+//! the same identity is a diagnostic (E051) at the span of the element that produced it, never
+//! a silent overwrite; output order is (wave, kind, namespace, name), independent of push
+//! order, so output is byte-identical for the same model.
+
+use std::collections::BTreeMap;
+
+use placid_lang::diag::{Code, Diagnostic};
+use placid_lang::span::Span;
+use serde::Serialize;
+use serde_yaml::{Mapping, Value};
+
+use crate::Artifact;
+use crate::k8s::kinds::{Kind, Mutability, Scope};
+use crate::k8s::names::ObjectName;
+
+/// Which kustomization an object belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Layer {
+    /// Synced by Argo CD from `kubernetes/` (and printed by `placid build --stdout`).
+    Synced,
+    /// Applied once by an administrator from `kubernetes/bootstrap/`: the Argo CD project,
+    /// application and plugin, which must exist before anything can be synced.
+    Bootstrap,
+}
+
+impl Layer {
+    fn directory(self) -> &'static str {
+        match self {
+            Layer::Synced => "kubernetes",
+            Layer::Bootstrap => "kubernetes/bootstrap",
+        }
+    }
+}
+
+/// The identity and placement of an object being pushed.
+#[derive(Clone, Debug)]
+pub struct NewObject {
+    /// Its kind.
+    pub kind: &'static Kind,
+    /// Its namespace (only for namespaced kinds).
+    pub namespace: Option<ObjectName>,
+    /// Its name.
+    pub name: ObjectName,
+    /// Which kustomization lists it.
+    pub layer: Layer,
+    /// The model element it comes from (for diagnostics).
+    pub span: Span,
+    /// Labels beyond the ones every placid object carries.
+    pub labels: BTreeMap<String, String>,
+}
+
+impl NewObject {
+    /// A synced, cluster-scoped object without extra labels.
+    pub fn cluster(kind: &'static Kind, name: ObjectName, span: Span) -> NewObject {
+        NewObject { kind, namespace: None, name, layer: Layer::Synced, span, labels: BTreeMap::new() }
+    }
+
+    /// A synced, namespaced object without extra labels.
+    pub fn namespaced(kind: &'static Kind, namespace: ObjectName, name: ObjectName, span: Span) -> NewObject {
+        NewObject { kind, namespace: Some(namespace), name, layer: Layer::Synced, span, labels: BTreeMap::new() }
+    }
+}
+
+/// An object in the list.
+#[derive(Clone, Debug)]
+pub struct Object {
+    /// Identity and placement.
+    pub meta: NewObject,
+    /// Everything but `apiVersion`, `kind` and `metadata`, in the content type's field order.
+    pub content: Mapping,
+}
+
+impl Object {
+    fn sort_key(&self) -> (crate::k8s::kinds::SyncWave, &'static str, Option<&ObjectName>, &ObjectName) {
+        (self.meta.kind.wave, self.meta.kind.kind, self.meta.namespace.as_ref(), &self.meta.name)
+    }
+
+    /// The file path of the object (`kubernetes/kueue/clusterqueue.vision.yaml`). Names and
+    /// namespaces are DNS labels without dots, so the dotted form cannot be ambiguous.
+    pub fn path(&self) -> String {
+        let kind = self.meta.kind.kind.to_ascii_lowercase();
+        let file = match &self.meta.namespace {
+            Some(namespace) => format!("{kind}.{namespace}.{}.yaml", self.meta.name),
+            None => format!("{kind}.{}.yaml", self.meta.name),
+        };
+        format!("{}/{}/{file}", self.meta.layer.directory(), self.meta.kind.directory)
+    }
+
+    /// The full object as YAML: header, metadata, then content.
+    pub fn to_yaml(&self, project: &str) -> String {
+        let kind = self.meta.kind;
+        let mut labels: BTreeMap<String, String> = self.meta.labels.clone();
+        labels.insert("app.kubernetes.io/managed-by".into(), "placid".into());
+        labels.insert("app.kubernetes.io/part-of".into(), project.into());
+        let mut annotations = BTreeMap::new();
+        annotations.insert("argocd.argoproj.io/sync-wave".to_owned(), kind.wave.0.to_string());
+        if kind.mutability == Mutability::Replace {
+            annotations.insert("argocd.argoproj.io/sync-options".to_owned(), "Replace=true".to_owned());
+        }
+        let mut metadata = Mapping::new();
+        metadata.insert("name".into(), self.meta.name.as_str().into());
+        if let Some(namespace) = &self.meta.namespace {
+            metadata.insert("namespace".into(), namespace.as_str().into());
+        }
+        metadata.insert("labels".into(), string_map(labels));
+        metadata.insert("annotations".into(), string_map(annotations));
+        let mut object = Mapping::new();
+        object.insert("apiVersion".into(), kind.api_version.into());
+        object.insert("kind".into(), kind.kind.into());
+        object.insert("metadata".into(), Value::Mapping(metadata));
+        for (key, value) in &self.content {
+            object.insert(key.clone(), value.clone());
+        }
+        serde_yaml::to_string(&Value::Mapping(object)).unwrap_or_default()
+    }
+}
+
+fn string_map(map: BTreeMap<String, String>) -> Value {
+    Value::Mapping(map.into_iter().map(|(key, value)| (Value::String(key), Value::String(value))).collect())
+}
+
+/// Turns typed content into a mapping without the fields the list owns. A k8s-openapi object
+/// serialises with its own `apiVersion`, `kind` and `metadata`; they are dropped so metadata
+/// is written in one place.
+pub fn content<T: Serialize>(value: &T) -> Mapping {
+    // Content types are structs with string keys, which serde_yaml always serialises; a
+    // non-mapping (impossible for them) would become an empty body that schema tests reject.
+    let mut mapping = match serde_yaml::to_value(value) {
+        Ok(Value::Mapping(mapping)) => mapping,
+        _ => Mapping::new(),
+    };
+    for owned in ["apiVersion", "kind", "metadata"] {
+        mapping.remove(owned);
+    }
+    mapping
+}
+
+/// Every object of a build, in one place.
+#[derive(Debug, Default)]
+pub struct ObjectList {
+    objects: Vec<Object>,
+}
+
+impl ObjectList {
+    /// An empty list.
+    pub fn new() -> ObjectList {
+        ObjectList::default()
+    }
+
+    /// Adds an object with `content` (see [`content`]), or reports that another element
+    /// already produced an object of the same kind, namespace and name.
+    pub fn push<T: Serialize>(&mut self, meta: NewObject, content_value: &T) -> Result<(), Diagnostic> {
+        let existing = self
+            .objects
+            .iter()
+            .find(|object| object.meta.kind == meta.kind && object.meta.namespace == meta.namespace && object.meta.name == meta.name);
+        if let Some(existing) = existing {
+            return Err(Diagnostic::error(
+                Code::KubernetesNameCollision,
+                meta.span,
+                format!("this would be a second {} named `{}`", meta.kind.kind, meta.name),
+            )
+            .label("same Kubernetes name")
+            .with_secondary(existing.meta.span, "the first one comes from here")
+            .help("rename one of them: names are lower-cased and `_` and `.` become `-`"));
+        }
+        self.objects.push(Object { meta, content: content(content_value) });
+        Ok(())
+    }
+
+    /// The objects in output order.
+    pub fn sorted(&self) -> Vec<&Object> {
+        let mut objects: Vec<&Object> = self.objects.iter().collect();
+        objects.sort_by(|left, right| left.sort_key().cmp(&right.sort_key()));
+        objects
+    }
+
+    /// The (group, kind) pairs of the kinds of `scope` that Argo CD syncs, sorted.
+    pub fn synced_kinds(&self, scope: Scope) -> Vec<(&'static str, &'static str)> {
+        let mut kinds: Vec<_> = self
+            .objects
+            .iter()
+            .filter(|object| object.meta.layer == Layer::Synced && object.meta.kind.scope == scope)
+            .map(|object| (object.meta.kind.group(), object.meta.kind.kind))
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        kinds
+    }
+
+    /// One file per object plus a `kustomization.yaml` per layer.
+    pub fn artifacts(&self, project: &str) -> Vec<Artifact> {
+        let mut artifacts = Vec::new();
+        for layer in [Layer::Synced, Layer::Bootstrap] {
+            let objects: Vec<&Object> = self.sorted().into_iter().filter(|object| object.meta.layer == layer).collect();
+            if objects.is_empty() {
+                continue;
+            }
+            let prefix = format!("{}/", layer.directory());
+            let mut resources = Vec::new();
+            for object in objects {
+                let path = object.path();
+                resources.push(path.strip_prefix(&prefix).unwrap_or(&path).to_owned());
+                artifacts.push(Artifact::text(path, object.to_yaml(project)));
+            }
+            artifacts.push(Artifact::text(format!("{prefix}kustomization.yaml"), kustomization(resources)));
+        }
+        artifacts.sort();
+        artifacts
+    }
+
+    /// The synced objects as one multi-document YAML stream, in output order.
+    pub fn stream(&self, project: &str) -> String {
+        let documents: Vec<String> =
+            self.sorted().into_iter().filter(|object| object.meta.layer == Layer::Synced).map(|object| object.to_yaml(project)).collect();
+        documents.join("---\n")
+    }
+}
+
+/// `kustomization.yaml` (kustomize.config.k8s.io/v1beta1). No `namespace:` on purpose:
+/// kustomize does not know CRD scopes and would stamp it onto cluster-scoped Kueue objects.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Kustomization {
+    api_version: &'static str,
+    kind: &'static str,
+    resources: Vec<String>,
+}
+
+fn kustomization(resources: Vec<String>) -> String {
+    let kustomization = Kustomization { api_version: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources };
+    serde_yaml::to_string(&kustomization).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::k8s::kinds;
+
+    fn name(text: &str) -> ObjectName {
+        ObjectName::fixed(text, Span::DETACHED).unwrap_or_else(|diagnostic| panic!("{}", diagnostic.message))
+    }
+
+    #[derive(Serialize)]
+    struct Spec {
+        spec: BTreeMap<String, u32>,
+    }
+
+    #[test]
+    fn duplicates_are_reported_not_overwritten() {
+        let mut list = ObjectList::new();
+        let body = Spec { spec: BTreeMap::new() };
+        assert!(list.push(NewObject::cluster(&kinds::COHORT, name("a"), Span::DETACHED), &body).is_ok());
+        let second = list.push(NewObject::cluster(&kinds::COHORT, name("a"), Span::DETACHED), &body);
+        assert_eq!(second.map_err(|diagnostic| diagnostic.code), Err(Code::KubernetesNameCollision));
+        assert!(list.push(NewObject::cluster(&kinds::TOPOLOGY, name("a"), Span::DETACHED), &body).is_ok());
+    }
+
+    #[test]
+    fn output_is_ordered_by_wave_and_carries_sync_annotations() {
+        let mut list = ObjectList::new();
+        let body = Spec { spec: BTreeMap::new() };
+        for (kind, object) in [(&kinds::LOCAL_QUEUE, "lq"), (&kinds::NAMESPACE, "team")] {
+            let meta = match kind.scope {
+                Scope::Cluster => NewObject::cluster(kind, name(object), Span::DETACHED),
+                Scope::Namespaced => NewObject::namespaced(kind, name("team"), name(object), Span::DETACHED),
+            };
+            assert!(list.push(meta, &body).is_ok());
+        }
+        let stream = list.stream("demo");
+        let namespace_at = stream.find("kind: Namespace").unwrap_or(usize::MAX);
+        let queue_at = stream.find("kind: LocalQueue").unwrap_or(0);
+        assert!(namespace_at < queue_at, "{stream}");
+        assert!(stream.contains("argocd.argoproj.io/sync-options: Replace=true"));
+        let paths: Vec<String> = list.artifacts("demo").into_iter().map(|artifact| artifact.path).collect();
+        assert_eq!(
+            paths,
+            ["kubernetes/kueue/localqueue.team.lq.yaml", "kubernetes/kustomization.yaml", "kubernetes/namespaces/namespace.team.yaml"]
+        );
+    }
+}

@@ -1,0 +1,42 @@
+//! Migrations in the Kubernetes tree: the Argo Rollouts `AnalysisTemplate`s and `Rollout`s that
+//! [`crate::migration`] plans from the model are pushed through the same object list as every
+//! other object, so they get placid's metadata, a sync wave after the queues, and a place in
+//! the kustomization and in Argo CD's whitelist.
+
+use placid_lang::diag::Diagnostics;
+use placid_lang::model::Model;
+
+use crate::k8s::kinds;
+use crate::k8s::names::ObjectName;
+use crate::k8s::objects::{NewObject, ObjectList};
+use crate::migration;
+
+pub(crate) fn emit(model: &Model, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
+    let objects = match migration::kubernetes_objects(model) {
+        Ok(objects) => objects,
+        Err(errors) => {
+            diagnostics.extend(errors);
+            return;
+        }
+    };
+    // A generated object belongs to the migration it was planned from; the migration's span is
+    // where a naming problem is reported.
+    let span_of = |name: &str| {
+        model
+            .migrations
+            .iter()
+            .find(|migration| name.starts_with(migration.name.as_str()) || name.contains(migration.name.as_str()))
+            .or(model.migrations.first())
+            .map_or(model.project.span, |migration| migration.span)
+    };
+    for object in objects {
+        let kind = if object.kind == kinds::ROLLOUT.kind { &kinds::ROLLOUT } else { &kinds::ANALYSIS_TEMPLATE };
+        let span = span_of(&object.name);
+        let names =
+            ObjectName::fixed(&object.namespace, span).and_then(|namespace| Ok((namespace, ObjectName::fixed(&object.name, span)?)));
+        let pushed = names.and_then(|(namespace, name)| list.push(NewObject::namespaced(kind, namespace, name, span), &object.value));
+        if let Err(diagnostic) = pushed {
+            diagnostics.push(diagnostic);
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The migration example end to end: Argo Rollouts objects valid against the real CRDs
+//! (closed), phase scripts that parse as shell, a runbook that names every object and script,
+//! and the checker's migration rules on small variants. Golden files of every migration
+//! output are part of `tests/golden/migration/` (see `golden.rs`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use placid_lang::diag::Code;
+use placid_targets::migration::{KubeObject, artifacts, kubernetes_objects};
+use placid_tests::{build, build_clean, crd, example, shared_dir};
+
+fn objects() -> Vec<KubeObject> {
+    let model = build_clean("migration").model;
+    kubernetes_objects(&model).unwrap_or_else(|errors| panic!("the migration example emits errors: {errors:?}"))
+}
+
+#[test]
+fn every_rollout_and_analysis_template_is_valid_against_its_closed_crd() {
+    let Some(shared) = shared_dir("every_rollout_and_analysis_template_is_valid_against_its_closed_crd") else { return };
+    let crds = shared.join("schemas/crds/argo-rollouts");
+    let schemas = BTreeMap::from([
+        ("Rollout", crd::closed_schema(&crds.join("rollout-crd.yaml"), "v1alpha1")),
+        ("AnalysisTemplate", crd::closed_schema(&crds.join("analysis-template-crd.yaml"), "v1alpha1")),
+    ]);
+    let objects = objects();
+    assert_eq!(objects.iter().filter(|object| object.kind == "Rollout").count(), 2, "one Rollout per service");
+    assert_eq!(objects.iter().filter(|object| object.kind == "AnalysisTemplate").count(), 7, "one template per gate and trigger");
+    for object in &objects {
+        let schema = &schemas[object.kind];
+        let errors = crd::validate(schema, &object.value);
+        assert!(errors.is_empty(), "{} {}: {errors:#?}", object.kind, object.name);
+        assert_eq!(object.value["metadata"]["name"], object.name.as_str());
+        assert_eq!(object.value["apiVersion"], object.api_version);
+    }
+    // The closed schema must reject what the API server would silently prune.
+    let mut misspelt = objects[0].value.clone();
+    misspelt["spec"]["metricz"] = serde_json::json!([]);
+    assert!(!crd::validate(&schemas[objects[0].kind], &misspelt).is_empty(), "an unknown field passed the closed schema");
+}
+
+/// The Slurm phase scripts and the runbook of the example.
+fn generated_files() -> BTreeMap<String, Vec<u8>> {
+    let model = build_clean("migration").model;
+    let mut files = BTreeMap::new();
+    for artifact in artifacts(&model).unwrap_or_else(|errors| panic!("the migration example emits errors: {errors:?}")) {
+        files.insert(artifact.path, artifact.bytes);
+    }
+    files
+}
+
+#[test]
+fn phase_scripts_parse_as_posix_shell() {
+    for (path, bytes) in generated_files().into_iter().filter(|(path, _)| path.ends_with(".sh")) {
+        let file = tempfile::NamedTempFile::new().expect("temp file");
+        std::fs::write(file.path(), &bytes).expect("write script");
+        let status = std::process::Command::new("sh").arg("-n").arg(file.path()).status().expect("run sh -n");
+        assert!(status.success(), "{path} does not parse as shell");
+    }
+    assert_eq!(generated_files().keys().filter(|path| path.ends_with("/apply.sh")).count(), 6, "one apply.sh per phase");
+}
+
+#[test]
+fn the_runbook_names_every_analysis_template_and_phase_script() {
+    let files = generated_files();
+    let runbook = String::from_utf8_lossy(&files["runbooks/x86-to-riscv.md"]).into_owned();
+    for object in objects().iter().filter(|object| object.kind == "AnalysisTemplate") {
+        assert!(runbook.contains(&format!("`{}`", object.name)), "the runbook does not name {}", object.name);
+    }
+    for path in files.keys().filter(|path| path.ends_with(".sh")) {
+        assert!(runbook.contains(&format!("sh {path}")), "the runbook does not run {path}");
+    }
+}
+
+/// Checks the migration example with `policy/migration.kdl` replaced by `migration`, and
+/// returns the codes of the errors and warnings.
+fn check(migration: &str) -> Vec<Code> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_tree(&example("migration"), dir.path());
+    std::fs::write(dir.path().join("policy/migration.kdl"), migration).expect("write migration");
+    let build = build(dir.path());
+    build.diagnostics.iter().map(|diagnostic| diagnostic.code).collect()
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create dir");
+    for entry in std::fs::read_dir(from).expect("read example").filter_map(Result::ok) {
+        let path = entry.path();
+        if path.is_dir() {
+            copy_tree(&path, &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(&path, to.join(entry.file_name())).expect("copy file");
+        }
+    }
+}
+
+const PHASES: &str = r#"
+    phase "shadow" hold="24h"
+    phase "canary" weight="1%" hold="12h"
+    phase "ramp" weight="30%" hold="24h"
+    phase "blue-green" hold="72h"
+"#;
+
+fn migration(body: &str) -> String {
+    format!("migration \"m\" from=\"x86-pcie\" to=\"rv-nvlink\" {{\n    classes \"finetune\" \"serving\"\n{body}\n}}\n")
+}
+
+#[test]
+fn a_clean_migration_has_no_diagnostics() {
+    assert_eq!(check(&migration(PHASES)), Vec::<Code>::new());
+}
+
+#[test]
+fn phases_that_cannot_be_rolled_back_one_step_are_rejected() {
+    let not_increasing = "phase \"canary\" weight=\"10%\" hold=\"1h\"\nphase \"ramp\" weight=\"10%\" hold=\"1h\"";
+    assert_eq!(check(&migration(not_increasing)), vec![Code::MigrationPhasesNotReversible]);
+    let shadow_late = "phase \"canary\" weight=\"1%\" hold=\"1h\"\nphase \"shadow\" hold=\"1h\"";
+    assert_eq!(check(&migration(shadow_late)), vec![Code::MigrationPhasesNotReversible]);
+    let blue_green_early = "phase \"blue-green\" hold=\"1h\"\nphase \"ramp\" weight=\"50%\" hold=\"1h\"";
+    assert_eq!(check(&migration(blue_green_early)), vec![Code::MigrationPhasesNotReversible]);
+    let canary_after_ramp = "phase \"ramp\" weight=\"10%\" hold=\"1h\"\nphase \"canary\" weight=\"20%\" hold=\"1h\"";
+    assert_eq!(check(&migration(canary_after_ramp)), vec![Code::MigrationPhasesNotReversible]);
+}
+
+#[test]
+fn a_target_pool_smaller_than_the_workload_is_rejected() {
+    // The whole 32-GPU x86 pool moves (no migrated class runs there), into a pool of 32 GPUs:
+    // fits. Into a pool of one domain (16 GPUs): does not.
+    let pools = "pool \"nvl-r1\" { select nvlink-domain=\"nvl-r1\"; }\n";
+    let body = format!("{pools}migration \"m\" from=\"x86-pcie\" to=\"nvl-r1\" {{\n    services \"llm-serve\"\n{PHASES}\n}}\n");
+    assert_eq!(check(&body), vec![Code::MigrationTargetTooSmall]);
+}
+
+#[test]
+fn baseline_gates_need_a_per_pool_metric_and_others_are_warned() {
+    let metric = "metric \"cluster-throughput\" query=\"sum(rate(placid_samples_processed_total[5m]))\"\n";
+    let baseline =
+        format!("{metric}{}", migration(&format!("accept metric=\"cluster-throughput\" at-least=\"90%\" of=\"baseline\"\n{PHASES}")));
+    assert_eq!(check(&baseline), vec![Code::MetricNotPerPool]);
+    let plain = format!("{metric}{}", migration(&format!("rollback-when metric=\"cluster-throughput\" below=100\n{PHASES}")));
+    assert_eq!(check(&plain), vec![Code::MetricNotPerPool]);
+}
+
+#[test]
+fn a_metric_gated_twice_is_rejected() {
+    let body =
+        format!("accept metric=\"p99-latency\" at-most=\"110%\" of=\"baseline\"\naccept metric=\"p99-latency\" at-most=0.3\n{PHASES}");
+    assert_eq!(check(&migration(&body)), vec![Code::DuplicateMigrationCondition]);
+}
+
+#[test]
+fn a_class_without_an_image_for_the_target_architecture_is_rejected() {
+    let class = "class \"x86-only\" {\n    image \"registry.example.com/old:1\"\n    platforms \"linux/amd64\"\n}\n";
+    let body = format!(
+        "{class}migration \"m\" from=\"x86-pcie\" to=\"rv-nvlink\" {{\n    classes \"x86-only\"\n    compatibility {{\n        image-platform \"linux/arm64\"\n    }}\n{PHASES}\n}}\n"
+    );
+    assert_eq!(check(&body), vec![Code::MigrationPlatformMissing, Code::MigrationPlatformMissing]);
+}
+
+#[test]
+fn a_migration_into_its_own_pool_is_rejected() {
+    let body = format!("migration \"m\" from=\"x86-pcie\" to=\"x86-pcie\" {{\n{PHASES}\n}}\n");
+    assert_eq!(check(&body), vec![Code::MigrationSamePool]);
+}
