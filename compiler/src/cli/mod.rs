@@ -10,9 +10,9 @@ mod explain;
 mod extender;
 mod fmt;
 mod graph;
+mod inventory;
 mod score;
 mod verify;
-mod inventory;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
