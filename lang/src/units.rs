@@ -228,7 +228,7 @@ impl Bytes {
 impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (unit, size) in [("TiB", 1u64 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-            if self.0 >= size && self.0 % size == 0 {
+            if self.0 >= size && self.0.is_multiple_of(size) {
                 return write!(f, "{}{unit}", self.0 / size);
             }
         }
@@ -274,16 +274,16 @@ impl Bandwidth {
 impl fmt::Display for Bandwidth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let bits = self.bits_per_second;
-        if bits % 8 == 0 {
+        if bits.is_multiple_of(8) {
             let bytes = bits / 8;
             for (unit, size) in [("TB/s", 1_000_000_000_000u64), ("GB/s", 1_000_000_000), ("MB/s", 1_000_000), ("KB/s", 1_000)] {
-                if bytes >= size && bytes % size == 0 {
+                if bytes >= size && bytes.is_multiple_of(size) {
                     return write!(f, "{}{unit}", bytes / size);
                 }
             }
         }
         for (unit, size) in [("Tb/s", 1_000_000_000_000u64), ("Gb/s", 1_000_000_000), ("Mb/s", 1_000_000), ("Kb/s", 1_000)] {
-            if bits >= size && bits % size == 0 {
+            if bits >= size && bits.is_multiple_of(size) {
                 return write!(f, "{}{unit}", bits / size);
             }
         }

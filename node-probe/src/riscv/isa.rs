@@ -349,7 +349,8 @@ mod tests {
             proptest::collection::btree_set(extension_name(), 0..6),
         )
             .prop_filter_map("names ending in a version are written with it", |(xlen, base, letters, version, names)| {
-                let multi: Vec<Extension> = names.into_iter().map(|name| Extension { name, version: None }).collect();
+                let mut multi: Vec<Extension> = names.into_iter().map(|name| Extension { name, version: None }).collect();
+                multi.sort_by(|left, right| multi_rank(&left.name).cmp(&multi_rank(&right.name)));
                 let isa = Isa {
                     xlen,
                     base: Extension { name: base.to_owned(), version },

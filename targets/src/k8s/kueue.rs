@@ -58,8 +58,9 @@ impl ResourceName {
     /// The quantity text of `amount` of this resource (`12`, `4096Mi`).
     pub fn quantity(self, amount: u64) -> String {
         match self {
-            ResourceName::Memory => format!("{amount}Mi"),
-            ResourceName::Cpu | ResourceName::Gpu => amount.to_string(),
+            // A plain zero reads the same for every resource (`lendingLimit: 0`).
+            ResourceName::Memory if amount > 0 => format!("{amount}Mi"),
+            ResourceName::Memory | ResourceName::Cpu | ResourceName::Gpu => amount.to_string(),
         }
     }
 }

@@ -137,7 +137,10 @@ mod tests {
     #[test]
     fn largest_remainder_gives_leftovers_to_the_largest_fractions() {
         assert_eq!(apportion(4, &[40, 30, 30]), [2, 1, 1]);
-        assert_eq!(apportion(16, &[40, 30, 30]), [7, 5, 4]);
+        // 6.4, 4.8, 4.8: the floors hand out 14, the two .8 remainders get the other two.
+        assert_eq!(apportion(16, &[40, 30, 30]), [6, 5, 5]);
+        // Equal remainders: the earlier weight wins the single leftover.
+        assert_eq!(apportion(1, &[1, 1]), [1, 0]);
         assert_eq!(apportion(5, &[0, 0]), [0, 0]);
         assert_eq!(apportion(0, &[1, 2]), [0, 0]);
     }
