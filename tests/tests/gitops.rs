@@ -55,7 +55,9 @@ impl Fixture {
     /// Replaces `from` with `to` in `file`, which must contain it.
     fn edit(&self, file: &str, from: &str, to: &str) {
         let text = self.read(file);
-        assert!(text.contains(from), "{file} does not contain {from:?}");
+        // Exactly one match, so an edit cannot silently land on a look-alike
+        // (`priority 100` is also the start of `priority 1000`).
+        assert_eq!(text.matches(from).count(), 1, "{file} must contain {from:?} exactly once");
         self.write(file, &text.replacen(from, to, 1));
     }
 
@@ -158,7 +160,7 @@ fn the_working_tree_is_the_default_head_with_uncommitted_changes() {
     assert_eq!(field(&report, ElementKind::Tier, "P1", "preemption"), (Some("window 3m, requeue"), Some("window 5m, requeue")));
     assert_eq!(danger_kinds(&report), vec![DangerKind::PreemptionChange]);
     let plain = terminal::render(&report, Colour::Never);
-    assert!(plain.contains("! preemption change: tier P1: preemption window 3m, requeue -> window 5m, requeue"), "{plain}");
+    assert!(plain.contains("! preemption change: tier P1: preemption window 3m, requeue → window 5m, requeue"), "{plain}");
     assert!(!plain.contains('\x1b'));
     assert!(terminal::render(&report, Colour::Always).contains("\x1b["));
 }
@@ -182,13 +184,19 @@ fn a_node_moving_domain_is_reported_with_its_pools() {
 #[test]
 fn a_priority_reorder_changes_who_preempts_whom() {
     let fixture = Fixture::cluster();
-    fixture.edit("policy/tiers.kdl", "priority 100", "priority 600");
+    fixture.edit("policy/tiers.kdl", "priority 100\n", "priority 600\n");
     fixture.commit("P2 above P1");
     let report = fixture.diff_commits("HEAD~1", "HEAD");
     let model = model(&report);
     assert_eq!(model.preemptions_gained, vec![Preempts { preemptor: "P2".into(), victim: "P1".into() }]);
     assert_eq!(model.preemptions_lost, vec![Preempts { preemptor: "P1".into(), victim: "P2".into() }]);
-    assert!(danger_kinds(&report).iter().all(|kind| *kind == DangerKind::PriorityReorder));
+    assert_eq!(danger_kinds(&report), [DangerKind::PriorityReorder, DangerKind::PriorityReorder], "{:?}", report.dangers);
+    // The PriorityClass is replaced (its value is in its name), which is not a deletion.
+    assert_eq!(report.summary.deletions, 0);
+    let files = report.artifacts.as_deref().unwrap_or_default();
+    let class = |path: &str| files.iter().find(|file| file.path == path).map(|file| file.status);
+    assert_eq!(class("kubernetes/priority/priorityclass.p2-100.yaml"), Some(Status::Removed));
+    assert_eq!(class("kubernetes/priority/priorityclass.p2-600.yaml"), Some(Status::Added));
 }
 
 #[test]

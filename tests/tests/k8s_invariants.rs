@@ -210,3 +210,31 @@ fn every_label_a_flavor_selects_is_written_by_nfd_on_exactly_the_pool_nodes() {
         }
     }
 }
+
+#[test]
+fn each_team_queue_is_given_the_gpus_its_share_guarantees() {
+    for example in kubernetes_examples() {
+        let model = build_clean(&example).model;
+        let objects = emitted(&example);
+        let queues: BTreeMap<&str, &Emitted> = of_kind(&objects, "ClusterQueue").into_iter().map(|queue| (queue.name(), queue)).collect();
+        for (pool_index, pool) in model.pools.iter().enumerate() {
+            let guaranteed = model.guaranteed_gpus(placid_lang::model::PoolId::from_index(pool_index));
+            for (team, gpus) in model.teams.iter().zip(guaranteed) {
+                let queue_name = team.name.as_str().to_ascii_lowercase();
+                let queue = queues.get(queue_name.as_str()).unwrap_or_else(|| panic!("{example}: no ClusterQueue {queue_name}"));
+                let nominal = queue.object["spec"]["resourceGroups"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|group| group["flavors"].as_array().into_iter().flatten())
+                    .filter(|flavor| flavor["name"] == pool.name.as_str().to_ascii_lowercase())
+                    .flat_map(|flavor| flavor["resources"].as_array().into_iter().flatten())
+                    .find(|resource| resource["name"] == "nvidia.com/gpu")
+                    .map(|resource| resource["nominalQuota"].as_str().unwrap_or_default().to_owned());
+                if let Some(nominal) = nominal {
+                    assert_eq!(nominal, gpus.to_string(), "{example}: team {} pool {}", team.name, pool.name);
+                }
+            }
+        }
+    }
+}

@@ -8,90 +8,16 @@
 
 mod k8s_support;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
-use jsonschema::{Draft, Registry, Validator};
+use jsonschema::Registry;
 use k8s_support::{Emitted, emitted, kubernetes_examples};
 use placid_lang::name::{LabelKey, is_label_value};
 use placid_targets::k8s::argo::ConfigManagementPlugin;
 use placid_targets::k8s::scheduler::KubeSchedulerConfiguration;
+use placid_tests::crd::{self, errors};
 use placid_tests::shared_dir;
 use serde_json::{Value, json};
-
-/// CRD schemas by (apiVersion, kind), deprecated versions left out.
-fn crd_schemas(schemas: &Path) -> BTreeMap<(String, String), Value> {
-    let mut index = BTreeMap::new();
-    let mut stack = vec![schemas.join("crds")];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap_or_else(|error| panic!("cannot read {}: {error}", dir.display())).filter_map(Result::ok)
-        {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|extension| extension != "yaml") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()));
-            for document in serde_yaml::Deserializer::from_str(&text) {
-                let crd: Value = serde::Deserialize::deserialize(document).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
-                if crd["kind"] != "CustomResourceDefinition" {
-                    continue;
-                }
-                let group = crd["spec"]["group"].as_str().unwrap_or_default();
-                let kind = crd["spec"]["names"]["kind"].as_str().unwrap_or_default();
-                for version in crd["spec"]["versions"].as_array().into_iter().flatten() {
-                    if version["deprecated"] == true {
-                        continue;
-                    }
-                    let name = version["name"].as_str().unwrap_or_default();
-                    let mut schema = version["schema"]["openAPIV3Schema"].clone();
-                    close(&mut schema);
-                    // Metadata is checked by hand below; the CRD leaves it open on purpose.
-                    schema["properties"]["metadata"] = json!({"type": "object"});
-                    index.insert((format!("{group}/{name}"), kind.to_owned()), schema);
-                }
-            }
-        }
-    }
-    index
-}
-
-/// Makes an OpenAPI v3 structural schema strict JSON Schema: objects with `properties` reject
-/// unknown fields (unless they preserve unknown fields), int-or-string and nullable become
-/// JSON Schema types.
-fn close(schema: &mut Value) {
-    let Some(object) = schema.as_object_mut() else { return };
-    let preserves = object.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
-    if object.contains_key("properties") && !object.contains_key("additionalProperties") && !preserves {
-        object.insert("additionalProperties".into(), Value::Bool(false));
-    }
-    if object.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) && !object.contains_key("anyOf") {
-        object.insert("anyOf".into(), json!([{"type": "integer"}, {"type": "string"}]));
-    }
-    if object.remove("nullable") == Some(Value::Bool(true))
-        && let Some(Value::String(kind)) = object.get("type").cloned()
-    {
-        object.insert("type".into(), json!([kind, "null"]));
-    }
-    for key in ["properties", "patternProperties"] {
-        if let Some(Value::Object(children)) = object.get_mut(key) {
-            children.values_mut().for_each(close);
-        }
-    }
-    for key in ["items", "additionalProperties", "not"] {
-        if let Some(child) = object.get_mut(key) {
-            close(child);
-        }
-    }
-    for key in ["allOf", "anyOf", "oneOf"] {
-        if let Some(Value::Array(children)) = object.get_mut(key) {
-            children.iter_mut().for_each(close);
-        }
-    }
-}
 
 /// The file of a built-in kind in `k8s/v1.34.0-local-strict/` (`priorityclass-scheduling-v1.json`).
 fn builtin_file(api_version: &str, kind: &str) -> String {
@@ -100,10 +26,6 @@ fn builtin_file(api_version: &str, kind: &str) -> String {
         Some((group, version)) => format!("{kind}-{}-{version}.json", group.split('.').next().unwrap_or(group)),
         None => format!("{kind}-{api_version}.json"),
     }
-}
-
-fn errors(validator: &Validator, object: &Value) -> Vec<String> {
-    validator.iter_errors(object).map(|error| format!("{} at {}", error, error.instance_path())).collect()
 }
 
 fn check_metadata(item: &Emitted, failures: &mut Vec<String>) {
@@ -150,7 +72,7 @@ fn check_config_files(item: &Emitted, failures: &mut Vec<String>) {
 fn every_emitted_object_validates_against_its_schema_with_unknown_fields_rejected() {
     let Some(shared) = shared_dir("k8s schema validation") else { return };
     let schemas = shared.join("schemas");
-    let crds = crd_schemas(&schemas);
+    let crds = crd::schemas(&schemas.join("crds"));
     let builtin_dir = schemas.join("k8s").join("v1.34.0-local-strict");
     let read_json = |path: &Path| -> Value {
         serde_json::from_str(&std::fs::read_to_string(path).unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display())))
@@ -169,16 +91,18 @@ fn every_emitted_object_validates_against_its_schema_with_unknown_fields_rejecte
             let api_version = item.object["apiVersion"].as_str().unwrap_or_default().to_owned();
             let kind = item.kind().to_owned();
             let validator = if let Some(schema) = crds.get(&(api_version.clone(), kind.clone())) {
-                jsonschema::options().with_draft(Draft::Draft7).build(schema)
+                crd::validator(schema)
             } else {
                 let file = builtin_dir.join(builtin_file(&api_version, &kind));
                 if !file.is_file() {
                     failures.push(format!("{example}/{}: no schema for {api_version} {kind}", item.path));
                     continue;
                 }
-                jsonschema::options().with_registry(&registry).build(&read_json(&file))
+                jsonschema::options()
+                    .with_registry(&registry)
+                    .build(&read_json(&file))
+                    .unwrap_or_else(|error| panic!("schema of {api_version} {kind} does not compile: {error}"))
             };
-            let validator = validator.unwrap_or_else(|error| panic!("schema of {api_version} {kind} does not compile: {error}"));
             for error in errors(&validator, &item.object) {
                 failures.push(format!("{example}/{}: {error}", item.path));
             }
@@ -194,11 +118,11 @@ fn every_emitted_object_validates_against_its_schema_with_unknown_fields_rejecte
 #[test]
 fn the_closed_schemas_reject_a_misspelt_field_and_a_v1beta1_field() {
     let Some(shared) = shared_dir("k8s schema strictness") else { return };
-    let crds = crd_schemas(&shared.join("schemas"));
+    let crds = crd::schemas(&shared.join("schemas/crds"));
     let schema = crds
         .get(&("kueue.x-k8s.io/v1beta2".to_owned(), "ClusterQueue".to_owned()))
         .unwrap_or_else(|| panic!("no ClusterQueue v1beta2 schema"));
-    let validator = jsonschema::options().with_draft(Draft::Draft7).build(schema).unwrap_or_else(|error| panic!("{error}"));
+    let validator = crd::validator(schema);
     let good =
         json!({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "a"}, "spec": {"cohortName": "c"}});
     assert!(errors(&validator, &good).is_empty(), "{:?}", errors(&validator, &good));

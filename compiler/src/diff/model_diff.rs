@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use placid_lang::diag::{Diagnostics, Severity};
-use placid_lang::model::Model;
+use placid_lang::model::{Model, PoolId};
 use placid_lang::span::Span;
 use serde::Serialize;
 
@@ -320,16 +320,13 @@ fn diff_shares(base: &Model, head: &Model) -> Vec<ShareChange> {
     changes
 }
 
-/// The GPUs of each pool a team's fair share guarantees: the pool's GPUs times the team's
-/// fraction of all shares, rounded down (what a fair-share scheduler converges to when every
-/// team asks for the whole pool; this is the nominal quota the Kubernetes target derives).
+/// The GPUs of each pool a team's fair share guarantees ([`Model::guaranteed_gpus`]: what no
+/// tier reserves, split by share; the Kubernetes queues' nominal quotas).
 fn guarantees(model: &Model) -> BTreeMap<(String, String), u32> {
-    let total = total_shares(model).max(1);
     let mut map = BTreeMap::new();
-    for team in &model.teams {
-        for pool in &model.pools {
-            let gpus = u64::from(pool.gpus) * u64::from(team.share.value) / total;
-            map.insert((team.name.to_string(), pool.name.to_string()), u32::try_from(gpus).unwrap_or(u32::MAX));
+    for (index, pool) in model.pools.iter().enumerate() {
+        for (team, gpus) in model.teams.iter().zip(model.guaranteed_gpus(PoolId::from_index(index))) {
+            map.insert((team.name.to_string(), pool.name.to_string()), gpus);
         }
     }
     map
@@ -515,7 +512,7 @@ fn dangers(diff: &ModelDiff) -> Vec<Danger> {
             {
                 dangers.push(Danger {
                     kind: DangerKind::QuotaReduction,
-                    message: format!("team {} guaranteed GPUs in pool {}: {before} -> {after}", row.team, cell.pool),
+                    message: format!("team {} guaranteed GPUs in pool {}: {before} → {after}", row.team, cell.pool),
                 });
             }
         }
@@ -538,7 +535,7 @@ fn dangers(diff: &ModelDiff) -> Vec<Danger> {
             dangers.push(Danger {
                 kind: DangerKind::PreemptionChange,
                 message: format!(
-                    "tier {}: preemption {} -> {}",
+                    "tier {}: preemption {} → {}",
                     element.name,
                     field.before.as_deref().unwrap_or("-"),
                     field.after.as_deref().unwrap_or("-")

@@ -4,7 +4,7 @@
 //! Invariant: renderers only lay this out; every count and verdict is computed here once, so
 //! the terminal, Markdown and JSON reports always agree.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use placid_lang::diag::Severity;
 use serde::Serialize;
@@ -111,13 +111,16 @@ impl DiffReport {
         let files = artifacts.as_deref().unwrap_or_default();
         let mut by_category: BTreeMap<Category, usize> = BTreeMap::new();
         let mut deletions = 0;
-        for (category, status) in files.iter().flat_map(FileChange::counts) {
-            *by_category.entry(category).or_default() += 1;
-            if status == Status::Removed {
-                deletions += 1;
+        let replaced = replaced_files(files);
+        for file in files {
+            for (category, status) in file.counts() {
+                *by_category.entry(category).or_default() += 1;
+                if status == Status::Removed && !replaced.contains(file.path.as_str()) {
+                    deletions += 1;
+                }
             }
         }
-        dangers.extend(removed_entry_dangers(files));
+        dangers.extend(removed_entry_dangers(files, &replaced));
         dangers.sort();
         dangers.dedup();
         if let Some(model) = &model {
@@ -168,11 +171,34 @@ impl DiffReport {
     }
 }
 
+/// Removed files that an added file replaces: the same path but for the number at the end of
+/// the name. A PriorityClass value is immutable, so the Kubernetes target puts it in the name
+/// (`priorityclass.p2-100.yaml`) and a priority change swaps the object; pods keep the value
+/// they were admitted with, and the model diff already reports the reorder.
+fn replaced_files(files: &[FileChange]) -> BTreeSet<&str> {
+    let added: BTreeSet<String> =
+        files.iter().filter(|file| file.status == Status::Added).filter_map(|file| without_number(&file.path)).collect();
+    files
+        .iter()
+        .filter(|file| file.status == Status::Removed)
+        .filter(|file| without_number(&file.path).is_some_and(|key| added.contains(&key)))
+        .map(|file| file.path.as_str())
+        .collect()
+}
+
+/// `dir/kind.name-100.yaml` -> `dir/kind.name-#.yaml`; `None` when the name does not end in
+/// `-<digits>`.
+fn without_number(path: &str) -> Option<String> {
+    let (stem, extension) = path.rsplit_once('.')?;
+    let (name, number) = stem.rsplit_once('-')?;
+    (!number.is_empty() && number.bytes().all(|byte| byte.is_ascii_digit())).then(|| format!("{name}-#.{extension}"))
+}
+
 /// Removed Kubernetes queues and Slurm partitions or QOS are dangerous even when the policy
 /// change that caused them looks small.
-fn removed_entry_dangers(files: &[FileChange]) -> Vec<Danger> {
+fn removed_entry_dangers(files: &[FileChange], replaced: &BTreeSet<&str>) -> Vec<Danger> {
     let mut dangers = Vec::new();
-    for file in files {
+    for file in files.iter().filter(|file| !replaced.contains(file.path.as_str())) {
         if let crate::diff::artifacts::FileContent::Entries { entries } = &file.content {
             for entry in entries.iter().filter(|entry| entry.status == Status::Removed) {
                 let queue = entry.key.starts_with("ClusterQueue ") || entry.key.starts_with("LocalQueue ");
@@ -187,4 +213,20 @@ fn removed_entry_dangers(files: &[FileChange]) -> Vec<Danger> {
         }
     }
     dangers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_number;
+
+    #[test]
+    fn only_a_trailing_dash_number_is_a_value_in_the_name() {
+        assert_eq!(
+            without_number("kubernetes/priority/priorityclass.p2-100.yaml").as_deref(),
+            Some("kubernetes/priority/priorityclass.p2-#.yaml")
+        );
+        assert_eq!(without_number("kubernetes/priority/workloadpriorityclass.p2.yaml"), None);
+        assert_eq!(without_number("slurm/plans/a-b/stage-.sbatch"), None);
+        assert_eq!(without_number("slurm/slurm.conf"), None);
+    }
 }

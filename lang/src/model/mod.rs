@@ -9,6 +9,7 @@
 mod ids;
 pub mod inventory;
 mod policy;
+pub mod shares;
 
 pub use ids::*;
 pub use inventory::*;

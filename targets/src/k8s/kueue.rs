@@ -240,7 +240,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             &WithSpec { spec: flavor },
         );
     }
-    let quotas = Quotas::new(model, layout);
+    let quotas = Quotas::new(model);
     for (team_index, team) in model.teams.iter().enumerate() {
         let spec = team_queue(model, layout, &quotas, team_index);
         diagnostics.extend(webhook::check_cluster_queue(&spec, team.span));

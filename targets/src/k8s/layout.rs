@@ -110,8 +110,6 @@ impl Layout {
                 Some(TeamNames { object: object?, namespace: namespace? })
             })
             .collect();
-        let reserved_pools: Vec<PoolId> =
-            model.tiers.iter().flat_map(|tier| tier.reservations.iter().map(|reservation| reservation.pool)).collect();
         let pools: Vec<Option<PoolLayout>> = model
             .pools
             .iter()
@@ -119,7 +117,7 @@ impl Layout {
             .map(|(index, pool)| {
                 let flavor = take(&mut diagnostics, ObjectName::map(&pool.name, pool.span, "pool"))?;
                 let label = take(&mut diagnostics, keys.pool(&flavor, pool.span))?;
-                Some(PoolLayout { flavor, label, reserved: reserved_pools.contains(&PoolId::from_index(index)) })
+                Some(PoolLayout { flavor, label, reserved: model.is_fenced(PoolId::from_index(index)) })
             })
             .collect();
 
@@ -185,13 +183,6 @@ impl Layout {
         }
         taints.sort();
         Ok(NodeMarks { labels, taints })
-    }
-
-    /// Whether pods admitted on `pool`'s flavor can run on `node`: the node is in the pool and
-    /// carries no reservation taint of another pool (which the flavor does not tolerate).
-    pub fn flavor_reaches(&self, model: &Model, pool: PoolId, node: NodeId) -> bool {
-        let own = LabelValue::from_object(&self.pools[pool.index()].flavor);
-        model.pool(pool).nodes.contains(&node) && self.nodes[node.index()].taints.iter().all(|(_, value)| *value == own)
     }
 
     /// The names of a tier.

@@ -6,9 +6,8 @@
 //! remainder method, so the teams' quotas add up exactly to what is left (no GPU is invented
 //! or lost to rounding).
 
+use placid_lang::model::shares::apportion;
 use placid_lang::model::{Model, NodeId, PoolId};
-
-use crate::k8s::layout::Layout;
 
 /// One MiB: memory quotas are whole MiB so they print exactly.
 const MIB: u64 = 1024 * 1024;
@@ -47,10 +46,10 @@ impl Resources {
 }
 
 /// What pods admitted on `pool`'s flavor can use.
-pub fn flavor_capacity(model: &Model, layout: &Layout, pool: PoolId) -> Resources {
+pub fn flavor_capacity(model: &Model, pool: PoolId) -> Resources {
     let mut total = Resources::default();
     for node_id in &model.pool(pool).nodes {
-        if layout.flavor_reaches(model, pool, *node_id) {
+        if model.reaches(pool, *node_id) {
             total = total.plus(node_resources(model, *node_id));
         }
     }
@@ -79,9 +78,8 @@ pub struct Quotas {
 
 impl Quotas {
     /// Computes the quotas of `model`.
-    pub fn new(model: &Model, layout: &Layout) -> Quotas {
-        let flavors: Vec<Resources> =
-            (0..model.pools.len()).map(|index| flavor_capacity(model, layout, PoolId::from_index(index))).collect();
+    pub fn new(model: &Model) -> Quotas {
+        let flavors: Vec<Resources> = (0..model.pools.len()).map(|index| flavor_capacity(model, PoolId::from_index(index))).collect();
         let mut tiers = vec![vec![Resources::default(); model.pools.len()]; model.tiers.len()];
         for (tier_index, tier) in model.tiers.iter().enumerate() {
             for reservation in &tier.reservations {
@@ -102,61 +100,5 @@ impl Quotas {
             }
         }
         Quotas { teams, tiers, flavors }
-    }
-}
-
-/// Splits `total` in proportion to `weights` by the largest remainder method: the parts add
-/// up to `total` exactly (when any weight is positive); ties go to the earlier weight.
-pub fn apportion(total: u64, weights: &[u64]) -> Vec<u64> {
-    let sum: u128 = weights.iter().map(|weight| u128::from(*weight)).sum();
-    if sum == 0 {
-        return vec![0; weights.len()];
-    }
-    let exact: Vec<(u64, u128)> = weights
-        .iter()
-        .map(|weight| {
-            let product = u128::from(total) * u128::from(*weight);
-            ((product / sum) as u64, product % sum)
-        })
-        .collect();
-    let mut parts: Vec<u64> = exact.iter().map(|(floor, _)| *floor).collect();
-    let handed_out: u64 = parts.iter().sum();
-    let mut order: Vec<usize> = (0..weights.len()).collect();
-    order.sort_by(|left, right| exact[*right].1.cmp(&exact[*left].1).then(left.cmp(right)));
-    for index in order.into_iter().take(total.saturating_sub(handed_out) as usize) {
-        parts[index] += 1;
-    }
-    parts
-}
-
-#[cfg(test)]
-mod tests {
-    use super::apportion;
-    use proptest::prelude::*;
-
-    #[test]
-    fn largest_remainder_gives_leftovers_to_the_largest_fractions() {
-        assert_eq!(apportion(4, &[40, 30, 30]), [2, 1, 1]);
-        // 6.4, 4.8, 4.8: the floors hand out 14, the two .8 remainders get the other two.
-        assert_eq!(apportion(16, &[40, 30, 30]), [6, 5, 5]);
-        // Equal remainders: the earlier weight wins the single leftover.
-        assert_eq!(apportion(1, &[1, 1]), [1, 0]);
-        assert_eq!(apportion(5, &[0, 0]), [0, 0]);
-        assert_eq!(apportion(0, &[1, 2]), [0, 0]);
-    }
-
-    proptest! {
-        #[test]
-        fn parts_add_up_and_stay_within_one_of_the_exact_share(total in 0u64..100_000, weights in proptest::collection::vec(0u64..1000, 1..12)) {
-            let parts = apportion(total, &weights);
-            let sum: u64 = weights.iter().sum();
-            if sum > 0 {
-                prop_assert_eq!(parts.iter().sum::<u64>(), total);
-                for (part, weight) in parts.iter().zip(&weights) {
-                    let exact = total as f64 * *weight as f64 / sum as f64;
-                    prop_assert!((*part as f64 - exact).abs() < 1.0 + 1e-9);
-                }
-            }
-        }
     }
 }

@@ -1,0 +1,107 @@
+//! How reservations and fair shares turn into guaranteed capacity. The semantic diff
+//! (`placid diff`) and the Kubernetes quotas both read these, so the "guaranteed GPUs" of a
+//! PR comment are the GPUs the queues are given.
+//!
+//! A pool in which a tier reserves GPUs is *fenced*: its nodes serve work placed through
+//! that pool only (on Kubernetes they carry a reservation taint that only the pool's flavor
+//! tolerates), so an overlapping pool cannot count them. Pools overlap freely otherwise.
+
+use super::{Model, NodeId, PoolId};
+
+impl Model {
+    /// Whether some tier reserves GPUs in `pool`.
+    pub fn is_fenced(&self, pool: PoolId) -> bool {
+        self.tiers.iter().flat_map(|tier| &tier.reservations).any(|reservation| reservation.pool == pool)
+    }
+
+    /// Whether work placed through `pool` can run on `node`: the node is a member and no other
+    /// fenced pool holds it.
+    pub fn reaches(&self, pool: PoolId, node: NodeId) -> bool {
+        self.pool(pool).nodes.contains(&node)
+            && (0..self.pools.len())
+                .map(PoolId::from_index)
+                .all(|other| other == pool || !self.is_fenced(other) || !self.pool(other).nodes.contains(&node))
+    }
+
+    /// The GPUs of the nodes `pool` reaches.
+    pub fn reachable_gpus(&self, pool: PoolId) -> u32 {
+        self.pool(pool).nodes.iter().filter(|node| self.reaches(pool, **node)).map(|node| self.node(*node).gpu_count()).sum()
+    }
+
+    /// GPUs of `pool` that tiers reserve (capped at what the pool reaches).
+    pub fn reserved_gpus(&self, pool: PoolId) -> u32 {
+        let reserved: u64 = self
+            .tiers
+            .iter()
+            .flat_map(|tier| &tier.reservations)
+            .filter(|reservation| reservation.pool == pool)
+            .map(|reservation| u64::from(reservation.gpus))
+            .sum();
+        u32::try_from(reserved).unwrap_or(u32::MAX).min(self.reachable_gpus(pool))
+    }
+
+    /// The GPUs of `pool` each team is guaranteed, indexed like `teams`: what the pool reaches
+    /// and no tier reserves, split by fair share with [`apportion`].
+    pub fn guaranteed_gpus(&self, pool: PoolId) -> Vec<u32> {
+        let shares: Vec<u64> = self.teams.iter().map(|team| u64::from(team.share.value)).collect();
+        let unreserved = self.reachable_gpus(pool) - self.reserved_gpus(pool);
+        // Every part is at most `unreserved`, so it fits the u32 it came from.
+        apportion(u64::from(unreserved), &shares).into_iter().map(|part| part as u32).collect()
+    }
+}
+
+/// Splits `total` in proportion to `weights` by the largest remainder method: the parts add
+/// up to `total` exactly (when any weight is positive); ties go to the earlier weight.
+pub fn apportion(total: u64, weights: &[u64]) -> Vec<u64> {
+    let sum: u128 = weights.iter().map(|weight| u128::from(*weight)).sum();
+    if sum == 0 {
+        return vec![0; weights.len()];
+    }
+    let exact: Vec<(u64, u128)> = weights
+        .iter()
+        .map(|weight| {
+            let product = u128::from(total) * u128::from(*weight);
+            ((product / sum) as u64, product % sum)
+        })
+        .collect();
+    let mut parts: Vec<u64> = exact.iter().map(|(floor, _)| *floor).collect();
+    let handed_out: u64 = parts.iter().sum();
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by(|left, right| exact[*right].1.cmp(&exact[*left].1).then(left.cmp(right)));
+    for index in order.into_iter().take(total.saturating_sub(handed_out) as usize) {
+        parts[index] += 1;
+    }
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::apportion;
+    use proptest::prelude::*;
+
+    #[test]
+    fn largest_remainder_gives_leftovers_to_the_largest_fractions() {
+        assert_eq!(apportion(4, &[40, 30, 30]), [2, 1, 1]);
+        // 6.4, 4.8, 4.8: the floors hand out 14, the two .8 remainders get the other two.
+        assert_eq!(apportion(16, &[40, 30, 30]), [6, 5, 5]);
+        // Equal remainders: the earlier weight wins the single leftover.
+        assert_eq!(apportion(1, &[1, 1]), [1, 0]);
+        assert_eq!(apportion(5, &[0, 0]), [0, 0]);
+        assert_eq!(apportion(0, &[1, 2]), [0, 0]);
+    }
+
+    proptest! {
+        #[test]
+        fn parts_add_up_and_stay_within_one_of_the_exact_share(total in 0u64..100_000, weights in proptest::collection::vec(0u64..1000, 1..12)) {
+            let parts = apportion(total, &weights);
+            let sum: u64 = weights.iter().sum();
+            if sum > 0 {
+                prop_assert_eq!(parts.iter().sum::<u64>(), total);
+                for (part, weight) in parts.iter().zip(&weights) {
+                    let exact = total as f64 * *weight as f64 / sum as f64;
+                    prop_assert!((*part as f64 - exact).abs() < 1.0 + 1e-9);
+                }
+            }
+        }
+    }
+}
