@@ -155,15 +155,21 @@ fn write_partitions(out: &mut String, model: &Model, accounting: bool) {
     // DefaultTime bounds the cost `safe` enforcement charges a job up front (billing x time
     // limit); without it a job would be priced at MaxTime.
     out.push_str("\n# Partitions\nPartitionName=DEFAULT State=UP OverSubscribe=NO DefaultTime=01:00:00 MaxTime=3-00:00:00\n");
+    // slurmctld logs an error without a default partition. With accounting, job_submit.lua
+    // widens a job without --partition to every pool, so the first pool only matters when
+    // the plugin is not loaded; without accounting the lowest tier is the default, so a job
+    // that names nothing gets the least privilege.
+    let default = |is_default: bool| if is_default { " Default=YES" } else { "" };
     if accounting {
         let qos_list = model.tiers.iter().map(names::qos).collect::<Vec<_>>().join(",");
-        for pool in &model.pools {
+        for (index, pool) in model.pools.iter().enumerate() {
             let nodes = pool.nodes.iter().map(|id| model.node(*id).name.as_str()).collect::<Vec<_>>().join(",");
             let _ = writeln!(
                 out,
-                "PartitionName={} Nodes={nodes} AllowQos={qos_list} TRESBillingWeights=CPU=0,Mem=0,GRES/gpu={}",
+                "PartitionName={} Nodes={nodes} AllowQos={qos_list} TRESBillingWeights=CPU=0,Mem=0,GRES/gpu={}{}",
                 names::partition(pool),
-                billing::gpu_weight(model, pool)
+                billing::gpu_weight(model, pool),
+                default(index == 0)
             );
         }
         return;
@@ -179,10 +185,11 @@ fn write_partitions(out: &mut String, model: &Model, accounting: bool) {
         };
         let _ = writeln!(
             out,
-            "PartitionName={} Nodes={all_nodes} PriorityTier={} PriorityJobFactor={} {preemption}",
+            "PartitionName={} Nodes={all_nodes} PriorityTier={} PriorityJobFactor={} {preemption}{}",
             names::qos(tier),
             rank + 1,
-            tier.priority.value.min(65533)
+            tier.priority.value.min(65533),
+            default(rank == 0)
         );
     }
 }
