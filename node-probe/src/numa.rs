@@ -57,7 +57,7 @@ pub fn total_memory(root: &Root, diagnostics: &mut Diagnostics) -> Option<Bytes>
             total
         }
         Err(error) => {
-            if !(error.not_found && !root.is_live()) {
+            if !error.not_found || root.is_live() {
                 diagnostics.push(notes::unreadable(&error));
             }
             None

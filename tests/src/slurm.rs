@@ -180,12 +180,12 @@ impl Cluster {
         let mut localized = String::new();
         for line in conf.lines() {
             localized.push_str(line);
-            if let Some(name) = line.strip_prefix("NodeName=").and_then(|rest| rest.split_whitespace().next()) {
-                if name != "DEFAULT" {
-                    let _ = write!(localized, " NodeHostname={host} NodeAddr=127.0.0.1 Port={node_port}");
-                    node_port += 1;
-                    self.nodes.push(name.to_owned());
-                }
+            if let Some(name) = line.strip_prefix("NodeName=").and_then(|rest| rest.split_whitespace().next())
+                && name != "DEFAULT"
+            {
+                let _ = write!(localized, " NodeHostname={host} NodeAddr=127.0.0.1 Port={node_port}");
+                node_port += 1;
+                self.nodes.push(name.to_owned());
             }
             localized.push('\n');
         }
@@ -361,12 +361,12 @@ impl Cluster {
         self.spawn("slurmctld", Command::new("slurmctld").arg("-D").arg("-f").arg(&conf))?;
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
-            if let Some((_, child)) = self.daemons.iter_mut().find(|(name, _)| name == "slurmctld") {
-                if let Ok(Some(status)) = child.try_wait() {
-                    let output = self.output_of("slurmctld");
-                    self.daemons.retain(|(name, _)| name != "slurmctld");
-                    return Err(StartError::Rejected(format!("slurmctld exited with {status}:\n{output}")));
-                }
+            if let Some((_, child)) = self.daemons.iter_mut().find(|(name, _)| name == "slurmctld")
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                let output = self.output_of("slurmctld");
+                self.daemons.retain(|(name, _)| name != "slurmctld");
+                return Err(StartError::Rejected(format!("slurmctld exited with {status}:\n{output}")));
             }
             if String::from_utf8_lossy(&self.run("scontrol", &["ping"]).stdout).contains("is UP") {
                 return Ok(());

@@ -61,7 +61,7 @@ pub fn inventory(size: Size) -> JsonInventory {
                 chassis: Some(format!("c{:04}", index / 4)),
                 nvlink_domain: Some(format!("nvl-{domain:03}")),
                 capacity: Some(
-                    if domain % 5 == 0 {
+                    if domain.is_multiple_of(5) {
                         "reserved"
                     } else if domain % 5 == 4 {
                         "spot"

@@ -309,8 +309,7 @@ fn globbing_a_revision_never_loads_unrelated_blobs() {
 fn an_unknown_revision_is_an_error_not_a_panic() {
     let fixture = Fixture::cluster();
     let error = diff(&DiffRequest { dir: fixture.project(), base: Revision::Commit("no-such-branch".into()), head: Revision::WorkingTree })
-        .err()
-        .expect("an unknown revision fails");
+        .expect_err("an unknown revision fails");
     assert!(error.to_string().contains("no-such-branch"), "{error}");
 }
 

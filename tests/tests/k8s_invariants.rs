@@ -19,10 +19,13 @@ fn strings(value: &Value) -> BTreeMap<String, String> {
     value.as_object().into_iter().flatten().map(|(key, value)| (key.clone(), value.as_str().unwrap_or_default().to_owned())).collect()
 }
 
+/// The labels (key -> value) and taints (key, value) NFD puts on one node.
+type Marks = (BTreeMap<String, String>, BTreeSet<(String, String)>);
+
 /// The labels and taints the NFD rules put on each node, by node name; panics on a rule that
 /// matches nodes other than by exact name.
-fn nfd_marks(objects: &[Emitted]) -> BTreeMap<String, (BTreeMap<String, String>, BTreeSet<(String, String)>)> {
-    let mut marks: BTreeMap<String, (BTreeMap<String, String>, BTreeSet<(String, String)>)> = BTreeMap::new();
+fn nfd_marks(objects: &[Emitted]) -> BTreeMap<String, Marks> {
+    let mut marks: BTreeMap<String, Marks> = BTreeMap::new();
     for rule_object in of_kind(objects, "NodeFeatureRule") {
         for rule in rule_object.object["spec"]["rules"].as_array().into_iter().flatten() {
             let matchers = rule["matchFeatures"].as_array().cloned().unwrap_or_default();

@@ -29,10 +29,10 @@ fn test_model() -> Model {
         }
     }
     for team in &mut model.teams {
-        if team.name.as_str() == "research" {
-            if let Some(budget) = team.daily_budget.as_mut() {
-                budget.value = Money { currency: budget.value.currency, minor: 25 };
-            }
+        if team.name.as_str() == "research"
+            && let Some(budget) = team.daily_budget.as_mut()
+        {
+            budget.value = Money { currency: budget.value.currency, minor: 25 };
         }
     }
     model

@@ -415,8 +415,11 @@ fn money_total(model: &Model, amounts: impl Iterator<Item = i64>) -> String {
     placid_lang::units::Money { currency: model.project.currency, minor: amounts.sum() }.to_string()
 }
 
+/// A policy-wide quantity, printed.
+type Measure = fn(&Model) -> String;
+
 fn totals(base: &Model, head: &Model) -> Vec<Total> {
-    let measures: [(&str, fn(&Model) -> String); 5] = [
+    let measures: [(&str, Measure); 5] = [
         ("GPUs", |model| model.total_gpus().to_string()),
         ("reserved GPUs", |model| {
             model.tiers.iter().flat_map(|tier| &tier.reservations).map(|reservation| u64::from(reservation.gpus)).sum::<u64>().to_string()

@@ -132,14 +132,14 @@ fn bad_request(message: String) -> Response {
     (StatusCode::BAD_REQUEST, message).into_response()
 }
 
-fn parse_args(body: &[u8]) -> Result<ExtenderArgs, Response> {
-    serde_json::from_slice(body).map_err(|error| bad_request(format!("the body is not ExtenderArgs JSON: {error}")))
+fn parse_args(body: &[u8]) -> Result<ExtenderArgs, String> {
+    serde_json::from_slice(body).map_err(|error| format!("the body is not ExtenderArgs JSON: {error}"))
 }
 
 async fn filter(State(extender): State<Arc<Extender>>, body: axum::body::Bytes) -> Response {
     let args = match parse_args(&body) {
         Ok(args) => args,
-        Err(response) => return response,
+        Err(message) => return bad_request(message),
     };
     let Ok(_permit) = extender.permits.acquire().await else {
         return (StatusCode::SERVICE_UNAVAILABLE, "shutting down").into_response();
@@ -180,7 +180,7 @@ async fn filter(State(extender): State<Arc<Extender>>, body: axum::body::Bytes) 
 async fn prioritize(State(extender): State<Arc<Extender>>, body: axum::body::Bytes) -> Response {
     let args = match parse_args(&body) {
         Ok(args) => args,
-        Err(response) => return response,
+        Err(message) => return bad_request(message),
     };
     let Ok(_permit) = extender.permits.acquire().await else {
         return (StatusCode::SERVICE_UNAVAILABLE, "shutting down").into_response();

@@ -89,7 +89,7 @@ impl Isa {
         }
         letters.sort_by_key(|extension| letter_rank(&extension.name));
         letters.dedup_by(|left, right| left.name == right.name);
-        multi.sort_by(|left, right| multi_rank(&left.name).cmp(&multi_rank(&right.name)));
+        multi.sort_by_key(|extension| multi_rank(&extension.name));
         multi.dedup_by(|left, right| left.name == right.name);
         Ok(Isa { xlen, base, letters, multi })
     }
@@ -350,7 +350,7 @@ mod tests {
         )
             .prop_filter_map("names ending in a version are written with it", |(xlen, base, letters, version, names)| {
                 let mut multi: Vec<Extension> = names.into_iter().map(|name| Extension { name, version: None }).collect();
-                multi.sort_by(|left, right| multi_rank(&left.name).cmp(&multi_rank(&right.name)));
+                multi.sort_by_key(|extension| multi_rank(&extension.name));
                 let isa = Isa {
                     xlen,
                     base: Extension { name: base.to_owned(), version },

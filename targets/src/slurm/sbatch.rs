@@ -99,7 +99,7 @@ fn stage_context(model: &Model, plan: &Plan, stage: &Stage, accounting: bool) ->
     let nodes = gpus.div_ceil(per_node).max(1);
     let gpus_per_node = if gpus <= per_node {
         Some(gpus)
-    } else if gpus % per_node == 0 {
+    } else if gpus.is_multiple_of(per_node) {
         Some(per_node)
     } else {
         None

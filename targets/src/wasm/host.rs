@@ -304,7 +304,7 @@ impl Worker {
         if params.len() * 8 != self.params_size {
             return Err(failed(format!("the plugin takes {} parameters, got {}", self.params_size / 8, params.len())));
         }
-        let count = if self.row_stride == 0 { 0 } else { rows.len() * 8 / self.row_stride };
+        let count = (rows.len() * 8).checked_div(self.row_stride).unwrap_or(0);
         if count * self.row_stride != rows.len() * 8 {
             return Err(failed("the rows are not a whole number of node rows"));
         }

@@ -156,7 +156,7 @@ proptest! {
         let program = Program::new(&model.scores[0]).unwrap_or_else(|diagnostics| panic!("{diagnostics:?}"));
         let params: Vec<f64> = params[..program.params.len()].to_vec();
         let width = program.node_fields.len();
-        let rows: Vec<f64> = if width == 0 { Vec::new() } else { rows[..rows.len() / width * width].to_vec() };
+        let rows: Vec<f64> = rows[..rows.len().checked_div(width).unwrap_or(0) * width].to_vec();
         assert_agree(&model, &plugin, &params, &rows);
     }
 }
