@@ -2,24 +2,18 @@
 //! Kubernetes scheduler extender until SIGINT or SIGTERM, then drains requests in flight.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cli::Exit;
+use crate::cli::{Exit, ScoreArgs};
 use crate::extender::{Extender, Settings, router};
 use crate::render::Format;
-use crate::scoring;
 
 /// Arguments of `placid extender`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The project directory (holding placid.kdl).
-    #[arg(default_value = ".")]
-    dir: PathBuf,
-    /// The score to serve (may be left out when the project has one).
-    #[arg(long)]
-    score: Option<String>,
+    #[command(flatten)]
+    project: ScoreArgs,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:8888")]
     listen: SocketAddr,
@@ -35,7 +29,7 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> Exit {
-    let loaded = match scoring::load(&args.dir, args.score.as_deref(), Format::Text) {
+    let loaded = match args.project.load(Format::Text) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };

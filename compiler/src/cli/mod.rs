@@ -62,6 +62,24 @@ pub struct ProjectArgs {
     pub format: Format,
 }
 
+/// The project and the score of the commands that run a scoring plugin.
+#[derive(clap::Args, Debug)]
+pub struct ScoreArgs {
+    /// The project directory (holding placid.kdl).
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+    /// The score to run (may be left out when the project has one).
+    #[arg(long)]
+    pub score: Option<String>,
+}
+
+impl ScoreArgs {
+    /// Compiles the project and loads the score's plugin, reporting problems in `format`.
+    pub fn load(&self, format: Format) -> Result<crate::scoring::Loaded, Exit> {
+        crate::scoring::load(&self.dir, self.score.as_deref(), format)
+    }
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Check the policy against the inventory and report every problem.

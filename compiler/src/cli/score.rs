@@ -5,21 +5,17 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::cli::Exit;
+use crate::cli::{Exit, ScoreArgs};
 use crate::render::Format;
 use crate::scoring::job::{self, JobValues};
 use crate::scoring::rank::{Ranked, failed_names, is_feasible, rank};
-use crate::scoring::{self, Codes, inventory_rows};
+use crate::scoring::{Codes, inventory_rows};
 
 /// Arguments of `placid score`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The project directory (holding placid.kdl).
-    #[arg(default_value = ".")]
-    dir: PathBuf,
-    /// The score to rank by (may be left out when the project has one).
-    #[arg(long)]
-    score: Option<String>,
+    #[command(flatten)]
+    project: ScoreArgs,
     /// A job parameter, `name=value` (`gpus=4`, `comm=high`, `rack=r1`); repeatable.
     #[arg(long = "job", value_name = "NAME=VALUE", conflicts_with = "job_file")]
     job: Vec<String>,
@@ -59,7 +55,7 @@ pub fn run(args: &Args) -> Exit {
         }
     };
     let format = if args.format == Output::Json { Format::Json } else { Format::Text };
-    let loaded = match scoring::load(&args.dir, args.score.as_deref(), format) {
+    let loaded = match args.project.load(format) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
