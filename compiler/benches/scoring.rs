@@ -56,8 +56,20 @@ fn batch(criterion: &mut Criterion) {
     let mut worker = loaded.plugin.worker().unwrap_or_else(|error| panic!("{error}"));
     let stride = loaded.plugin.meta().row_stride as usize;
 
-    let mut group = criterion.benchmark_group("score 10000 nodes");
+    // A benchmark of an error path would look fast: check first that both sides score every
+    // node, bit for bit alike.
     let mut outcomes = Vec::new();
+    evaluator.evaluate_batch(&params, &rows, &mut outcomes);
+    let wasm = worker.score(&params, &rows).unwrap_or_else(|error| panic!("the plugin fails: {error}"));
+    assert_eq!(outcomes.len(), model.nodes.len());
+    assert_eq!(wasm.scores.len(), model.nodes.len());
+    for (index, (native, wasm)) in outcomes.iter().zip(&wasm.scores).enumerate() {
+        assert_eq!(native.score.to_bits(), wasm.to_bits(), "node {index}: native {} wasm {wasm}", native.score);
+    }
+    let feasible = outcomes.iter().filter(|outcome| outcome.failed == 0).count();
+    println!("{} nodes scored, {feasible} feasible, native and Wasm agree", outcomes.len());
+
+    let mut group = criterion.benchmark_group("score 10000 nodes");
     group.bench_function("native evaluator", |bench| {
         bench.iter(|| evaluator.evaluate_batch(black_box(&params), black_box(&rows), &mut outcomes))
     });

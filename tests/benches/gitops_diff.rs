@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use git2::{IndexAddOption, Repository, Signature};
 use placid_compiler::build::{Selection, compile};
-use placid_compiler::diff::{DiffRequest, Revision, diff};
+use placid_compiler::diff::{DiffRequest, Revision, compare, diff};
 use placid_compiler::world::FsWorld;
 use placid_tests::synthetic::{InventoryFormat, Size, write_project};
 
@@ -60,17 +60,23 @@ fn main() {
 
     let mut builds = Vec::new();
     let mut diffs = Vec::new();
+    let mut compares = Vec::new();
     for _ in 0..ROUNDS {
         let start = Instant::now();
-        std::hint::black_box(compile(&world, &selection));
+        let built = compile(&world, &selection);
         builds.push(start.elapsed());
         let start = Instant::now();
         std::hint::black_box(diff(&request).expect("diff"));
         diffs.push(start.elapsed());
+        // The comparison alone, of two builds already made: what the diff adds to reading.
+        let start = Instant::now();
+        std::hint::black_box(compare("base", &built, "head", &built));
+        compares.push(start.elapsed());
     }
-    let (build, diff_time) = (median(builds), median(diffs));
+    let (build, diff_time, compare_time) = (median(builds), median(diffs), median(compares));
     println!("synthetic project: {} nodes, {} teams, {} plans; {changed} changed elements", size.nodes, size.teams, size.plans);
     println!("build (working tree), median of {ROUNDS}: {:>8.1} ms", build.as_secs_f64() * 1e3);
     println!("diff (two commits),   median of {ROUNDS}: {:>8.1} ms", diff_time.as_secs_f64() * 1e3);
+    println!("compare alone,        median of {ROUNDS}: {:>8.1} ms", compare_time.as_secs_f64() * 1e3);
     println!("ratio diff/build: {:.2} (goal <= 2.20)", diff_time.as_secs_f64() / build.as_secs_f64());
 }

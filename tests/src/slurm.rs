@@ -4,6 +4,12 @@
 //! `SlurmdParameters=config_overrides` lets a small VM claim the inventory's cores and GPUs;
 //! gres.conf device files point at /dev/null, which slurmd accepts as a character device).
 //!
+//! With [`Options::root`] the same cluster runs inside a Debian root made by `debootstrap`
+//! (Debian 13 trixie's Slurm 24.11, see .ci/run): every daemon and client command is
+//! `unshare --mount` + a private bind of /proc + `chroot ROOT env -i ...`, and the temp dir
+//! lives under `ROOT/srv/`, so a path is the host path minus the root prefix. The /proc bind
+//! exists only in each command's own mount namespace, so nothing is left mounted on the host.
+//!
 //! Invariants: the generated policy files are used as they are, except for what only a
 //! one-host emulation needs (`NodeHostname`/`NodeAddr`/`Port` appended to NodeName lines,
 //! device paths moved under the temp dir); the site part (paths, ports, auth) is a header that
@@ -14,6 +20,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use placid_lang::model::{Model, PreemptMode, Preemption};
+use placid_lang::units::Money;
 
 /// Log lines slurmctld prints on a healthy one-host start (missing state files at first
 /// start, no PMIx library, VM timer noise, slurmdbd's tuning advice).
@@ -28,8 +37,17 @@ const BENIGN_LOG_LINES: &[&str] = &[
     "High latency for 1000 calls to gettimeofday",
 ];
 
-/// Why the live tests cannot run here: not root, or a Debian package is missing.
-pub fn unavailable_reason(with_accounting: bool) -> Option<String> {
+/// The PATH of every command inside a root (`env -i` drops the host environment).
+const ROOT_PATH: &str = "/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// The debootstrap'ed trixie root: `$PLACID_TRIXIE_ROOT`, or where .ci/run makes it.
+pub fn trixie_root() -> PathBuf {
+    std::env::var_os("PLACID_TRIXIE_ROOT").map_or_else(|| PathBuf::from("/var/tmp/placid-trixie-root"), PathBuf::from)
+}
+
+/// Why the live tests cannot run here: not root, a Debian package is missing, or (with
+/// `root`) the chroot root or a program in it is missing.
+pub fn unavailable_reason(with_accounting: bool, root: Option<&Path>) -> Option<String> {
     let uid = Command::new("id").arg("-u").output().ok().map(|output| String::from_utf8_lossy(&output.stdout).trim().to_owned());
     if uid.as_deref() != Some("0") {
         return Some("not running as root (the daemons need it)".to_owned());
@@ -38,8 +56,20 @@ pub fn unavailable_reason(with_accounting: bool) -> Option<String> {
     if with_accounting {
         programs.extend(["slurmdbd", "sacctmgr", "mariadbd", "mariadb-install-db", "mariadb", "mariadb-admin"]);
     }
-    let missing: Vec<&str> = programs.into_iter().filter(|program| which(program).is_none()).collect();
-    (!missing.is_empty()).then(|| format!("missing programs {missing:?} (install the packages .ci/run lists)"))
+    let Some(root) = root else {
+        let missing: Vec<&str> = programs.into_iter().filter(|program| which(program).is_none()).collect();
+        return (!missing.is_empty()).then(|| format!("missing programs {missing:?} (install the packages .ci/run lists)"));
+    };
+    let host_missing: Vec<&str> = ["unshare", "mount", "chroot"].into_iter().filter(|program| which(program).is_none()).collect();
+    if !host_missing.is_empty() {
+        return Some(format!("missing host programs {host_missing:?}"));
+    }
+    let in_root = |program: &str| ["usr/sbin", "usr/bin"].iter().any(|dir| root.join(dir).join(program).exists());
+    let missing: Vec<&str> = programs.into_iter().filter(|program| !in_root(program)).collect();
+    if !missing.is_empty() || !root.join("etc/hosts").is_file() {
+        return Some(format!("the root {} is not made, or lacks {missing:?} or etc/hosts (.ci/run makes it)", root.display()));
+    }
+    None
 }
 
 fn which(program: &str) -> Option<PathBuf> {
@@ -51,13 +81,46 @@ fn which(program: &str) -> Option<PathBuf> {
 
 /// Under `CI=true` a missing prerequisite fails the test; elsewhere it prints NOT RUN and
 /// the test returns early. Returns whether the test should go on.
-pub fn should_run(test: &str, with_accounting: bool) -> bool {
-    let Some(reason) = unavailable_reason(with_accounting) else { return true };
+pub fn should_run(test: &str, with_accounting: bool, root: Option<&Path>) -> bool {
+    let Some(reason) = unavailable_reason(with_accounting, root) else { return true };
     if std::env::var("CI").is_ok_and(|value| value == "true") {
         panic!("{test}: cannot start Slurm: {reason}");
     }
     eprintln!("{test}: NOT RUN: cannot start Slurm: {reason}");
     false
+}
+
+/// The cluster example with two changes that keep a live run short, and nothing else:
+/// preemption windows are seconds instead of minutes (P1 10 s, P2 5 s, no exempt time), and
+/// team `research` gets a budget of (usd)0.25 a day so that one small job fits and a second
+/// does not.
+pub fn test_model() -> Model {
+    let mut model = crate::build_clean("cluster").model;
+    for tier in &mut model.tiers {
+        if let Preemption::Window { mode, .. } = tier.preemption.value {
+            let seconds = if mode == PreemptMode::Requeue { 10 } else { 5 };
+            tier.preemption.value = Preemption::Window { window: placid_lang::units::Duration { seconds }, mode };
+            tier.exempt = None;
+        }
+    }
+    for team in &mut model.teams {
+        if team.name.as_str() == "research"
+            && let Some(budget) = team.daily_budget.as_mut()
+        {
+            budget.value = Money { currency: budget.value.currency, minor: 25 };
+        }
+    }
+    model
+}
+
+/// Writes the Slurm artifacts of `model` into `dir` (without the `slurm/` prefix).
+pub fn write_slurm(model: &Model, dir: &Path) {
+    let artifacts = placid_targets::slurm::emit(model).unwrap_or_else(|errors| panic!("emit failed: {errors:?}"));
+    for artifact in artifacts {
+        let path = dir.join(artifact.path.trim_start_matches("slurm/"));
+        std::fs::create_dir_all(path.parent().unwrap_or(dir)).expect("create dir");
+        std::fs::write(path, artifact.bytes).expect("write artifact");
+    }
 }
 
 /// How to start a cluster.
@@ -69,11 +132,14 @@ pub struct Options {
     pub slurmds: bool,
     /// First of 40 consecutive TCP ports this cluster may use.
     pub port_base: u16,
+    /// Run every daemon and command chrooted into this root instead of from the host.
+    pub root: Option<PathBuf>,
 }
 
 /// A running one-host Slurm.
 pub struct Cluster {
-    root: tempfile::TempDir,
+    dir: tempfile::TempDir,
+    root: Option<PathBuf>,
     daemons: Vec<(String, Child)>,
     /// Emulated node names, in slurm.conf order.
     pub nodes: Vec<String>,
@@ -97,8 +163,9 @@ fn harness(message: impl Into<String>) -> StartError {
 impl Cluster {
     /// Starts a cluster on the generated `slurm/` directory `policy`.
     pub fn start(policy: &Path, options: &Options) -> Result<Cluster, StartError> {
-        let root = tempfile::Builder::new().prefix("placid-slurm-").tempdir().map_err(|error| harness(error.to_string()))?;
-        let mut cluster = Cluster { root, daemons: Vec::new(), nodes: Vec::new(), accounts_runs: Vec::new() };
+        let parent = options.root.as_ref().map_or_else(std::env::temp_dir, |root| root.join("srv"));
+        let dir = tempfile::Builder::new().prefix("placid-slurm-").tempdir_in(parent).map_err(|error| harness(error.to_string()))?;
+        let mut cluster = Cluster { dir, root: options.root.clone(), daemons: Vec::new(), nodes: Vec::new(), accounts_runs: Vec::new() };
         for dir in ["etc", "run", "munge", "log", "state", "spool", "dev", "mysql", "jobs"] {
             std::fs::create_dir_all(cluster.path(dir)).map_err(|error| harness(error.to_string()))?;
         }
@@ -120,9 +187,37 @@ impl Cluster {
         Ok(cluster)
     }
 
-    /// A path inside the cluster's temp dir.
+    /// A path inside the cluster's temp dir, as this process sees it.
     pub fn path(&self, relative: &str) -> PathBuf {
-        self.root.path().join(relative)
+        self.dir.path().join(relative)
+    }
+
+    /// The same path as the daemons and jobs see it (inside the root, if any).
+    pub fn inner(&self, relative: &str) -> PathBuf {
+        let path = self.path(relative);
+        match self.root.as_deref().and_then(|root| path.strip_prefix(root).ok()) {
+            Some(inside) => Path::new("/").join(inside),
+            None => path,
+        }
+    }
+
+    /// A command that runs `program` against this cluster, from the host or inside the root.
+    fn command(&self, program: &str) -> Command {
+        let conf = self.inner("etc/slurm.conf");
+        let Some(root) = &self.root else {
+            let mut command = Command::new(program);
+            command.env("SLURM_CONF", conf);
+            return command;
+        };
+        // unshare, sh, chroot and env all exec, so the child's pid is the program's own.
+        let mut command = Command::new("unshare");
+        command
+            .args(["--mount", "--propagation", "private", "sh", "-c", r#"mount --bind /proc "$0/proc" && exec chroot "$0" "$@""#])
+            .arg(root)
+            .args(["/usr/bin/env", "-i", &format!("PATH={ROOT_PATH}"), "HOME=/root"])
+            .arg(format!("SLURM_CONF={}", conf.display()))
+            .arg(program);
+        command
     }
 
     fn chmod(&self, relative: &str, mode: &str) -> Result<(), StartError> {
@@ -130,18 +225,9 @@ impl Cluster {
         if status.success() { Ok(()) } else { Err(harness(format!("chmod {mode} {relative} failed"))) }
     }
 
-    fn conf(&self) -> PathBuf {
-        self.path("etc/slurm.conf")
-    }
-
     /// Runs a Slurm client command against this cluster.
     pub fn run(&self, program: &str, args: &[&str]) -> Output {
-        Command::new(program)
-            .args(args)
-            .env("SLURM_CONF", self.conf())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|error| panic!("cannot run {program}: {error}"))
+        self.command(program).args(args).stdin(Stdio::null()).output().unwrap_or_else(|error| panic!("cannot run {program}: {error}"))
     }
 
     /// Runs a client command and returns its stdout, panicking with its stderr on failure.
@@ -192,7 +278,8 @@ impl Cluster {
         let etc = self.path("etc");
         let write = |name: &str, text: &str| std::fs::write(etc.join(name), text).map_err(|error| harness(error.to_string()));
         write("placid.conf", &localized)?;
-        let root = self.root.path().display().to_string();
+        let root = self.inner("").display().to_string();
+        let root = root.trim_end_matches('/');
         let mut site = format!(
             "# One-host site part (what an admin's slurm.conf holds); the policy is included below.\n\
              SlurmctldHost={host}(127.0.0.1)\nSlurmctldPort={ctld}\nSlurmdPort={slurmd}\nSlurmUser=root\nSlurmdUser=root\n\
@@ -212,7 +299,7 @@ impl Cluster {
                 Self::port(options, 1)
             );
         }
-        let _ = writeln!(site, "Include {}", etc.join("placid.conf").display());
+        let _ = writeln!(site, "Include {}", self.inner("etc/placid.conf").display());
         write("slurm.conf", &site)?;
         for name in ["topology.conf", "topology.yaml", "job_submit.lua"] {
             if let Ok(text) = read(name) {
@@ -227,7 +314,12 @@ impl Cluster {
                     std::os::unix::fs::symlink("/dev/null", &link).map_err(|error| harness(error.to_string()))?;
                 }
             }
-            write("gres.conf", &gres.replace("File=/dev/", &format!("File={}/", dev.display())))?;
+            write("gres.conf", &gres.replace("File=/dev/", &format!("File={}/", self.inner("dev").display())))?;
+        }
+        if self.root.is_some() {
+            // The root has no cgroup filesystem (only /proc is bound), and slurmd 24.11 starts
+            // its cgroup plugin even with proctrack/linuxproc and task/none, then exits.
+            write("cgroup.conf", "CgroupPlugin=disabled\n")?;
         }
         if options.accounting {
             let slurmdbd = format!(
@@ -249,7 +341,6 @@ impl Cluster {
         let log = std::fs::File::create(self.path(&format!("log/{name}.out"))).map_err(|error| harness(error.to_string()))?;
         let err = log.try_clone().map_err(|error| harness(error.to_string()))?;
         let child = command
-            .env("SLURM_CONF", self.conf())
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(err)
@@ -264,29 +355,31 @@ impl Cluster {
     }
 
     fn start_munge(&mut self) -> Result<(), StartError> {
-        let key = self.path("munge/munge.key");
-        let created = Command::new("mungekey").arg("--create").arg(format!("--keyfile={}", key.display())).output();
+        let created =
+            self.command("mungekey").arg("--create").arg(format!("--keyfile={}", self.inner("munge/munge.key").display())).output();
         if !created.is_ok_and(|output| output.status.success()) {
             return Err(harness("mungekey --create failed"));
         }
         let socket = self.path("run/munge.sock");
         let args = [
             "-F".to_owned(),
-            format!("--key-file={}", key.display()),
-            format!("--socket={}", socket.display()),
-            format!("--pid-file={}", self.path("run/munged.pid").display()),
-            format!("--log-file={}", self.path("log/munged.log").display()),
-            format!("--seed-file={}", self.path("munge/seed").display()),
+            format!("--key-file={}", self.inner("munge/munge.key").display()),
+            format!("--socket={}", self.inner("run/munge.sock").display()),
+            format!("--pid-file={}", self.inner("run/munged.pid").display()),
+            format!("--log-file={}", self.inner("log/munged.log").display()),
+            format!("--seed-file={}", self.inner("munge/seed").display()),
         ];
-        self.spawn("munged", Command::new("munged").args(args))?;
+        let mut munged = self.command("munged");
+        self.spawn("munged", munged.args(args))?;
         wait_until(Duration::from_secs(10), || socket.exists())
             .then_some(())
             .ok_or_else(|| harness(format!("munged did not start: {}", self.output_of("munged"))))
     }
 
     fn start_database(&mut self, options: &Options) -> Result<(), StartError> {
-        let data = self.path("mysql/data");
-        let install = Command::new("mariadb-install-db")
+        let data = self.inner("mysql/data");
+        let install = self
+            .command("mariadb-install-db")
             .args(["--no-defaults", "--user=root", "--auth-root-authentication-method=normal", "--skip-test-db"])
             .arg(format!("--datadir={}", data.display()))
             .output()
@@ -294,7 +387,7 @@ impl Cluster {
         if !install.status.success() {
             return Err(harness(format!("mariadb-install-db failed: {}", String::from_utf8_lossy(&install.stderr))));
         }
-        let socket = self.path("run/mysqld.sock");
+        let socket = self.inner("run/mysqld.sock");
         let args = [
             "--no-defaults".to_owned(),
             "--user=root".to_owned(),
@@ -303,13 +396,14 @@ impl Cluster {
             format!("--port={}", Self::port(options, 2)),
             "--bind-address=127.0.0.1".to_owned(),
             "--skip-name-resolve".to_owned(),
-            format!("--pid-file={}", self.path("run/mysqld.pid").display()),
+            format!("--pid-file={}", self.inner("run/mysqld.pid").display()),
             "--innodb-buffer-pool-size=64M".to_owned(),
         ];
-        self.spawn("mariadbd", Command::new("mariadbd").args(args))?;
+        let mut mariadbd = self.command("mariadbd");
+        self.spawn("mariadbd", mariadbd.args(args))?;
         let socket_arg = format!("--socket={}", socket.display());
         let ready = wait_until(Duration::from_secs(30), || {
-            Command::new("mariadb-admin")
+            self.command("mariadb-admin")
                 .args(["--no-defaults", "-uroot", &socket_arg, "ping"])
                 .output()
                 .is_ok_and(|output| output.status.success())
@@ -318,7 +412,8 @@ impl Cluster {
             return Err(harness(format!("mariadbd did not start: {}", self.output_of("mariadbd"))));
         }
         let grant = "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY 'placid-test'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';";
-        let output = Command::new("mariadb")
+        let output = self
+            .command("mariadb")
             .args(["--no-defaults", "-uroot", &socket_arg, "-e", grant])
             .output()
             .map_err(|error| harness(error.to_string()))?;
@@ -330,7 +425,8 @@ impl Cluster {
     }
 
     fn start_slurmdbd(&mut self) -> Result<(), StartError> {
-        self.spawn("slurmdbd", Command::new("slurmdbd").arg("-D"))?;
+        let mut slurmdbd = self.command("slurmdbd");
+        self.spawn("slurmdbd", slurmdbd.arg("-D"))?;
         let ready = wait_until(Duration::from_secs(30), || self.run("sacctmgr", &["-n", "show", "cluster"]).status.success());
         ready.then_some(()).ok_or_else(|| harness(format!("slurmdbd did not start: {}", self.output_of("slurmdbd"))))
     }
@@ -338,10 +434,9 @@ impl Cluster {
     /// Applies accounts.sh twice (the second run must change nothing), then lets root submit
     /// as every team: user associations are site data, not policy.
     fn apply_accounts(&mut self, policy: &Path) -> Result<(), StartError> {
-        let script = policy.join("accounts.sh");
+        std::fs::copy(policy.join("accounts.sh"), self.path("etc/accounts.sh")).map_err(|error| harness(error.to_string()))?;
         for _ in 0..2 {
-            let output =
-                Command::new("sh").arg(&script).env("SLURM_CONF", self.conf()).output().map_err(|error| harness(error.to_string()))?;
+            let output = self.command("sh").arg(self.inner("etc/accounts.sh")).output().map_err(|error| harness(error.to_string()))?;
             self.accounts_runs.push(output);
         }
         Ok(())
@@ -356,9 +451,9 @@ impl Cluster {
     }
 
     fn start_slurmctld(&mut self) -> Result<(), StartError> {
-        let conf = self.conf();
         // The daemon mode's exit code says nothing (it forks first); -D and polling does.
-        self.spawn("slurmctld", Command::new("slurmctld").arg("-D").arg("-f").arg(&conf))?;
+        let mut slurmctld = self.command("slurmctld");
+        self.spawn("slurmctld", slurmctld.arg("-D").arg("-f").arg(self.inner("etc/slurm.conf")))?;
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
             if let Some((_, child)) = self.daemons.iter_mut().find(|(name, _)| name == "slurmctld")
@@ -377,10 +472,11 @@ impl Cluster {
     }
 
     fn start_slurmds(&mut self) -> Result<(), StartError> {
-        let conf = self.conf();
+        let conf = self.inner("etc/slurm.conf");
         for node in self.nodes.clone() {
             std::fs::create_dir_all(self.path(&format!("spool/slurmd-{node}"))).map_err(|error| harness(error.to_string()))?;
-            self.spawn(&format!("slurmd-{node}"), Command::new("slurmd").arg("-D").arg("-f").arg(&conf).arg("-N").arg(&node))?;
+            let mut slurmd = self.command("slurmd");
+            self.spawn(&format!("slurmd-{node}"), slurmd.arg("-D").arg("-f").arg(&conf).arg("-N").arg(&node))?;
         }
         let ready = wait_until(Duration::from_secs(60), || {
             let idle = String::from_utf8_lossy(&self.run("sinfo", &["-h", "-N", "-t", "idle", "-o", "%N"]).stdout).into_owned();

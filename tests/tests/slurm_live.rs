@@ -4,48 +4,13 @@
 //! (NVLink placement, preemption with checkpoint signal and requeue, cancel, budgets).
 //! A broken configuration is rejected, so the harness can fail.
 //!
-//! Two changes to the example keep the run short, and nothing else is changed: preemption
-//! windows are seconds instead of minutes (P1 10 s, P2 5 s, no exempt time), and team
-//! `research` gets a budget of (usd)0.25 a day so that one small job fits and a second does
-//! not.
+//! The model is [`test_model`]: the example with windows of seconds and a tiny research budget.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Duration;
 
-use placid_lang::model::{Model, PreemptMode, Preemption, SlurmVersion};
-use placid_lang::units::Money;
-use placid_tests::build_clean;
-use placid_tests::slurm::{Cluster, Options, StartError, should_run, wait_until};
-
-/// The cluster example with test-sized preemption windows and a tiny research budget.
-fn test_model() -> Model {
-    let mut model = build_clean("cluster").model;
-    for tier in &mut model.tiers {
-        if let Preemption::Window { mode, .. } = tier.preemption.value {
-            let seconds = if mode == PreemptMode::Requeue { 10 } else { 5 };
-            tier.preemption.value = Preemption::Window { window: placid_lang::units::Duration { seconds }, mode };
-            tier.exempt = None;
-        }
-    }
-    for team in &mut model.teams {
-        if team.name.as_str() == "research"
-            && let Some(budget) = team.daily_budget.as_mut()
-        {
-            budget.value = Money { currency: budget.value.currency, minor: 25 };
-        }
-    }
-    model
-}
-
-fn write_slurm(model: &Model, dir: &Path) {
-    let artifacts = placid_targets::slurm::emit(model).unwrap_or_else(|errors| panic!("emit failed: {errors:?}"));
-    for artifact in artifacts {
-        let path = dir.join(artifact.path.trim_start_matches("slurm/"));
-        std::fs::create_dir_all(path.parent().unwrap_or(dir)).expect("create dir");
-        std::fs::write(path, artifact.bytes).expect("write artifact");
-    }
-}
+use placid_lang::model::{Model, SlurmVersion};
+use placid_tests::slurm::{Cluster, Options, StartError, should_run, test_model, wait_until, write_slurm};
 
 fn port_base(offset: u16) -> u16 {
     // Distinct per process, so two test runs on one host do not share ports.
@@ -54,13 +19,13 @@ fn port_base(offset: u16) -> u16 {
 
 #[test]
 fn slurm_22_05_accepts_and_obeys_the_cluster_policy() {
-    if !should_run("slurm_22_05_accepts_and_obeys_the_cluster_policy", true) {
+    if !should_run("slurm_22_05_accepts_and_obeys_the_cluster_policy", true, None) {
         return;
     }
     let model = test_model();
     let generated = tempfile::tempdir().expect("tempdir");
     write_slurm(&model, generated.path());
-    let options = Options { accounting: true, slurmds: true, port_base: port_base(0) };
+    let options = Options { accounting: true, slurmds: true, port_base: port_base(0), root: None };
     let cluster = match Cluster::start(generated.path(), &options) {
         Ok(cluster) => cluster,
         Err(StartError::Rejected(output)) => panic!("Slurm 22.05 rejected the generated configuration:\n{output}"),
@@ -135,7 +100,7 @@ fn reads_back_as_the_policy_says(cluster: &Cluster, model: &Model) {
         assert!(associations.contains(row), "association {row} missing from {associations:?}");
     }
 
-    let links = cluster.run("slurmd", &["-f", &cluster.path("etc/slurm.conf").display().to_string(), "-N", "rv-a-01", "-G"]);
+    let links = cluster.run("slurmd", &["-f", &cluster.inner("etc/slurm.conf").display().to_string(), "-N", "rv-a-01", "-G"]);
     let links = String::from_utf8_lossy(&links.stdout).into_owned() + &String::from_utf8_lossy(&links.stderr);
     assert!(links.contains("Links=-1,6,6,6"), "gres.conf Links not read back:\n{links}");
 }
@@ -171,7 +136,7 @@ fn team_tiers_are_enforced(cluster: &Cluster) {
 
 fn p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(cluster: &Cluster) {
     let marker = cluster.path("jobs/p1-got-usr1");
-    let p1_script = format!("trap 'touch {}' USR1; while true; do sleep 1; done", marker.display());
+    let p1_script = format!("trap 'touch {}' USR1; while true; do sleep 1; done", cluster.inner("jobs/p1-got-usr1").display());
     let p2 = cluster
         .sbatch(&["-A", "speech", "--qos=p2", "-p", "nvl-b", "-N", "2", "--gpus-per-node=4", "--wrap", "sleep 600"])
         .expect("p2 job");
@@ -215,7 +180,7 @@ fn team_over_budget_is_held(cluster: &Cluster) {
 /// refuses makes the harness fail.
 #[test]
 fn slurm_22_05_accepts_the_partition_profile_and_rejects_a_newer_release_config() {
-    if !should_run("slurm_22_05_accepts_the_partition_profile_and_rejects_a_newer_release_config", false) {
+    if !should_run("slurm_22_05_accepts_the_partition_profile_and_rejects_a_newer_release_config", false, None) {
         return;
     }
     let mut model = test_model();
@@ -224,7 +189,7 @@ fn slurm_22_05_accepts_the_partition_profile_and_rejects_a_newer_release_config(
     }
     let accepted = tempfile::tempdir().expect("tempdir");
     write_slurm(&model, accepted.path());
-    let options = Options { accounting: false, slurmds: false, port_base: port_base(50) };
+    let options = Options { accounting: false, slurmds: false, port_base: port_base(50), root: None };
     match Cluster::start(accepted.path(), &options) {
         Ok(cluster) => {
             let errors = cluster.unexpected_log_errors();

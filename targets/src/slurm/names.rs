@@ -70,5 +70,11 @@ pub fn node_leaf(node: &Node) -> String {
     format!("node_{}", node.name)
 }
 
+/// The `index`th (from 1) block of nodes outside every NVLink domain, where a 24.x block
+/// topology must group them to reach the base block size.
+pub fn node_group(index: usize) -> String {
+    format!("nonvlink_{index}")
+}
+
 /// The top switch joining every rack (no `_`, so it cannot clash with a prefixed name).
 pub const TOP_SWITCH: &str = "cluster";

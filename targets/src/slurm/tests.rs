@@ -55,7 +55,13 @@ team "vision" { share 10; cost-center "cc"; tiers "P0" "P1" }
 
 /// Loads a project from `nodes` and `policy` and emits it with `templates`.
 fn emit_project(nodes: &str, policy: &str, templates: &SlurmTemplates) -> Result<Vec<Artifact>, Vec<Code>> {
-    let files = [("placid.kdl", PROJECT), ("inventory/nodes.kdl", nodes), ("policy/policy.kdl", policy)];
+    emit_release("22.05", nodes, policy, templates)
+}
+
+/// [`emit_project`] for Slurm `version`.
+fn emit_release(version: &str, nodes: &str, policy: &str, templates: &SlurmTemplates) -> Result<Vec<Artifact>, Vec<Code>> {
+    let project = PROJECT.replace("version=\"22.05\"", &format!("version=\"{version}\""));
+    let files = [("placid.kdl", project.as_str()), ("inventory/nodes.kdl", nodes), ("policy/policy.kdl", policy)];
     let world = Memory(files.iter().map(|(path, text)| ((*path).to_owned(), (*text).to_owned())).collect());
     let compilation = placid_lang::load(&world);
     assert!(!compilation.diagnostics.has_errors(), "test input does not load: {:?}", compilation.diagnostics);
@@ -130,4 +136,40 @@ fn a_broken_override_template_is_reported() {
 fn durations_use_slurm_time_format() {
     assert_eq!(super::slurm_time(600), "00:10:00");
     assert_eq!(super::slurm_time(90_061), "1-01:01:01");
+}
+
+/// `count` copies of [`NODES`]'s node named `<prefix><n>`, in NVLink domain `domain` or none.
+fn nodes(prefix: &str, count: usize, domain: Option<&str>) -> String {
+    (1..=count)
+        .map(|index| {
+            let node = NODES.replace("node \"n1\"", &format!("node \"{prefix}{index}\""));
+            match domain {
+                Some(domain) => node.replace("nvlink-domain=\"d1\"", &format!("nvlink-domain=\"{domain}\"")),
+                None => node.replace(" nvlink-domain=\"d1\"", ""),
+            }
+        })
+        .collect()
+}
+
+fn topology_24_11(nodes: &str) -> String {
+    file(&emit_release("24.11", nodes, POLICY, &SlurmTemplates::default()).unwrap_or_default(), "slurm/topology.conf")
+}
+
+#[test]
+fn blocks_of_24_11_have_the_smallest_domain_as_base_and_group_the_other_nodes() {
+    let topology = topology_24_11(&(nodes("a", 3, Some("d1")) + &nodes("b", 4, Some("d2")) + &nodes("m", 4, None)));
+    assert!(topology.contains("BlockName=nvlink_d1 Nodes=a1,a2,a3\nBlockName=nvlink_d2 Nodes=b1,b2,b3,b4\n"), "{topology}");
+    // Four nodes without NVLink at base 3: the one left over joins the group, never a block below the base.
+    assert!(topology.contains("BlockName=nonvlink_1 Nodes=m1,m2,m3,m4\nBlockSizes=3,6\n"), "{topology}");
+}
+
+#[test]
+fn blocks_of_24_11_shrink_the_base_when_too_few_nodes_lack_nvlink() {
+    let topology = topology_24_11(&(nodes("a", 4, Some("d1")) + &nodes("m", 2, None)));
+    assert!(topology.contains("BlockName=nvlink_d1 Nodes=a1,a2,a3,a4\nBlockName=nonvlink_1 Nodes=m1,m2\nBlockSizes=2,4\n"), "{topology}");
+    let topology = topology_24_11(&nodes("m", 3, None));
+    assert!(
+        topology.contains("BlockName=node_m1 Nodes=m1\nBlockName=node_m2 Nodes=m2\nBlockName=node_m3 Nodes=m3\nBlockSizes=1,2\n"),
+        "{topology}"
+    );
 }

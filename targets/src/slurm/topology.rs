@@ -1,10 +1,11 @@
 //! The network topology Slurm places jobs by, derived from NVLink domains and racks.
 //!
 //! Invariants: every node is in exactly one leaf (an NVLink domain, or itself when it has
-//! none), because a node outside every switch or block only draws a warning and is then
-//! scheduled unpredictably. Leaves sit under their rack's switch when all their nodes share
-//! one rack, and racks under one top switch, so a job may still span racks when its class
-//! allows.
+//! none; in 24.05/24.11 blocks, a group of such nodes), because a node outside every switch or
+//! block only draws a warning and is then scheduled unpredictably (24.11 gave none of six jobs
+//! to the cheapest nodes once they were left out). Leaves sit under their rack's switch when
+//! all their nodes share one rack, and racks under one top switch, so a job may still span
+//! racks when its class allows.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -47,7 +48,7 @@ pub fn render(model: &Model, profile: &Profile) -> Option<(&'static str, String)
     let leaves = leaves(model);
     Some(match profile.topology {
         TopologyLayout::Tree => ("topology.conf", header + &tree(model, &leaves)),
-        TopologyLayout::Block => ("topology.conf", header + &blocks(&leaves)),
+        TopologyLayout::Block => ("topology.conf", header + &blocks(model, &leaves)),
         TopologyLayout::Yaml => ("topology.yaml", header + &yaml(&leaves)),
     })
 }
@@ -74,26 +75,56 @@ fn tree(model: &Model, leaves: &[Leaf]) -> String {
     out
 }
 
-/// Block sizes: the smallest leaf is the base (before 25.05 every block must hold at least
-/// the base size), then power-of-two multiples while they fit in the cluster, as Slurm
+/// Block sizes: `base`, then power-of-two multiples while they fit in `total` nodes, as Slurm
 /// requires of each later size.
-fn block_sizes(leaves: &[Leaf]) -> Vec<usize> {
-    let base = leaves.iter().map(|leaf| leaf.nodes.len()).min().unwrap_or(1).max(1);
-    let total: usize = leaves.iter().map(|leaf| leaf.nodes.len()).sum();
+fn doubling_sizes(base: usize, total: usize) -> String {
     let mut sizes = vec![base];
     while let Some(next) = sizes.last().map(|size| size * 2).filter(|next| *next <= total) {
         sizes.push(next);
     }
-    sizes
+    sizes.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")
 }
 
-fn blocks(leaves: &[Leaf]) -> String {
-    let mut out = String::from("# One block per NVLink domain (or per node without NVLink).\n");
-    for leaf in leaves {
+/// The smallest leaf as base (25.05+ accepts blocks smaller than the base).
+fn block_sizes(leaves: &[Leaf]) -> String {
+    let base = leaves.iter().map(|leaf| leaf.nodes.len()).min().unwrap_or(1).max(1);
+    doubling_sizes(base, leaves.iter().map(|leaf| leaf.nodes.len()).sum())
+}
+
+/// 24.05/24.11 blocks. Real 24.11.5 showed that a block holding fewer nodes than the base is
+/// fatal ("children count lower than bblock_node_cnt"), that a block counts as exactly the
+/// base for placement (with base 1, 4-node NVLink blocks refused even `-N2 --segment=2`), and
+/// that nodes in no block got none of six jobs although they were the cheapest. So the base is
+/// the smallest NVLink domain, and the nodes without NVLink are grouped, rack by rack, into
+/// blocks of the base size (a short rest joins the last group); only when there are fewer of
+/// them than that does the base shrink to their count, the one way to keep every node
+/// schedulable.
+fn blocks(model: &Model, leaves: &[Leaf]) -> String {
+    let (domains, singles) = leaves.split_at(model.domains.len());
+    let mut singles: Vec<&Leaf> = singles.iter().collect();
+    singles.sort_by_key(|leaf| leaf.rack);
+    let smallest_domain = domains.iter().map(|leaf| leaf.nodes.len()).min().unwrap_or(1).max(1);
+    let base = if singles.is_empty() { smallest_domain } else { smallest_domain.min(singles.len()) };
+    let mut groups: Vec<Vec<&Leaf>> = singles.chunks(base).map(<[&Leaf]>::to_vec).collect();
+    if groups.len() > 1
+        && groups.last().is_some_and(|group| group.len() < base)
+        && let Some(rest) = groups.pop()
+        && let Some(last) = groups.last_mut()
+    {
+        last.extend(rest);
+    }
+
+    let mut out = String::from("# One block per NVLink domain; nodes without NVLink in blocks of the base size.\n");
+    for leaf in domains {
         let _ = writeln!(out, "BlockName={} Nodes={}", leaf.name, leaf.nodes.join(","));
     }
-    let sizes = block_sizes(leaves);
-    let _ = writeln!(out, "BlockSizes={}", sizes.iter().map(ToString::to_string).collect::<Vec<_>>().join(","));
+    for (index, group) in groups.iter().enumerate() {
+        // Without NVLink domains the base is 1, and each node keeps its own leaf name.
+        let name = if base == 1 { group[0].name.clone() } else { names::node_group(index + 1) };
+        let nodes: Vec<&str> = group.iter().flat_map(|leaf| leaf.nodes.iter().map(String::as_str)).collect();
+        let _ = writeln!(out, "BlockName={name} Nodes={}", nodes.join(","));
+    }
+    let _ = writeln!(out, "BlockSizes={}", doubling_sizes(base, base * (domains.len() + groups.len())));
     out
 }
 
@@ -101,8 +132,7 @@ fn yaml(leaves: &[Leaf]) -> String {
     let mut out = String::from(
         "# One block per NVLink domain (or per node without NVLink).\n- topology: nvlink\n  cluster_default: true\n  block:\n",
     );
-    let sizes = block_sizes(leaves);
-    let _ = writeln!(out, "    block_sizes: [{}]", sizes.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "));
+    let _ = writeln!(out, "    block_sizes: [{}]", block_sizes(leaves).replace(',', ", "));
     out.push_str("    blocks:\n");
     for leaf in leaves {
         // Names are validated (letters, digits, `-`, `_`, `.`), so plain YAML scalars are safe.

@@ -1,0 +1,164 @@
+//! Live tests against a real Slurm 24.11: Debian 13 trixie's packages in the debootstrap'ed
+//! root that .ci/run makes (`$PLACID_TRIXIE_ROOT`), run by [`placid_tests::slurm::Cluster`]
+//! under chroot. The root has no slurmdbd, so the cluster example is emitted for 24.11 with
+//! accounting off (tiers are partitions, `preempt/partition_prio`): the configuration starts
+//! with a clean log, the block topology reads back one block per NVLink domain, a
+//! model-parallel job runs inside one NVLink block, and a higher tier preempts lower ones with
+//! the checkpoint signal. A broken topology.conf is rejected, so the harness can fail.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use placid_lang::model::{Model, SlurmVersion};
+use placid_tests::slurm::{Cluster, Options, StartError, should_run, test_model, trixie_root, wait_until, write_slurm};
+
+/// The test model for Slurm 24.11 with the accounting-off profile.
+fn model_24_11() -> Model {
+    let mut model = test_model();
+    let Some(settings) = model.project.slurm.as_mut() else { panic!("the cluster example enables Slurm") };
+    settings.version = SlurmVersion { major: 24, minor: 11 };
+    settings.accounting = false;
+    model
+}
+
+fn port_base(offset: u16) -> u16 {
+    // Above the 22.05 tests' range (20000-59999) and the ephemeral ports, distinct per process.
+    61_000 + u16::try_from(std::process::id() % 40).unwrap_or(0) * 100 + offset
+}
+
+fn start(policy: &std::path::Path, slurmds: bool, offset: u16) -> Result<Cluster, StartError> {
+    Cluster::start(policy, &Options { accounting: false, slurmds, port_base: port_base(offset), root: Some(trixie_root()) })
+}
+
+#[test]
+fn slurm_24_11_accepts_and_obeys_the_cluster_policy() {
+    if !should_run("slurm_24_11_accepts_and_obeys_the_cluster_policy", false, Some(&trixie_root())) {
+        return;
+    }
+    let model = model_24_11();
+    let generated = tempfile::tempdir().expect("tempdir");
+    write_slurm(&model, generated.path());
+    let cluster = match start(generated.path(), true, 0) {
+        Ok(cluster) => cluster,
+        Err(StartError::Rejected(output)) => panic!("Slurm 24.11 rejected the generated configuration:\n{output}"),
+        Err(StartError::Harness(message)) => panic!("the harness failed: {message}"),
+    };
+    assert_eq!(cluster.nodes.len(), model.nodes.len());
+    let version = cluster.stdout("scontrol", &["--version"]);
+    assert!(version.starts_with("slurm-wlm 24.11") || version.starts_with("slurm 24.11"), "not Slurm 24.11: {version}");
+    let errors = cluster.unexpected_log_errors();
+    assert!(errors.is_empty(), "slurmctld logged errors on start:\n{}", errors.join("\n"));
+
+    let blocks = block_topology_reads_back(&cluster);
+    model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks);
+    p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster);
+
+    let errors = cluster.unexpected_log_errors();
+    assert!(errors.is_empty(), "slurmctld logged errors while running jobs:\n{}", errors.join("\n"));
+}
+
+/// Block name -> its nodes, as `scontrol show topology` reads them back (base blocks only).
+fn blocks(cluster: &Cluster) -> BTreeMap<String, BTreeSet<String>> {
+    let topology = cluster.stdout("scontrol", &["show", "topology"]);
+    topology
+        .lines()
+        .filter_map(|line| {
+            let fields: BTreeMap<&str, &str> = line.split_whitespace().filter_map(|pair| pair.split_once('=')).collect();
+            Some((fields.get("BlockName")?.to_string(), hostnames(cluster, fields.get("Nodes")?)))
+        })
+        .collect()
+}
+
+fn hostnames(cluster: &Cluster, list: &str) -> BTreeSet<String> {
+    cluster.stdout("scontrol", &["show", "hostnames", list]).lines().map(str::to_owned).collect()
+}
+
+fn block_topology_reads_back(cluster: &Cluster) -> BTreeMap<String, BTreeSet<String>> {
+    let config = cluster.stdout("scontrol", &["show", "config"]);
+    assert!(config.lines().any(|line| line.starts_with("TopologyPlugin") && line.ends_with("topology/block")), "{config}");
+    let topology = cluster.stdout("scontrol", &["show", "topology"]);
+    let blocks = blocks(cluster);
+    let expected = [("nvlink_nvl-a", "rv-a-[01-04]"), ("nvlink_nvl-b", "rv-b-[01-04]"), ("nonvlink_1", "x86-[01-04]")];
+    let expected: BTreeMap<String, BTreeSet<String>> =
+        expected.iter().map(|(name, nodes)| ((*name).to_owned(), hostnames(cluster, nodes))).collect();
+    assert_eq!(blocks, expected, "base blocks:\n{topology}");
+    // Every base block counts its 4 nodes (with base 1, 24.11 counted a 4-node block as 1).
+    assert_eq!(topology.lines().filter(|line| line.starts_with("BlockName=") && line.ends_with(" BlockSize=4")).count(), 3, "{topology}");
+    assert!(topology.contains("BlockSize=8"), "no aggregated block of 8:\n{topology}");
+    let partition = cluster.show("partition", "p0");
+    assert_eq!(partition.get("PreemptMode").map(String::as_str), Some("OFF"), "{partition:?}");
+    blocks
+}
+
+/// The job's nodes, which must be exactly one block's; returns that block's name.
+fn block_of_job(cluster: &Cluster, job: &str, blocks: &BTreeMap<String, BTreeSet<String>>) -> String {
+    let list = cluster.stdout("squeue", &["-h", "-j", job, "-o", "%N"]);
+    let nodes = hostnames(cluster, list.trim());
+    let block = blocks.iter().find(|(_, members)| **members == nodes).map(|(name, _)| name.clone());
+    block.unwrap_or_else(|| panic!("job {job} on {} is not exactly one block of {blocks:?}", list.trim()))
+}
+
+fn model_parallel_jobs_stay_in_one_nvlink_block(cluster: &Cluster, blocks: &BTreeMap<String, BTreeSet<String>>) {
+    // The class constraint job_submit.lua turns into [nvlink_nvl-a|nvlink_nvl-b].
+    let class = ["-A", "vision", "-p", "p1", "-N", "4", "--gpus-per-node=4", "-C", "class_model-parallel", "--wrap", "sleep 300"];
+    let first = cluster.sbatch(&class).expect("a 16-GPU model-parallel job is accepted");
+    assert_eq!(cluster.wait_job(&first, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
+    let job = cluster.show("job", &first);
+    assert_eq!(job.get("Features").map(String::as_str), Some("[nvlink_nvl-a|nvlink_nvl-b]"), "lua constraint: {job:?}");
+    let mut used = BTreeSet::from([block_of_job(cluster, &first, blocks)]);
+    assert!(used.iter().all(|block| block.starts_with("nvlink_")), "the class job is not in an NVLink block: {used:?}");
+
+    // The block plugin alone: each whole-node segment of 4 takes one free block, never a split.
+    let segment = ["-A", "vision", "-p", "p1", "-N", "4", "--segment=4", "--exclusive", "--wrap", "sleep 300"];
+    for _ in 0..2 {
+        let job = cluster.sbatch(&segment).expect("a 4-node --segment=4 job is accepted");
+        assert_eq!(cluster.wait_job(&job, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
+        let block = block_of_job(cluster, &job, blocks);
+        assert!(used.insert(block.clone()), "--segment=4 shares block {block} with an earlier job");
+    }
+    cluster.cancel_all();
+}
+
+fn p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(cluster: &Cluster) {
+    let marker = cluster.path("jobs/p1-got-usr1");
+    let p1_script = format!("trap 'touch {}' USR1; while true; do sleep 1; done", cluster.inner("jobs/p1-got-usr1").display());
+    let on_nvl_b = ["-C", "nvlink_nvl-b", "--gpus-per-node=4"];
+    let p2 = cluster.sbatch(&[&["-A", "speech", "-p", "p2", "-N", "2"][..], &on_nvl_b, &["--wrap", "sleep 600"]].concat()).expect("p2 job");
+    let p1 = cluster
+        .sbatch(&[&["-A", "vision", "-p", "p1", "-N", "2", "--signal=B:USR1@60"][..], &on_nvl_b, &["--wrap", &p1_script]].concat())
+        .expect("p1 job");
+    assert_eq!(cluster.wait_job(&p2, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
+    assert_eq!(cluster.wait_job(&p1, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
+    assert_eq!(cluster.show("job", &p1).get("Requeue").map(String::as_str), Some("1"), "lua makes P1 requeueable");
+
+    let p0 = cluster.sbatch(&[&["-A", "vision", "-p", "p0", "-N", "4"][..], &on_nvl_b, &["--wrap", "sleep 600"]].concat()).expect("p0 job");
+    assert_eq!(cluster.wait_job(&p0, &["RUNNING"], Duration::from_secs(90)), "RUNNING", "P0 must preempt its way in");
+    assert!(wait_until(Duration::from_secs(10), || marker.exists()), "P1 did not get its checkpoint signal");
+    let p1_job = cluster.show("job", &p1);
+    assert!(p1_job.get("Restarts").is_some_and(|restarts| restarts != "0"), "P1 was not requeued: {p1_job:?}");
+    let p2_state = cluster.wait_job(&p2, &["PREEMPTED", "CANCELLED"], Duration::from_secs(10));
+    assert!(p2_state == "PREEMPTED" || p2_state == "CANCELLED", "P2 was not cancelled: {p2_state}");
+    assert_eq!(cluster.show("job", &p2).get("Restarts").map(String::as_str), Some("0"), "P2 must not be requeued");
+    cluster.cancel_all();
+}
+
+/// `BlockLevels` is the 23.11 block syntax that 24.05 removed: 24.11 must refuse it, which
+/// shows a configuration the real Slurm rejects fails this harness.
+#[test]
+fn slurm_24_11_rejects_a_broken_topology() {
+    if !should_run("slurm_24_11_rejects_a_broken_topology", false, Some(&trixie_root())) {
+        return;
+    }
+    let generated = tempfile::tempdir().expect("tempdir");
+    write_slurm(&model_24_11(), generated.path());
+    let topology = generated.path().join("topology.conf");
+    let text = std::fs::read_to_string(&topology).expect("24.11 emits topology.conf");
+    let broken: String =
+        text.lines().map(|line| if line.starts_with("BlockSizes=") { "BlockLevels=0-1" } else { line }).collect::<Vec<_>>().join("\n");
+    std::fs::write(&topology, broken + "\n").expect("write topology.conf");
+    match start(generated.path(), false, 50) {
+        Err(StartError::Rejected(output)) => assert!(output.contains("BlockLevels"), "{output}"),
+        Err(StartError::Harness(message)) => panic!("the harness failed instead of slurmctld: {message}"),
+        Ok(_) => panic!("Slurm 24.11 accepted BlockLevels"),
+    }
+}
