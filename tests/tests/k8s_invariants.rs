@@ -220,8 +220,9 @@ fn each_team_queue_is_given_the_gpus_its_share_guarantees() {
         let model = build_clean(&example).model;
         let objects = emitted(&example);
         let queues: BTreeMap<&str, &Emitted> = of_kind(&objects, "ClusterQueue").into_iter().map(|queue| (queue.name(), queue)).collect();
+        let fences = model.fences();
         for (pool_index, pool) in model.pools.iter().enumerate() {
-            let guaranteed = model.guaranteed_gpus(placid_lang::model::PoolId::from_index(pool_index));
+            let guaranteed = fences.guaranteed_gpus(placid_lang::model::PoolId::from_index(pool_index));
             for (team, gpus) in model.teams.iter().zip(guaranteed) {
                 let queue_name = team.name.as_str().to_ascii_lowercase();
                 let queue = queues.get(queue_name.as_str()).unwrap_or_else(|| panic!("{example}: no ClusterQueue {queue_name}"));

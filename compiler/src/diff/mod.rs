@@ -74,8 +74,18 @@ pub fn diff(request: &DiffRequest) -> Result<DiffReport, DiffError> {
     let not_a_repository = |reason: String| DiffError::NotARepository { dir: request.dir.clone(), reason };
     let repo = Repository::discover(&request.dir).map_err(|error| not_a_repository(error.message().to_owned()))?;
     let project_dir = project_dir_in(&repo, &request.dir).map_err(not_a_repository)?;
-    let base = build_revision(&repo, &request.dir, &project_dir, &request.base)?;
-    let head = build_revision(&repo, &request.dir, &project_dir, &request.head)?;
+    // The two revisions compile independently, so they compile at once; a git2 repository
+    // is not shared between threads, so the base opens its own.
+    let git_dir = repo.path().to_path_buf();
+    let (base, head) = std::thread::scope(|scope| {
+        let base = scope.spawn(|| {
+            let repo = Repository::open(&git_dir).map_err(|error| not_a_repository(error.message().to_owned()))?;
+            build_revision(&repo, &request.dir, &project_dir, &request.base)
+        });
+        let head = build_revision(&repo, &request.dir, &project_dir, &request.head);
+        (base.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), head)
+    });
+    let (base, head) = (base?, head?);
     Ok(compare(&request.base.label(), &base, &request.head.label(), &head))
 }
 
@@ -85,9 +95,13 @@ pub fn compare(base_label: &str, base: &Build, head_label: &str, head: &Build) -
     let head_report = RevisionReport::of(head_label, head);
     // A base with errors has a partial model: comparing with it would report everything the
     // errors hid as "added", so only its diagnostics are reported.
-    let model = (!base.diagnostics.has_errors()).then(|| model_diff::diff_models(&base.model, &head.model, &head.diagnostics));
     let both_built = !base.diagnostics.has_errors() && !head.diagnostics.has_errors();
-    let artifacts = both_built.then(|| artifacts::diff_artifacts(&base.artifacts, &head.artifacts));
+    // The semantic and the artifact comparison share nothing, so they run at once.
+    let (model, artifacts) = std::thread::scope(|scope| {
+        let artifacts = scope.spawn(|| both_built.then(|| artifacts::diff_artifacts(&base.artifacts, &head.artifacts)));
+        let model = (!base.diagnostics.has_errors()).then(|| model_diff::diff_models(&base.model, &head.model, &head.diagnostics));
+        (model, artifacts.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
     DiffReport::new(base_report, head_report, model, artifacts)
 }
 

@@ -222,10 +222,13 @@ impl ModelDiff {
 /// Compares `base` with `head`. `head_diagnostics` are head's diagnostics: errors inside a plan
 /// make it unplaceable when base compiled.
 pub fn diff_models(base: &Model, head: &Model, head_diagnostics: &Diagnostics) -> ModelDiff {
-    let elements = diff_elements(base, head);
-    let shares = diff_shares(base, head);
-    let teams = team_rows(base, head);
-    let node_moves = node_moves(base, head);
+    // Describing every element of both models is the larger half of the work at 10,000
+    // nodes, and independent of the rest: it runs beside it.
+    let (elements, (shares, teams, node_moves)) = std::thread::scope(|scope| {
+        let elements = scope.spawn(|| diff_elements(base, head));
+        let rest = (diff_shares(base, head), team_rows(base, head), node_moves(base, head));
+        (elements.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), rest)
+    });
     let totals = totals(base, head);
     let (preemptions_gained, preemptions_lost) = diff_preemptions(base, head);
     let unplaceable_plans = unplaceable_plans(base, head, head_diagnostics);
@@ -320,16 +323,33 @@ fn diff_shares(base: &Model, head: &Model) -> Vec<ShareChange> {
     changes
 }
 
-/// The GPUs of each pool a team's fair share guarantees ([`Model::guaranteed_gpus`]: what no
-/// tier reserves, split by share; the Kubernetes queues' nominal quotas).
-fn guarantees(model: &Model) -> BTreeMap<(String, String), u32> {
-    let mut map = BTreeMap::new();
-    for (index, pool) in model.pools.iter().enumerate() {
-        for (team, gpus) in model.teams.iter().zip(model.guaranteed_gpus(PoolId::from_index(index))) {
-            map.insert((team.name.to_string(), pool.name.to_string()), gpus);
+/// The GPUs of each pool each team's fair share guarantees ([`guaranteed_gpus`]: what no
+/// tier reserves, split by share; the Kubernetes queues' nominal quotas), by pool name, then
+/// by team index.
+///
+/// [`guaranteed_gpus`]: placid_lang::model::shares::Fences::guaranteed_gpus
+struct Guarantees<'m> {
+    teams: BTreeMap<&'m str, usize>,
+    pools: BTreeMap<&'m str, Vec<u32>>,
+}
+
+impl<'m> Guarantees<'m> {
+    fn of(model: &'m Model) -> Guarantees<'m> {
+        let fences = model.fences();
+        Guarantees {
+            teams: model.teams.iter().enumerate().map(|(index, team)| (team.name.as_str(), index)).collect(),
+            pools: model
+                .pools
+                .iter()
+                .enumerate()
+                .map(|(index, pool)| (pool.name.as_str(), fences.guaranteed_gpus(PoolId::from_index(index))))
+                .collect(),
         }
     }
-    map
+
+    fn get(&self, team: &str, pool: &str) -> Option<u32> {
+        Some(self.pools.get(pool)?[*self.teams.get(team)?])
+    }
 }
 
 fn team_texts(model: &Model) -> BTreeMap<String, (String, String)> {
@@ -345,20 +365,13 @@ fn team_texts(model: &Model) -> BTreeMap<String, (String, String)> {
 }
 
 fn team_rows(base: &Model, head: &Model) -> Vec<TeamRow> {
-    let (before, after) = (guarantees(base), guarantees(head));
+    let (before, after) = (Guarantees::of(base), Guarantees::of(head));
     let (texts_before, texts_after) = (team_texts(base), team_texts(head));
-    let pools: BTreeSet<String> = base.pools.iter().chain(&head.pools).map(|pool| pool.name.to_string()).collect();
-    let teams: BTreeSet<String> = texts_before.keys().chain(texts_after.keys()).cloned().collect();
+    let pools: BTreeSet<&str> = before.pools.keys().chain(after.pools.keys()).copied().collect();
+    let teams: BTreeSet<&String> = texts_before.keys().chain(texts_after.keys()).collect();
     let mut rows = Vec::new();
     for team in teams {
-        let cells: Vec<Guarantee> = pools
-            .iter()
-            .map(|pool| {
-                let key = (team.clone(), pool.clone());
-                Guarantee { pool: pool.clone(), before: before.get(&key).copied(), after: after.get(&key).copied() }
-            })
-            .collect();
-        let (old, new) = (texts_before.get(&team), texts_after.get(&team));
+        let (old, new) = (texts_before.get(team), texts_after.get(team));
         let text_pair = |pick: fn(&(String, String)) -> &String| -> Option<(String, String)> {
             let old_text = old.map(pick).cloned().unwrap_or_else(|| "-".into());
             let new_text = new.map(pick).cloned().unwrap_or_else(|| "-".into());
@@ -366,24 +379,30 @@ fn team_rows(base: &Model, head: &Model) -> Vec<TeamRow> {
         };
         let tiers = text_pair(|texts| &texts.0);
         let budget = text_pair(|texts| &texts.1);
-        let guarantees_change = cells.iter().any(|cell| cell.before != cell.after);
+        // Most teams of a large policy keep every guarantee: compare before building cells.
+        let guarantees_change = pools.iter().any(|pool| before.get(team, pool) != after.get(team, pool));
         if guarantees_change || tiers.is_some() || budget.is_some() {
-            rows.push(TeamRow { team, pools: cells, tiers, budget });
+            let cells = pools
+                .iter()
+                .map(|pool| Guarantee { pool: (*pool).to_owned(), before: before.get(team, pool), after: after.get(team, pool) })
+                .collect();
+            rows.push(TeamRow { team: team.clone(), pools: cells, tiers, budget });
         }
     }
     rows
 }
 
-fn node_placements(model: &Model) -> BTreeMap<String, (Option<String>, BTreeSet<String>)> {
-    let mut placements: BTreeMap<String, (Option<String>, BTreeSet<String>)> = model
+/// Each node's NVLink domain and pools, by node name.
+fn node_placements(model: &Model) -> BTreeMap<&str, (Option<&str>, BTreeSet<&str>)> {
+    let mut placements: BTreeMap<&str, (Option<&str>, BTreeSet<&str>)> = model
         .nodes
         .iter()
-        .map(|node| (node.name.to_string(), (node.domain.map(|domain| model.domain(domain).name.to_string()), BTreeSet::new())))
+        .map(|node| (node.name.as_str(), (node.domain.map(|domain| model.domain(domain).name.as_str()), BTreeSet::new())))
         .collect();
     for pool in &model.pools {
         for &node in &pool.nodes {
             if let Some(entry) = placements.get_mut(model.node(node).name.as_str()) {
-                entry.1.insert(pool.name.to_string());
+                entry.1.insert(pool.name.as_str());
             }
         }
     }
@@ -399,13 +418,13 @@ fn node_moves(base: &Model, head: &Model) -> Vec<NodeMove> {
             continue;
         };
         let domain = (old_domain != new_domain).then(|| {
-            let show = |domain: &Option<String>| domain.clone().unwrap_or_else(|| "none".into());
+            let show = |domain: &Option<&str>| domain.unwrap_or("none").to_owned();
             (show(old_domain), show(new_domain))
         });
-        let left_pools: Vec<String> = old_pools.difference(new_pools).cloned().collect();
-        let joined_pools: Vec<String> = new_pools.difference(old_pools).cloned().collect();
+        let left_pools: Vec<String> = old_pools.difference(new_pools).map(|pool| (*pool).to_owned()).collect();
+        let joined_pools: Vec<String> = new_pools.difference(old_pools).map(|pool| (*pool).to_owned()).collect();
         if domain.is_some() || !left_pools.is_empty() || !joined_pools.is_empty() {
-            moves.push(NodeMove { node: node.clone(), domain, left_pools, joined_pools });
+            moves.push(NodeMove { node: (*node).to_owned(), domain, left_pools, joined_pools });
         }
     }
     moves

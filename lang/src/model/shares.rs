@@ -8,29 +8,63 @@
 
 use super::{Model, NodeId, PoolId};
 
+/// Which fenced pool, if any, holds each node: computed once, since every question about
+/// reach asks it for every node of a pool.
+#[derive(Clone, Debug)]
+pub struct Fences<'m> {
+    model: &'m Model,
+    /// By node index.
+    holder: Vec<Holder>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Holder {
+    /// No fenced pool holds the node.
+    Open,
+    /// Exactly this fenced pool holds it.
+    Pool(PoolId),
+    /// Two fenced pools hold it: neither reaches it (each taint keeps the other's pods off).
+    Contested,
+}
+
 impl Model {
     /// Whether some tier reserves GPUs in `pool`.
     pub fn is_fenced(&self, pool: PoolId) -> bool {
         self.tiers.iter().flat_map(|tier| &tier.reservations).any(|reservation| reservation.pool == pool)
     }
 
+    /// The fences of this model.
+    pub fn fences(&self) -> Fences<'_> {
+        let mut holder = vec![Holder::Open; self.nodes.len()];
+        for index in (0..self.pools.len()).filter(|index| self.is_fenced(PoolId::from_index(*index))) {
+            let pool = PoolId::from_index(index);
+            for node in &self.pool(pool).nodes {
+                let slot = &mut holder[node.index()];
+                *slot = if *slot == Holder::Open { Holder::Pool(pool) } else { Holder::Contested };
+            }
+        }
+        Fences { model: self, holder }
+    }
+}
+
+impl Fences<'_> {
     /// Whether work placed through `pool` can run on `node`: the node is a member and no other
     /// fenced pool holds it.
     pub fn reaches(&self, pool: PoolId, node: NodeId) -> bool {
-        self.pool(pool).nodes.contains(&node)
-            && (0..self.pools.len())
-                .map(PoolId::from_index)
-                .all(|other| other == pool || !self.is_fenced(other) || !self.pool(other).nodes.contains(&node))
+        let holder = self.holder[node.index()];
+        (holder == Holder::Open || holder == Holder::Pool(pool)) && self.model.pool(pool).nodes.binary_search(&node).is_ok()
     }
 
     /// The GPUs of the nodes `pool` reaches.
     pub fn reachable_gpus(&self, pool: PoolId) -> u32 {
-        self.pool(pool).nodes.iter().filter(|node| self.reaches(pool, **node)).map(|node| self.node(*node).gpu_count()).sum()
+        let model = self.model;
+        model.pool(pool).nodes.iter().filter(|node| self.reaches(pool, **node)).map(|node| model.node(*node).gpu_count()).sum()
     }
 
     /// GPUs of `pool` that tiers reserve (capped at what the pool reaches).
     pub fn reserved_gpus(&self, pool: PoolId) -> u32 {
         let reserved: u64 = self
+            .model
             .tiers
             .iter()
             .flat_map(|tier| &tier.reservations)
@@ -43,7 +77,7 @@ impl Model {
     /// The GPUs of `pool` each team is guaranteed, indexed like `teams`: what the pool reaches
     /// and no tier reserves, split by fair share with [`apportion`].
     pub fn guaranteed_gpus(&self, pool: PoolId) -> Vec<u32> {
-        let shares: Vec<u64> = self.teams.iter().map(|team| u64::from(team.share.value)).collect();
+        let shares: Vec<u64> = self.model.teams.iter().map(|team| u64::from(team.share.value)).collect();
         let unreserved = self.reachable_gpus(pool) - self.reserved_gpus(pool);
         // Every part is at most `unreserved`, so it fits the u32 it came from.
         apportion(u64::from(unreserved), &shares).into_iter().map(|part| part as u32).collect()

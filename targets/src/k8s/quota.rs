@@ -6,7 +6,7 @@
 //! remainder method, so the teams' quotas add up exactly to what is left (no GPU is invented
 //! or lost to rounding).
 
-use placid_lang::model::shares::apportion;
+use placid_lang::model::shares::{Fences, apportion};
 use placid_lang::model::{Model, NodeId, PoolId};
 
 /// One MiB: memory quotas are whole MiB so they print exactly.
@@ -46,10 +46,10 @@ impl Resources {
 }
 
 /// What pods admitted on `pool`'s flavor can use.
-pub fn flavor_capacity(model: &Model, pool: PoolId) -> Resources {
+fn flavor_capacity(model: &Model, fences: &Fences<'_>, pool: PoolId) -> Resources {
     let mut total = Resources::default();
     for node_id in &model.pool(pool).nodes {
-        if model.reaches(pool, *node_id) {
+        if fences.reaches(pool, *node_id) {
             total = total.plus(node_resources(model, *node_id));
         }
     }
@@ -79,7 +79,9 @@ pub struct Quotas {
 impl Quotas {
     /// Computes the quotas of `model`.
     pub fn new(model: &Model) -> Quotas {
-        let flavors: Vec<Resources> = (0..model.pools.len()).map(|index| flavor_capacity(model, PoolId::from_index(index))).collect();
+        let fences = model.fences();
+        let flavors: Vec<Resources> =
+            (0..model.pools.len()).map(|index| flavor_capacity(model, &fences, PoolId::from_index(index))).collect();
         let mut tiers = vec![vec![Resources::default(); model.pools.len()]; model.tiers.len()];
         for (tier_index, tier) in model.tiers.iter().enumerate() {
             for reservation in &tier.reservations {
