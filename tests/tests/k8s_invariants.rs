@@ -215,18 +215,20 @@ fn every_label_a_flavor_selects_is_written_by_nfd_on_exactly_the_pool_nodes() {
 }
 
 #[test]
-fn each_team_queue_is_given_the_gpus_its_share_guarantees() {
+fn each_team_queue_is_given_the_gpus_its_share_guarantees_and_borrows_what_the_model_says() {
     for example in kubernetes_examples() {
         let model = build_clean(&example).model;
         let objects = emitted(&example);
         let queues: BTreeMap<&str, &Emitted> = of_kind(&objects, "ClusterQueue").into_iter().map(|queue| (queue.name(), queue)).collect();
         let fences = model.fences();
+        let mut compared = 0;
         for (pool_index, pool) in model.pools.iter().enumerate() {
-            let guaranteed = fences.guaranteed_gpus(placid_lang::model::PoolId::from_index(pool_index));
-            for (team, gpus) in model.teams.iter().zip(guaranteed) {
+            let pool_id = placid_lang::model::PoolId::from_index(pool_index);
+            let (guaranteed, borrowable) = (fences.guaranteed_gpus(pool_id), fences.borrowable_gpus(pool_id));
+            for ((team, gpus), borrow) in model.teams.iter().zip(guaranteed).zip(borrowable) {
                 let queue_name = team.name.as_str().to_ascii_lowercase();
                 let queue = queues.get(queue_name.as_str()).unwrap_or_else(|| panic!("{example}: no ClusterQueue {queue_name}"));
-                let nominal = queue.object["spec"]["resourceGroups"]
+                let quota = queue.object["spec"]["resourceGroups"]
                     .as_array()
                     .into_iter()
                     .flatten()
@@ -234,11 +236,12 @@ fn each_team_queue_is_given_the_gpus_its_share_guarantees() {
                     .filter(|flavor| flavor["name"] == pool.name.as_str().to_ascii_lowercase())
                     .flat_map(|flavor| flavor["resources"].as_array().into_iter().flatten())
                     .find(|resource| resource["name"] == "nvidia.com/gpu")
-                    .map(|resource| resource["nominalQuota"].as_str().unwrap_or_default().to_owned());
-                if let Some(nominal) = nominal {
-                    assert_eq!(nominal, gpus.to_string(), "{example}: team {} pool {}", team.name, pool.name);
-                }
+                    .unwrap_or_else(|| panic!("{example}: queue {queue_name} has no GPU quota in flavor {}", pool.name));
+                assert_eq!(quota["nominalQuota"], gpus.to_string(), "{example}: team {} pool {}", team.name, pool.name);
+                assert_eq!(quota["borrowingLimit"], borrow.to_string(), "{example}: team {} pool {} borrowing", team.name, pool.name);
+                compared += 1;
             }
         }
+        assert!(compared > 0, "{example}: no team quota compared");
     }
 }

@@ -94,6 +94,17 @@ pub struct Guarantee {
     pub before: Option<u32>,
     /// GPUs in head.
     pub after: Option<u32>,
+    /// GPUs the team may borrow beyond its guarantee in base.
+    pub borrow_before: Option<u32>,
+    /// GPUs the team may borrow in head.
+    pub borrow_after: Option<u32>,
+}
+
+impl Guarantee {
+    /// Whether the guarantee or the borrowing limit changes.
+    pub fn changes(&self) -> bool {
+        self.before != self.after || self.borrow_before != self.borrow_after
+    }
 }
 
 /// One row of the policy table: a team whose guarantees, tiers or budget change.
@@ -324,13 +335,14 @@ fn diff_shares(base: &Model, head: &Model) -> Vec<ShareChange> {
 }
 
 /// The GPUs of each pool each team's fair share guarantees ([`guaranteed_gpus`]: what no
-/// tier reserves, split by share; the Kubernetes queues' nominal quotas), by pool name, then
-/// by team index.
+/// tier reserves, split by share; the Kubernetes queues' nominal quotas) and may borrow
+/// ([`borrowable_gpus`]), by pool name, then by team index.
 ///
 /// [`guaranteed_gpus`]: placid_lang::model::shares::Fences::guaranteed_gpus
+/// [`borrowable_gpus`]: placid_lang::model::shares::Fences::borrowable_gpus
 struct Guarantees<'m> {
     teams: BTreeMap<&'m str, usize>,
-    pools: BTreeMap<&'m str, Vec<u32>>,
+    pools: BTreeMap<&'m str, (Vec<u32>, Vec<u32>)>,
 }
 
 impl<'m> Guarantees<'m> {
@@ -342,13 +354,18 @@ impl<'m> Guarantees<'m> {
                 .pools
                 .iter()
                 .enumerate()
-                .map(|(index, pool)| (pool.name.as_str(), fences.guaranteed_gpus(PoolId::from_index(index))))
+                .map(|(index, pool)| {
+                    let id = PoolId::from_index(index);
+                    (pool.name.as_str(), (fences.guaranteed_gpus(id), fences.borrowable_gpus(id)))
+                })
                 .collect(),
         }
     }
 
-    fn get(&self, team: &str, pool: &str) -> Option<u32> {
-        Some(self.pools.get(pool)?[*self.teams.get(team)?])
+    /// Guaranteed and borrowable GPUs.
+    fn get(&self, team: &str, pool: &str) -> (Option<u32>, Option<u32>) {
+        let found = self.pools.get(pool).zip(self.teams.get(team));
+        (found.map(|((guaranteed, _), team)| guaranteed[*team]), found.map(|((_, borrowable), team)| borrowable[*team]))
     }
 }
 
@@ -384,7 +401,11 @@ fn team_rows(base: &Model, head: &Model) -> Vec<TeamRow> {
         if guarantees_change || tiers.is_some() || budget.is_some() {
             let cells = pools
                 .iter()
-                .map(|pool| Guarantee { pool: (*pool).to_owned(), before: before.get(team, pool), after: after.get(team, pool) })
+                .map(|pool| {
+                    let ((guaranteed_before, borrow_before), (guaranteed_after, borrow_after)) =
+                        (before.get(team, pool), after.get(team, pool));
+                    Guarantee { pool: (*pool).to_owned(), before: guaranteed_before, after: guaranteed_after, borrow_before, borrow_after }
+                })
                 .collect();
             rows.push(TeamRow { team: team.clone(), pools: cells, tiers, budget });
         }

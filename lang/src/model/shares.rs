@@ -6,7 +6,7 @@
 //! that pool only (on Kubernetes they carry a reservation taint that only the pool's flavor
 //! tolerates), so an overlapping pool cannot count them. Pools overlap freely otherwise.
 
-use super::{Model, NodeId, PoolId};
+use super::{Model, NodeId, PoolId, Team};
 
 /// Which fenced pool, if any, holds each node: computed once, since every question about
 /// reach asks it for every node of a pool.
@@ -31,6 +31,11 @@ impl Model {
     /// Whether some tier reserves GPUs in `pool`.
     pub fn is_fenced(&self, pool: PoolId) -> bool {
         self.tiers.iter().flat_map(|tier| &tier.reservations).any(|reservation| reservation.pool == pool)
+    }
+
+    /// Whether `team` may use a backfill tier, and so borrow what other teams leave idle.
+    pub fn team_backfills(&self, team: &Team) -> bool {
+        team.tiers.iter().any(|tier| self.tier(tier.value).backfill)
     }
 
     /// The fences of this model.
@@ -81,6 +86,15 @@ impl Fences<'_> {
         let unreserved = self.reachable_gpus(pool) - self.reserved_gpus(pool);
         // Every part is at most `unreserved`, so it fits the u32 it came from.
         apportion(u64::from(unreserved), &shares).into_iter().map(|part| part as u32).collect()
+    }
+
+    /// The GPUs of `pool` each team may borrow beyond its guarantee, indexed like `teams`: a
+    /// team with a backfill tier may use everything the other teams are guaranteed while they
+    /// leave it idle; the others borrow nothing.
+    pub fn borrowable_gpus(&self, pool: PoolId) -> Vec<u32> {
+        let guaranteed = self.guaranteed_gpus(pool);
+        let total: u32 = guaranteed.iter().sum();
+        self.model.teams.iter().zip(&guaranteed).map(|(team, own)| if self.model.team_backfills(team) { total - own } else { 0 }).collect()
     }
 }
 

@@ -316,7 +316,7 @@ fn team_selector(layout: &Layout, teams: Vec<String>) -> Option<LabelSelector> {
 /// borrow.
 fn team_queue(model: &Model, layout: &Layout, quotas: &Quotas, team_index: usize) -> ClusterQueueSpec {
     let team = &model.teams[team_index];
-    let backfills = team.tiers.iter().any(|tier| model.tier(tier.value).backfill);
+    let backfills = model.team_backfills(team);
     let flavors = (0..model.pools.len())
         .map(|pool_index| {
             let nominal = quotas.teams[team_index][pool_index];

@@ -61,16 +61,13 @@ fn policy_table(out: &mut String, model: &ModelDiff) {
         return;
     }
     let pools: Vec<&str> = {
-        let mut changed: Vec<&str> = model
-            .teams
-            .iter()
-            .flat_map(|row| row.pools.iter().filter(|cell| cell.before != cell.after).map(|cell| cell.pool.as_str()))
-            .collect();
+        let mut changed: Vec<&str> =
+            model.teams.iter().flat_map(|row| row.pools.iter().filter(|cell| cell.changes()).map(|cell| cell.pool.as_str())).collect();
         changed.sort_unstable();
         changed.dedup();
         changed
     };
-    let _ = writeln!(out, "### Policy: guaranteed GPUs per team and pool\n");
+    let _ = writeln!(out, "### Policy: guaranteed GPUs per team and pool (and borrowing limits that change)\n");
     let mut header = String::from("| team | share |");
     let mut rule = String::from("|---|---|");
     for pool in &pools {

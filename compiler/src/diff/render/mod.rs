@@ -24,14 +24,20 @@ fn field_values(field: &FieldChange) -> (String, String) {
     (show(&field.before), show(&field.after))
 }
 
-/// A guaranteed-GPU cell: `4`, `4 -> 6 (+2)`, `- -> 3` for a new team or pool.
+/// A guaranteed-GPU cell: `4`, `4 -> 6 (+2)`, `- -> 3` for a new team or pool, followed by
+/// `, borrow 12 -> 10` when the borrowing limit changes.
 fn guarantee_cell(cell: &Guarantee, arrow: &str) -> String {
-    match (cell.before, cell.after) {
+    let change = |before: Option<u32>, after: Option<u32>| match (before, after) {
         (Some(before), Some(after)) if before == after => before.to_string(),
         (Some(before), Some(after)) => format!("{before} {arrow} {after} ({:+})", i64::from(after) - i64::from(before)),
         (before, after) => {
             let show = |value: Option<u32>| value.map_or_else(|| "-".to_owned(), |gpus| gpus.to_string());
             format!("{} {arrow} {}", show(before), show(after))
         }
+    };
+    let guaranteed = change(cell.before, cell.after);
+    if cell.borrow_before == cell.borrow_after {
+        return guaranteed;
     }
+    format!("{guaranteed}, borrow {}", change(cell.borrow_before, cell.borrow_after))
 }

@@ -77,7 +77,7 @@ pub fn render(report: &DiffReport, colour: Colour) -> String {
             let cells: Vec<String> = row
                 .pools
                 .iter()
-                .filter(|cell| cell.before != cell.after)
+                .filter(|cell| cell.changes())
                 .map(|cell| format!("{} {}", cell.pool, guarantee_cell(cell, "->")))
                 .collect();
             if !cells.is_empty() {
