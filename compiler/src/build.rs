@@ -56,6 +56,7 @@ pub fn compile(world: &dyn World, selection: &Selection) -> Build {
         if !selection.only.is_empty() && !selection.only.contains(&target) {
             continue;
         }
+        build.diagnostics.extend(target.warnings(&build.model));
         match target.emit_with(&build.model, &inputs) {
             Ok(emitted) => artifacts.extend(emitted),
             Err(errors) => build.diagnostics.extend(errors),

@@ -60,6 +60,14 @@ impl TargetKind {
         }
     }
 
+    /// Warnings about what this target's output cannot express exactly (it is still emitted).
+    pub fn warnings(self, model: &Model) -> Diagnostics {
+        match self {
+            TargetKind::Slurm => slurm::warnings(model),
+            TargetKind::Kubernetes | TargetKind::Wasm => Diagnostics::new(),
+        }
+    }
+
     /// Emits this target's artifacts, with paths relative to the output root.
     pub fn emit(self, model: &Model) -> Result<Vec<Artifact>, Diagnostics> {
         self.emit_with(model, &Inputs::default())

@@ -2,6 +2,7 @@
 //! examples, and compiling a project in memory.
 
 pub mod crd;
+pub mod golden;
 pub mod synthetic;
 
 use std::path::{Path, PathBuf};

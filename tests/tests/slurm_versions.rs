@@ -1,67 +1,38 @@
-//! Golden files of the Slurm target for every supported release: the cluster example is
-//! emitted once per version and compared byte for byte with `tests/golden-slurm/<version>/`
-//! (`UPDATE_GOLDEN=1` rewrites them). `tests/golden/` already covers the example's own
-//! version; this test pins what changes between releases (topology plugin, block syntax,
-//! topology.yaml).
-
-use std::collections::BTreeSet;
+//! Golden files of the Slurm target for every supported release: each example that enables
+//! Slurm is emitted once per version and compared byte for byte with
+//! `tests/golden-slurm/<example>/<version>/` (`UPDATE_GOLDEN=1` rewrites them). `tests/golden/`
+//! already covers each example's own version; these pin what changes between releases
+//! (topology plugin, block syntax, topology.yaml).
 
 use placid_lang::model::SlurmVersion;
-use placid_tests::{build_clean, workspace_root};
+use placid_tests::{build_clean, examples, golden, workspace_root};
 
 #[test]
-fn cluster_example_matches_its_golden_files_for_every_slurm_version() {
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let base = build_clean("cluster").model;
+fn every_example_matches_its_golden_files_for_every_slurm_version() {
     let mut failures = Vec::new();
-    for version in SlurmVersion::SUPPORTED {
-        let mut model = base.clone();
-        let Some(settings) = model.project.slurm.as_mut() else { panic!("the cluster example enables Slurm") };
-        settings.version = *version;
-        let artifacts = placid_targets::slurm::emit(&model).unwrap_or_else(|errors| panic!("Slurm {version} does not emit: {errors:?}"));
-        let golden = workspace_root().join("tests").join("golden-slurm").join(version.to_string());
-        if update {
-            let _ = std::fs::remove_dir_all(&golden);
+    let mut compared = 0;
+    for example in examples() {
+        let base = build_clean(&example).model;
+        if base.project.slurm.is_none() {
+            continue;
         }
-        let mut produced = BTreeSet::new();
-        for artifact in &artifacts {
-            let relative = artifact.path.strip_prefix("slurm/").unwrap_or(&artifact.path);
-            produced.insert(relative.to_owned());
-            let path = golden.join(relative);
-            if update {
-                std::fs::create_dir_all(path.parent().unwrap_or(&golden)).expect("create golden dir");
-                std::fs::write(&path, &artifact.bytes).expect("write golden file");
-                continue;
+        for version in SlurmVersion::SUPPORTED {
+            let mut model = base.clone();
+            if let Some(settings) = model.project.slurm.as_mut() {
+                settings.version = *version;
             }
-            match std::fs::read(&path) {
-                Ok(expected) if expected == artifact.bytes => {}
-                Ok(_) => failures.push(format!("{version}/{relative}: differs from its golden file")),
-                Err(_) => failures.push(format!("{version}/{relative}: no golden file")),
-            }
-        }
-        let on_disk = walk(&golden);
-        for stale in on_disk.difference(&produced) {
-            failures.push(format!("{version}/{stale}: golden file for an artifact that is no longer produced"));
+            let artifacts =
+                placid_targets::slurm::emit(&model).unwrap_or_else(|errors| panic!("{example}: Slurm {version} does not emit: {errors:?}"));
+            let files = artifacts
+                .iter()
+                .map(|artifact| (artifact.path.strip_prefix("slurm/").unwrap_or(&artifact.path), artifact.bytes.as_slice()));
+            let dir = workspace_root().join("tests").join("golden-slurm").join(&example).join(version.to_string());
+            failures.extend(golden::compare(&dir, &format!("{example}/{version}"), files));
+            compared += 1;
         }
     }
+    assert!(compared >= SlurmVersion::SUPPORTED.len(), "no example enables Slurm");
     assert!(failures.is_empty(), "Slurm golden mismatches (rerun with UPDATE_GOLDEN=1 after reviewing):\n{}", failures.join("\n"));
-}
-
-fn walk(root: &std::path::Path) -> BTreeSet<String> {
-    let mut files = BTreeSet::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if let Ok(relative) = path.strip_prefix(root) {
-                files.insert(relative.to_string_lossy().replace('\\', "/"));
-            }
-        }
-    }
-    files
 }
 
 #[test]

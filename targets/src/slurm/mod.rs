@@ -41,6 +41,17 @@ pub fn emit(model: &Model) -> Result<Vec<Artifact>, Diagnostics> {
     emit_with(model, &SlurmTemplates::default())
 }
 
+/// What the Slurm output of `model` cannot express exactly, though it is emitted.
+pub fn warnings(model: &Model) -> Diagnostics {
+    let mut diagnostics = Diagnostics::new();
+    if let Some(settings) = &model.project.slurm
+        && let Some(warning) = topology::uneven_blocks(model, &version::Profile::of(settings.version), settings.span)
+    {
+        diagnostics.push(warning);
+    }
+    diagnostics
+}
+
 /// Emits the slurm artifacts of `model`, rendering plans with `templates`.
 pub fn emit_with(model: &Model, templates: &SlurmTemplates) -> Result<Vec<Artifact>, Diagnostics> {
     let Some(settings) = &model.project.slurm else { return Ok(Vec::new()) };

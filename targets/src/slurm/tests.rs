@@ -173,3 +173,25 @@ fn blocks_of_24_11_shrink_the_base_when_too_few_nodes_lack_nvlink() {
         "{topology}"
     );
 }
+
+/// The codes of [`super::warnings`] for `nodes` under Slurm `version`.
+fn warnings(version: &str, nodes: &str) -> Vec<String> {
+    let project = PROJECT.replace("version=\"22.05\"", &format!("version=\"{version}\""));
+    let files = [("placid.kdl", project.as_str()), ("inventory/nodes.kdl", nodes), ("policy/policy.kdl", POLICY)];
+    let world = Memory(files.iter().map(|(path, text)| ((*path).to_owned(), (*text).to_owned())).collect());
+    let model = placid_lang::load(&world).model;
+    super::warnings(&model).iter().map(|diagnostic| format!("{}: {}", diagnostic.code.id(), diagnostic.message)).collect()
+}
+
+#[test]
+fn blocks_larger_than_the_base_are_a_warning_on_24_x_only() {
+    let uneven = nodes("a", 3, Some("d1")) + &nodes("b", 4, Some("d2")) + &nodes("m", 4, None);
+    assert_eq!(
+        warnings("24.11", &uneven),
+        ["placid::E045: Slurm 24.11 treats every block as 3 nodes, but nvlink_d2 (4 nodes), nonvlink_1 (4 nodes) hold more"]
+    );
+    assert_eq!(warnings("22.05", &uneven), Vec::<String>::new(), "22.05 uses a tree");
+    assert_eq!(warnings("25.05", &uneven), Vec::<String>::new(), "25.05 blocks may differ in size");
+    let even = nodes("a", 2, Some("d1")) + &nodes("b", 2, Some("d2")) + &nodes("m", 4, None);
+    assert_eq!(warnings("24.05", &even), Vec::<String>::new());
+}

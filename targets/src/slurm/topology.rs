@@ -10,7 +10,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use placid_lang::codes::Code;
+use placid_lang::diag::Diagnostic;
 use placid_lang::model::{Model, RackId};
+use placid_lang::span::Span;
 
 use super::names;
 use super::version::{Profile, TopologyLayout};
@@ -100,32 +103,85 @@ fn block_sizes(leaves: &[Leaf]) -> String {
 /// them than that does the base shrink to their count, the one way to keep every node
 /// schedulable.
 fn blocks(model: &Model, leaves: &[Leaf]) -> String {
-    let (domains, singles) = leaves.split_at(model.domains.len());
-    let mut singles: Vec<&Leaf> = singles.iter().collect();
-    singles.sort_by_key(|leaf| leaf.rack);
-    let smallest_domain = domains.iter().map(|leaf| leaf.nodes.len()).min().unwrap_or(1).max(1);
-    let base = if singles.is_empty() { smallest_domain } else { smallest_domain.min(singles.len()) };
-    let mut groups: Vec<Vec<&Leaf>> = singles.chunks(base).map(<[&Leaf]>::to_vec).collect();
-    if groups.len() > 1
-        && groups.last().is_some_and(|group| group.len() < base)
-        && let Some(rest) = groups.pop()
-        && let Some(last) = groups.last_mut()
-    {
-        last.extend(rest);
-    }
-
+    let layout = BlockLayout::of(model, leaves);
     let mut out = String::from("# One block per NVLink domain; nodes without NVLink in blocks of the base size.\n");
-    for leaf in domains {
-        let _ = writeln!(out, "BlockName={} Nodes={}", leaf.name, leaf.nodes.join(","));
-    }
-    for (index, group) in groups.iter().enumerate() {
-        // Without NVLink domains the base is 1, and each node keeps its own leaf name.
-        let name = if base == 1 { group[0].name.clone() } else { names::node_group(index + 1) };
-        let nodes: Vec<&str> = group.iter().flat_map(|leaf| leaf.nodes.iter().map(String::as_str)).collect();
+    for (name, nodes) in layout.blocks() {
         let _ = writeln!(out, "BlockName={name} Nodes={}", nodes.join(","));
     }
-    let _ = writeln!(out, "BlockSizes={}", doubling_sizes(base, base * (domains.len() + groups.len())));
+    let _ = writeln!(out, "BlockSizes={}", doubling_sizes(layout.base, layout.base * (layout.domains.len() + layout.groups.len())));
     out
+}
+
+/// The 24.05/24.11 blocks: NVLink domains as they are, nodes without NVLink grouped.
+struct BlockLayout<'a> {
+    base: usize,
+    domains: &'a [Leaf],
+    groups: Vec<Vec<&'a Leaf>>,
+}
+
+impl<'a> BlockLayout<'a> {
+    fn of(model: &Model, leaves: &'a [Leaf]) -> BlockLayout<'a> {
+        let (domains, singles) = leaves.split_at(model.domains.len());
+        let mut singles: Vec<&Leaf> = singles.iter().collect();
+        singles.sort_by_key(|leaf| leaf.rack);
+        let smallest_domain = domains.iter().map(|leaf| leaf.nodes.len()).min().unwrap_or(1).max(1);
+        let base = if singles.is_empty() { smallest_domain } else { smallest_domain.min(singles.len()) };
+        let mut groups: Vec<Vec<&Leaf>> = singles.chunks(base).map(<[&Leaf]>::to_vec).collect();
+        if groups.len() > 1
+            && groups.last().is_some_and(|group| group.len() < base)
+            && let Some(rest) = groups.pop()
+            && let Some(last) = groups.last_mut()
+        {
+            last.extend(rest);
+        }
+        BlockLayout { base, domains, groups }
+    }
+
+    /// Every block: its name and nodes.
+    fn blocks(&self) -> Vec<(String, Vec<&'a str>)> {
+        let mut blocks: Vec<(String, Vec<&str>)> =
+            self.domains.iter().map(|leaf| (leaf.name.clone(), leaf.nodes.iter().map(String::as_str).collect())).collect();
+        for (index, group) in self.groups.iter().enumerate() {
+            // Without NVLink domains the base is 1, and each node keeps its own leaf name.
+            let name = if self.base == 1 { group[0].name.clone() } else { names::node_group(index + 1) };
+            blocks.push((name, group.iter().flat_map(|leaf| leaf.nodes.iter().map(String::as_str)).collect()));
+        }
+        blocks
+    }
+}
+
+/// A warning when the target's release uses 24.05/24.11 blocks and some block holds more
+/// nodes than the base, which `--segment` placement cannot use as one block.
+pub fn uneven_blocks(model: &Model, profile: &Profile, span: Span) -> Option<Diagnostic> {
+    if profile.topology != TopologyLayout::Block || model.nodes.is_empty() {
+        return None;
+    }
+    let leaves = leaves(model);
+    let layout = BlockLayout::of(model, &leaves);
+    let larger: Vec<String> = layout
+        .blocks()
+        .into_iter()
+        .filter(|(_, nodes)| nodes.len() > layout.base)
+        .map(|(name, nodes)| format!("{name} ({} nodes)", nodes.len()))
+        .collect();
+    if larger.is_empty() {
+        return None;
+    }
+    Some(
+        Diagnostic::warning(
+            Code::SlurmUnevenBlocks,
+            span,
+            format!(
+                "Slurm {} treats every block as {} nodes, but {} {} more",
+                profile.version,
+                layout.base,
+                larger.join(", "),
+                if larger.len() == 1 { "holds" } else { "hold" }
+            ),
+        )
+        .label("block topology of this release")
+        .help("make the NVLink domains the same size and the nodes without NVLink a multiple of it, or target Slurm 25.05"),
+    )
 }
 
 fn yaml(leaves: &[Leaf]) -> String {
