@@ -14,6 +14,10 @@ use crate::model::{
 use crate::source::Sources;
 use crate::span::Spanned;
 
+/// The largest team share: a million teams at the maximum still sum within `u64`, and a
+/// thousand within Slurm's 32-bit `Fairshare`.
+const MAX_SHARE: u32 = 1_000_000;
+
 /// Name tables of every kind, for the passes that resolve references.
 pub(super) struct Tables {
     pub pools: Names<PoolId>,
@@ -601,7 +605,9 @@ fn lower_team(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_
         child.expect_args(cx, 1, 1, what).map(|args| Some(args[0]))
     };
     let share = match single_arg(cx, "share", "a fair-share weight") {
-        Some(Some(value)) => value.positive(cx).map(|share| Spanned::new(share, value.span)),
+        // Shares are relative weights; the bound keeps their sums (a cost center's Slurm
+        // `Fairshare`, the total of all teams) far from overflowing.
+        Some(Some(value)) => value.in_range(cx, 1..=MAX_SHARE, "shares are relative weights").map(|share| Spanned::new(share, value.span)),
         Some(None) => {
             cx.error(
                 Diagnostic::error(Code::MissingValue, node.name_span(), format!("team `{}` needs a `share`", name.value))

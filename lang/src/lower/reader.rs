@@ -271,6 +271,22 @@ impl<'a> Value<'a> {
         Some(number)
     }
 
+    /// An integer in `range`, with `what` saying in the help why the range is what it is.
+    pub fn in_range(&self, cx: &mut Cx, range: std::ops::RangeInclusive<u32>, what: &str) -> Option<u32> {
+        let number = self.u32(cx)?;
+        if !range.contains(&number) {
+            cx.error(
+                Diagnostic::error(Code::InvalidValue, self.span, format!("{number} is out of range")).label("out of range").help(format!(
+                    "use a whole number from {} to {}: {what}",
+                    range.start(),
+                    range.end()
+                )),
+            );
+            return None;
+        }
+        Some(number)
+    }
+
     /// A number (integer or decimal), as f64.
     pub fn number(&self, cx: &mut Cx) -> Option<f64> {
         match self.entry.value() {

@@ -34,7 +34,7 @@ pub fn render(model: &Model, version: &str, cluster: &str) -> String {
     for (index, center) in model.cost_centers.iter().enumerate() {
         let account = shell_word(&names::cost_center_account(center));
         let teams: Vec<_> = model.teams.iter().filter(|team| team.cost_center.value.index() == index).collect();
-        let share: u32 = teams.iter().map(|team| team.share.value).sum();
+        let share: u64 = teams.iter().map(|team| u64::from(team.share.value)).sum();
         let _ = writeln!(out, "ensure account {account} root");
         let _ = writeln!(
             out,

@@ -1,0 +1,103 @@
+//! No policy makes `placid build` panic, however odd its numbers: the bundled examples with
+//! one number replaced by an extreme (0, 1, the edges of u32 and u64, negatives), or two
+//! values swapped, go through loading, every checker pass and every target, and come back as
+//! diagnostics or a complete build. `lang/tests/no_panic.rs` covers loading alone with
+//! arbitrary bytes; this covers the arithmetic of the checker and the emitters.
+
+use placid_compiler::build::{Selection, compile};
+use placid_lang::source::MemoryWorld;
+use placid_tests::{example, examples};
+use proptest::prelude::*;
+
+/// Every `.kdl` and `.json` file of example `name` (broken variants left out), by path
+/// relative to its root.
+fn files(name: &str) -> Vec<(String, String)> {
+    let root = example(name);
+    let mut files = Vec::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|error| panic!("cannot read {}: {error}", dir.display())).filter_map(Result::ok)
+        {
+            let path = entry.path();
+            if path.is_dir() {
+                if entry.file_name() != "broken" {
+                    stack.push(path);
+                }
+            } else if path.extension().is_some_and(|extension| extension == "kdl" || extension == "json")
+                && let Ok(relative) = path.strip_prefix(&root)
+            {
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()));
+                files.push((relative.to_string_lossy().replace('\\', "/"), text));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Builds example `name` with `path` replaced by `text`.
+fn build_with(name: &str, path: &str, text: &str) {
+    let mut world = MemoryWorld::new();
+    for (relative, original) in files(name) {
+        world.insert(&relative, if relative == path { text.to_owned() } else { original });
+    }
+    let build = compile(&world, &Selection { only: Vec::new() });
+    if !build.diagnostics.has_errors() {
+        assert!(build.artifacts.iter().any(|artifact| artifact.path == "manifest.json"), "a clean build without a manifest");
+    }
+}
+
+/// The byte ranges of the runs of ASCII digits in `text`.
+fn numbers(text: &str) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut start = None;
+    for (index, byte) in text.bytes().chain(std::iter::once(b' ')).enumerate() {
+        match (byte.is_ascii_digit(), start) {
+            (true, None) => start = Some(index),
+            (false, Some(begin)) => {
+                runs.push((begin, index));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    runs
+}
+
+const EXTREMES: &[&str] = &["0", "1", "2", "3", "63", "4294967295", "4294967296", "18446744073709551615", "99999999999999999999999", "-1"];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn an_extreme_number_anywhere_never_panics(which_example in 0usize..8, which_file in 0usize..16, which_number in 0usize..2000, extreme in 0usize..EXTREMES.len()) {
+        let names = examples();
+        let name = &names[which_example % names.len()];
+        let files = files(name);
+        let (path, text) = &files[which_file % files.len()];
+        let runs = numbers(text);
+        prop_assume!(!runs.is_empty());
+        let (start, end) = runs[which_number % runs.len()];
+        let mutated = format!("{}{}{}", &text[..start], EXTREMES[extreme], &text[end..]);
+        build_with(name, path, &mutated);
+    }
+
+    #[test]
+    fn swapping_two_values_never_panics(which_example in 0usize..8, which_file in 0usize..16, first in 0usize..2000, second in 0usize..2000) {
+        let names = examples();
+        let name = &names[which_example % names.len()];
+        let files = files(name);
+        let (path, text) = &files[which_file % files.len()];
+        let mut tokens: Vec<&str> = text.split(' ').collect();
+        let count = tokens.len();
+        tokens.swap(first % count, second % count);
+        build_with(name, path, &tokens.join(" "));
+    }
+}
+
+#[test]
+fn the_number_finder_finds_every_run() {
+    assert_eq!(numbers("gpus=16 share 40\nx"), [(5, 7), (14, 16)]);
+    assert_eq!(numbers("12"), [(0, 2)]);
+    assert_eq!(numbers("none"), []);
+}
