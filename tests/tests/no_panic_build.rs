@@ -1,7 +1,7 @@
 //! No policy makes `placid build` panic, however odd its numbers: the bundled examples with
-//! one number replaced by an extreme (0, 1, the edges of u32 and u64, negatives), or two
-//! values swapped, go through loading, every checker pass and every target, and come back as
-//! diagnostics or a complete build. `lang/tests/no_panic.rs` covers loading alone with
+//! one number replaced by an extreme (0, 1, the edges of u32 and u64, negatives), two values
+//! swapped or a line deleted go through loading, every checker pass and every target, and
+//! come back as diagnostics or a complete build. `lang/tests/no_panic.rs` covers loading alone with
 //! arbitrary bytes; this covers the arithmetic of the checker and the emitters.
 
 use placid_compiler::build::{Selection, compile};
@@ -92,6 +92,18 @@ proptest! {
         let count = tokens.len();
         tokens.swap(first % count, second % count);
         build_with(name, path, &tokens.join(" "));
+    }
+
+    #[test]
+    fn deleting_a_line_never_panics(which_example in 0usize..8, which_file in 0usize..16, line in 0usize..2000) {
+        let names = examples();
+        let name = &names[which_example % names.len()];
+        let files = files(name);
+        let (path, text) = &files[which_file % files.len()];
+        let lines: Vec<&str> = text.lines().collect();
+        let skip = line % lines.len().max(1);
+        let kept: Vec<&str> = lines.iter().enumerate().filter(|(index, _)| *index != skip).map(|(_, line)| *line).collect();
+        build_with(name, path, &kept.join("\n"));
     }
 }
 
