@@ -65,3 +65,5 @@ pub fn build_clean(name: &str) -> placid_compiler::build::Build {
 
 /// A real one-host Slurm for the live tests.
 pub mod slurm;
+/// Behaviour checks the live tests of every Slurm release share.
+pub mod slurm_checks;

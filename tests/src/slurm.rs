@@ -40,6 +40,14 @@ const BENIGN_LOG_LINES: &[&str] = &[
 /// The PATH of every command inside a root (`env -i` drops the host environment).
 const ROOT_PATH: &str = "/usr/sbin:/usr/bin:/sbin:/bin";
 
+/// Where .ci/run copies the host's (Debian 12) libmariadb.so.3 into the root, for slurmdbd:
+/// with trixie's own libmariadb3 (1:11.8.9+ds-0+deb13u1), slurmdbd 24.11.5 cannot read any
+/// result set and exits at start ("error: mysql_query failed: 5027 Number of columns in result
+/// (=1) set execeeds maxmimum allowed number of columns (=0)" on `select @var := concat('')`),
+/// while the same query works from trixie's `mariadb` client and the Debian 12 library works
+/// with the trixie server. Only the client library is swapped; Slurm and MariaDB stay trixie's.
+const ROOT_LIBMARIADB: &str = "/opt/placid-libmariadb";
+
 /// The debootstrap'ed trixie root: `$PLACID_TRIXIE_ROOT`, or where .ci/run makes it.
 pub fn trixie_root() -> PathBuf {
     std::env::var_os("PLACID_TRIXIE_ROOT").map_or_else(|| PathBuf::from("/var/tmp/placid-trixie-root"), PathBuf::from)
@@ -66,6 +74,10 @@ pub fn unavailable_reason(with_accounting: bool, root: Option<&Path>) -> Option<
     }
     let in_root = |program: &str| ["usr/sbin", "usr/bin"].iter().any(|dir| root.join(dir).join(program).exists());
     let missing: Vec<&str> = programs.into_iter().filter(|program| !in_root(program)).collect();
+    let libmariadb = root.join(ROOT_LIBMARIADB.trim_start_matches('/')).join("libmariadb.so.3");
+    if with_accounting && !libmariadb.is_file() {
+        return Some(format!("the root {} lacks {} (.ci/run copies it)", root.display(), libmariadb.display()));
+    }
     if !missing.is_empty() || !root.join("etc/hosts").is_file() {
         return Some(format!("the root {} is not made, or lacks {missing:?} or etc/hosts (.ci/run makes it)", root.display()));
     }
@@ -203,10 +215,15 @@ impl Cluster {
 
     /// A command that runs `program` against this cluster, from the host or inside the root.
     fn command(&self, program: &str) -> Command {
+        self.command_with_env(program, &[])
+    }
+
+    /// [`Self::command`] with extra environment variables (`env -i` would drop `Command::env`'s).
+    fn command_with_env(&self, program: &str, env: &[(&str, &str)]) -> Command {
         let conf = self.inner("etc/slurm.conf");
         let Some(root) = &self.root else {
             let mut command = Command::new(program);
-            command.env("SLURM_CONF", conf);
+            command.env("SLURM_CONF", conf).envs(env.iter().copied());
             return command;
         };
         // unshare, sh, chroot and env all exec, so the child's pid is the program's own.
@@ -216,6 +233,7 @@ impl Cluster {
             .arg(root)
             .args(["/usr/bin/env", "-i", &format!("PATH={ROOT_PATH}"), "HOME=/root"])
             .arg(format!("SLURM_CONF={}", conf.display()))
+            .args(env.iter().map(|(key, value)| format!("{key}={value}")))
             .arg(program);
         command
     }
@@ -425,7 +443,8 @@ impl Cluster {
     }
 
     fn start_slurmdbd(&mut self) -> Result<(), StartError> {
-        let mut slurmdbd = self.command("slurmdbd");
+        let env: &[(&str, &str)] = if self.root.is_some() { &[("LD_LIBRARY_PATH", ROOT_LIBMARIADB)] } else { &[] };
+        let mut slurmdbd = self.command_with_env("slurmdbd", env);
         self.spawn("slurmdbd", slurmdbd.arg("-D"))?;
         let ready = wait_until(Duration::from_secs(30), || self.run("sacctmgr", &["-n", "show", "cluster"]).status.success());
         ready.then_some(()).ok_or_else(|| harness(format!("slurmdbd did not start: {}", self.output_of("slurmdbd"))))

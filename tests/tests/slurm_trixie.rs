@@ -1,44 +1,46 @@
 //! Live tests against a real Slurm 24.11: Debian 13 trixie's packages in the debootstrap'ed
-//! root that .ci/run makes (`$PLACID_TRIXIE_ROOT`), run by [`placid_tests::slurm::Cluster`]
-//! under chroot. The root has no slurmdbd, so the cluster example is emitted for 24.11 with
-//! accounting off (tiers are partitions, `preempt/partition_prio`): the configuration starts
-//! with a clean log, the block topology reads back one block per NVLink domain, a
-//! model-parallel job runs inside one NVLink block, and a higher tier preempts lower ones with
-//! the checkpoint signal. A broken topology.conf is rejected, so the harness can fail.
+//! root that .ci/run makes (`$PLACID_TRIXIE_ROOT`, with slurmdbd and MariaDB), run by
+//! [`placid_tests::slurm::Cluster`] under chroot. The cluster example is emitted for 24.11 twice:
+//! with accounting on, it must pass the same behaviour checks as on 22.05
+//! ([`placid_tests::slurm_checks`]: accounts.sh idempotent, QOS and associations read back, team
+//! tiers enforced, QOS preemption with checkpoint signal, requeue and cancel, budgets held);
+//! with accounting off, tiers are partitions (`preempt/partition_prio`) and a higher tier
+//! preempts lower ones the same way. Both also show the block topology reads back one block
+//! per NVLink domain and that model-parallel and `--segment` jobs each run inside one block.
+//! A broken topology.conf is rejected, so the harness can fail.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use placid_lang::model::{Model, SlurmVersion};
 use placid_tests::slurm::{Cluster, Options, StartError, should_run, test_model, trixie_root, wait_until, write_slurm};
+use placid_tests::slurm_checks as checks;
 
-/// The test model for Slurm 24.11 with the accounting-off profile.
-fn model_24_11() -> Model {
+/// The test model for Slurm 24.11 with accounting on or off.
+fn model_24_11(accounting: bool) -> Model {
     let mut model = test_model();
     let Some(settings) = model.project.slurm.as_mut() else { panic!("the cluster example enables Slurm") };
     settings.version = SlurmVersion { major: 24, minor: 11 };
-    settings.accounting = false;
+    settings.accounting = accounting;
     model
 }
 
 fn port_base(offset: u16) -> u16 {
-    // Above the 22.05 tests' range (20000-59999) and the ephemeral ports, distinct per process.
-    61_000 + u16::try_from(std::process::id() % 40).unwrap_or(0) * 100 + offset
+    // Above the 22.05 tests' range (20000-59999) and the ephemeral ports, distinct per process;
+    // each test of this file gets its own 50 of the process's 200 (a cluster uses 40).
+    61_000 + u16::try_from(std::process::id() % 20).unwrap_or(0) * 200 + offset
 }
 
-fn start(policy: &std::path::Path, slurmds: bool, offset: u16) -> Result<Cluster, StartError> {
-    Cluster::start(policy, &Options { accounting: false, slurmds, port_base: port_base(offset), root: Some(trixie_root()) })
+fn start(policy: &std::path::Path, accounting: bool, slurmds: bool, offset: u16) -> Result<Cluster, StartError> {
+    Cluster::start(policy, &Options { accounting, slurmds, port_base: port_base(offset), root: Some(trixie_root()) })
 }
 
-#[test]
-fn slurm_24_11_accepts_and_obeys_the_cluster_policy() {
-    if !should_run("slurm_24_11_accepts_and_obeys_the_cluster_policy", false, Some(&trixie_root())) {
-        return;
-    }
-    let model = model_24_11();
+/// Emits `model`, starts it on 24.11 with every slurmd, and checks the release and a clean log.
+fn start_cluster(model: &Model, offset: u16) -> Cluster {
+    let accounting = model.project.slurm.as_ref().is_some_and(|settings| settings.accounting);
     let generated = tempfile::tempdir().expect("tempdir");
-    write_slurm(&model, generated.path());
-    let cluster = match start(generated.path(), true, 0) {
+    write_slurm(model, generated.path());
+    let cluster = match start(generated.path(), accounting, true, offset) {
         Ok(cluster) => cluster,
         Err(StartError::Rejected(output)) => panic!("Slurm 24.11 rejected the generated configuration:\n{output}"),
         Err(StartError::Harness(message)) => panic!("the harness failed: {message}"),
@@ -46,15 +48,48 @@ fn slurm_24_11_accepts_and_obeys_the_cluster_policy() {
     assert_eq!(cluster.nodes.len(), model.nodes.len());
     let version = cluster.stdout("scontrol", &["--version"]);
     assert!(version.starts_with("slurm-wlm 24.11") || version.starts_with("slurm 24.11"), "not Slurm 24.11: {version}");
-    let errors = cluster.unexpected_log_errors();
-    assert!(errors.is_empty(), "slurmctld logged errors on start:\n{}", errors.join("\n"));
+    cluster
+}
+
+/// The same checks as slurm_live.rs's 22.05 test, on 24.11, with MariaDB and slurmdbd 24.11
+/// running in the root too.
+#[test]
+fn slurm_24_11_with_accounting_accepts_and_obeys_the_cluster_policy() {
+    if !should_run("slurm_24_11_with_accounting_accepts_and_obeys_the_cluster_policy", true, Some(&trixie_root())) {
+        return;
+    }
+    let model = model_24_11(true);
+    let cluster = start_cluster(&model, 100);
+    checks::accounts_sh_is_idempotent(&cluster);
+    checks::log_is_clean(&cluster, "on start");
+
+    checks::policy_reads_back(&cluster, &model);
+    let blocks = block_topology_reads_back(&cluster);
+    // Tiers are QOS here; the nvlink pool has only the two NVLink blocks, so the segment jobs
+    // may also use the x86 pool's block.
+    model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks, &["--qos=p1", "-p", "nvlink"], &["--qos=p1", "-p", "nvlink,x86"]);
+    checks::team_tiers_are_enforced(&cluster);
+    checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster);
+    checks::team_over_budget_is_held(&cluster);
+
+    checks::log_is_clean(&cluster, "while running jobs");
+}
+
+#[test]
+fn slurm_24_11_without_accounting_accepts_and_obeys_the_cluster_policy() {
+    if !should_run("slurm_24_11_without_accounting_accepts_and_obeys_the_cluster_policy", false, Some(&trixie_root())) {
+        return;
+    }
+    let cluster = start_cluster(&model_24_11(false), 0);
+    checks::log_is_clean(&cluster, "on start");
 
     let blocks = block_topology_reads_back(&cluster);
-    model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks);
-    p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster);
+    let partition = cluster.show("partition", "p0");
+    assert_eq!(partition.get("PreemptMode").map(String::as_str), Some("OFF"), "{partition:?}");
+    model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks, &["-p", "p1"], &["-p", "p1"]);
+    p0_partition_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster);
 
-    let errors = cluster.unexpected_log_errors();
-    assert!(errors.is_empty(), "slurmctld logged errors while running jobs:\n{}", errors.join("\n"));
+    checks::log_is_clean(&cluster, "while running jobs");
 }
 
 /// Block name -> its nodes, as `scontrol show topology` reads them back (base blocks only).
@@ -85,8 +120,6 @@ fn block_topology_reads_back(cluster: &Cluster) -> BTreeMap<String, BTreeSet<Str
     // Every base block counts its 4 nodes (with base 1, 24.11 counted a 4-node block as 1).
     assert_eq!(topology.lines().filter(|line| line.starts_with("BlockName=") && line.ends_with(" BlockSize=4")).count(), 3, "{topology}");
     assert!(topology.contains("BlockSize=8"), "no aggregated block of 8:\n{topology}");
-    let partition = cluster.show("partition", "p0");
-    assert_eq!(partition.get("PreemptMode").map(String::as_str), Some("OFF"), "{partition:?}");
     blocks
 }
 
@@ -98,10 +131,17 @@ fn block_of_job(cluster: &Cluster, job: &str, blocks: &BTreeMap<String, BTreeSet
     block.unwrap_or_else(|| panic!("job {job} on {} is not exactly one block of {blocks:?}", list.trim()))
 }
 
-fn model_parallel_jobs_stay_in_one_nvlink_block(cluster: &Cluster, blocks: &BTreeMap<String, BTreeSet<String>>) {
+/// `tier` and `segment_tier` are the P1 tier's submit options (a QOS or a partition) for the
+/// class job and for the segment jobs.
+fn model_parallel_jobs_stay_in_one_nvlink_block(
+    cluster: &Cluster,
+    blocks: &BTreeMap<String, BTreeSet<String>>,
+    tier: &[&str],
+    segment_tier: &[&str],
+) {
     // The class constraint job_submit.lua turns into [nvlink_nvl-a|nvlink_nvl-b].
-    let class = ["-A", "vision", "-p", "p1", "-N", "4", "--gpus-per-node=4", "-C", "class_model-parallel", "--wrap", "sleep 300"];
-    let first = cluster.sbatch(&class).expect("a 16-GPU model-parallel job is accepted");
+    let class = ["-A", "vision", "-N", "4", "--gpus-per-node=4", "-C", "class_model-parallel", "--wrap", "sleep 300"];
+    let first = cluster.sbatch(&[tier, &class[..]].concat()).expect("a 16-GPU model-parallel job is accepted");
     assert_eq!(cluster.wait_job(&first, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
     let job = cluster.show("job", &first);
     assert_eq!(job.get("Features").map(String::as_str), Some("[nvlink_nvl-a|nvlink_nvl-b]"), "lua constraint: {job:?}");
@@ -109,9 +149,9 @@ fn model_parallel_jobs_stay_in_one_nvlink_block(cluster: &Cluster, blocks: &BTre
     assert!(used.iter().all(|block| block.starts_with("nvlink_")), "the class job is not in an NVLink block: {used:?}");
 
     // The block plugin alone: each whole-node segment of 4 takes one free block, never a split.
-    let segment = ["-A", "vision", "-p", "p1", "-N", "4", "--segment=4", "--exclusive", "--wrap", "sleep 300"];
+    let segment = ["-A", "vision", "-N", "4", "--segment=4", "--exclusive", "--wrap", "sleep 300"];
     for _ in 0..2 {
-        let job = cluster.sbatch(&segment).expect("a 4-node --segment=4 job is accepted");
+        let job = cluster.sbatch(&[segment_tier, &segment[..]].concat()).expect("a 4-node --segment=4 job is accepted");
         assert_eq!(cluster.wait_job(&job, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
         let block = block_of_job(cluster, &job, blocks);
         assert!(used.insert(block.clone()), "--segment=4 shares block {block} with an earlier job");
@@ -119,7 +159,8 @@ fn model_parallel_jobs_stay_in_one_nvlink_block(cluster: &Cluster, blocks: &BTre
     cluster.cancel_all();
 }
 
-fn p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(cluster: &Cluster) {
+/// [`checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2`] with tiers as partitions.
+fn p0_partition_preempts_p1_with_checkpoint_signal_and_cancels_p2(cluster: &Cluster) {
     let marker = cluster.path("jobs/p1-got-usr1");
     let p1_script = format!("trap 'touch {}' USR1; while true; do sleep 1; done", cluster.inner("jobs/p1-got-usr1").display());
     let on_nvl_b = ["-C", "nvlink_nvl-b", "--gpus-per-node=4"];
@@ -150,13 +191,13 @@ fn slurm_24_11_rejects_a_broken_topology() {
         return;
     }
     let generated = tempfile::tempdir().expect("tempdir");
-    write_slurm(&model_24_11(), generated.path());
+    write_slurm(&model_24_11(false), generated.path());
     let topology = generated.path().join("topology.conf");
     let text = std::fs::read_to_string(&topology).expect("24.11 emits topology.conf");
     let broken: String =
         text.lines().map(|line| if line.starts_with("BlockSizes=") { "BlockLevels=0-1" } else { line }).collect::<Vec<_>>().join("\n");
     std::fs::write(&topology, broken + "\n").expect("write topology.conf");
-    match start(generated.path(), false, 50) {
+    match start(generated.path(), false, false, 50) {
         Err(StartError::Rejected(output)) => assert!(output.contains("BlockLevels"), "{output}"),
         Err(StartError::Harness(message)) => panic!("the harness failed instead of slurmctld: {message}"),
         Ok(_) => panic!("Slurm 24.11 accepted BlockLevels"),
