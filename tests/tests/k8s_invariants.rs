@@ -224,7 +224,8 @@ fn each_team_queue_is_given_the_gpus_its_share_guarantees_and_borrows_what_the_m
         let mut compared = 0;
         for (pool_index, pool) in model.pools.iter().enumerate() {
             let pool_id = placid_lang::model::PoolId::from_index(pool_index);
-            let (guaranteed, borrowable) = (fences.guaranteed_gpus(pool_id), fences.borrowable_gpus(pool_id));
+            let guaranteed = fences.guaranteed_gpus(pool_id);
+            let borrowable = fences.borrowable_gpus(&guaranteed);
             for ((team, gpus), borrow) in model.teams.iter().zip(guaranteed).zip(borrowable) {
                 let queue_name = team.name.as_str().to_ascii_lowercase();
                 let queue = queues.get(queue_name.as_str()).unwrap_or_else(|| panic!("{example}: no ClusterQueue {queue_name}"));

@@ -355,8 +355,9 @@ impl<'m> Guarantees<'m> {
                 .iter()
                 .enumerate()
                 .map(|(index, pool)| {
-                    let id = PoolId::from_index(index);
-                    (pool.name.as_str(), (fences.guaranteed_gpus(id), fences.borrowable_gpus(id)))
+                    let guaranteed = fences.guaranteed_gpus(PoolId::from_index(index));
+                    let borrowable = fences.borrowable_gpus(&guaranteed);
+                    (pool.name.as_str(), (guaranteed, borrowable))
                 })
                 .collect(),
         }

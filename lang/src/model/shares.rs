@@ -61,13 +61,13 @@ impl Fences<'_> {
     }
 
     /// The GPUs of the nodes `pool` reaches.
-    pub fn reachable_gpus(&self, pool: PoolId) -> u32 {
+    fn reachable_gpus(&self, pool: PoolId) -> u32 {
         let model = self.model;
         model.pool(pool).nodes.iter().filter(|node| self.reaches(pool, **node)).map(|node| model.node(*node).gpu_count()).sum()
     }
 
-    /// GPUs of `pool` that tiers reserve (capped at what the pool reaches).
-    pub fn reserved_gpus(&self, pool: PoolId) -> u32 {
+    /// GPUs of `pool` that tiers reserve, capped at the `reachable` GPUs.
+    fn reserved_within(&self, pool: PoolId, reachable: u32) -> u32 {
         let reserved: u64 = self
             .model
             .tiers
@@ -76,25 +76,25 @@ impl Fences<'_> {
             .filter(|reservation| reservation.pool == pool)
             .map(|reservation| u64::from(reservation.gpus))
             .sum();
-        u32::try_from(reserved).unwrap_or(u32::MAX).min(self.reachable_gpus(pool))
+        u32::try_from(reserved).unwrap_or(u32::MAX).min(reachable)
     }
 
     /// The GPUs of `pool` each team is guaranteed, indexed like `teams`: what the pool reaches
     /// and no tier reserves, split by fair share with [`apportion`].
     pub fn guaranteed_gpus(&self, pool: PoolId) -> Vec<u32> {
         let shares: Vec<u64> = self.model.teams.iter().map(|team| u64::from(team.share.value)).collect();
-        let unreserved = self.reachable_gpus(pool) - self.reserved_gpus(pool);
+        let reachable = self.reachable_gpus(pool);
+        let unreserved = reachable - self.reserved_within(pool, reachable);
         // Every part is at most `unreserved`, so it fits the u32 it came from.
         apportion(u64::from(unreserved), &shares).into_iter().map(|part| part as u32).collect()
     }
 
-    /// The GPUs of `pool` each team may borrow beyond its guarantee, indexed like `teams`: a
-    /// team with a backfill tier may use everything the other teams are guaranteed while they
-    /// leave it idle; the others borrow nothing.
-    pub fn borrowable_gpus(&self, pool: PoolId) -> Vec<u32> {
-        let guaranteed = self.guaranteed_gpus(pool);
+    /// The GPUs each team may borrow beyond `guaranteed` (a pool's [`Self::guaranteed_gpus`]),
+    /// indexed like `teams`: a team with a backfill tier may use everything the other teams
+    /// are guaranteed while they leave it idle; the others borrow nothing.
+    pub fn borrowable_gpus(&self, guaranteed: &[u32]) -> Vec<u32> {
         let total: u32 = guaranteed.iter().sum();
-        self.model.teams.iter().zip(&guaranteed).map(|(team, own)| if self.model.team_backfills(team) { total - own } else { 0 }).collect()
+        self.model.teams.iter().zip(guaranteed).map(|(team, own)| if self.model.team_backfills(team) { total - own } else { 0 }).collect()
     }
 }
 
