@@ -15,6 +15,15 @@ fn of_kind<'a>(objects: &'a [Emitted], kind: &str) -> Vec<&'a Emitted> {
     objects.iter().filter(|object| object.kind() == kind).collect()
 }
 
+/// The flavor quotas of a ClusterQueue, across its resource groups.
+fn flavor_quotas(queue: &Emitted) -> impl Iterator<Item = &Value> {
+    queue.object["spec"]["resourceGroups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|group| group["flavors"].as_array().into_iter().flatten())
+}
+
 fn strings(value: &Value) -> BTreeMap<String, String> {
     value.as_object().into_iter().flatten().map(|(key, value)| (key.clone(), value.as_str().unwrap_or_default().to_owned())).collect()
 }
@@ -92,26 +101,17 @@ fn the_queue_of_a_never_preempted_tier_lends_and_borrows_nothing_and_holds_only_
                 let queue = queues.get(cluster_queue).unwrap_or_else(|| panic!("{example}: no ClusterQueue {cluster_queue}"));
                 let spec = &queue.object["spec"];
                 assert_eq!(spec["preemption"]["withinClusterQueue"], "Never", "{example}/{}", queue.path);
-                for group in spec["resourceGroups"].as_array().into_iter().flatten() {
-                    for flavor in group["flavors"].as_array().into_iter().flatten() {
-                        let flavor_name = flavor["name"].as_str().unwrap_or_default();
-                        assert!(
-                            tainted_flavors.contains(flavor_name),
-                            "{example}/{}: flavor {flavor_name} is not reserved (tainted)",
-                            queue.path
-                        );
-                        for resource in flavor["resources"].as_array().into_iter().flatten() {
-                            assert_eq!(
-                                resource["lendingLimit"], "0",
-                                "{example}/{}: {flavor_name} {} is lent",
-                                queue.path, resource["name"]
-                            );
-                            assert_eq!(
-                                resource["borrowingLimit"], "0",
-                                "{example}/{}: {flavor_name} {} borrows",
-                                queue.path, resource["name"]
-                            );
-                        }
+                assert!(flavor_quotas(queue).next().is_some(), "{example}/{}: the reserved queue holds no flavor", queue.path);
+                for flavor in flavor_quotas(queue) {
+                    let flavor_name = flavor["name"].as_str().unwrap_or_default();
+                    assert!(
+                        tainted_flavors.contains(flavor_name),
+                        "{example}/{}: flavor {flavor_name} is not reserved (tainted)",
+                        queue.path
+                    );
+                    for resource in flavor["resources"].as_array().into_iter().flatten() {
+                        assert_eq!(resource["lendingLimit"], "0", "{example}/{}: {flavor_name} {} is lent", queue.path, resource["name"]);
+                        assert_eq!(resource["borrowingLimit"], "0", "{example}/{}: {flavor_name} {} borrows", queue.path, resource["name"]);
                     }
                 }
             }
@@ -229,11 +229,7 @@ fn each_team_queue_is_given_the_gpus_its_share_guarantees_and_borrows_what_the_m
             for ((team, gpus), borrow) in model.teams.iter().zip(guaranteed).zip(borrowable) {
                 let queue_name = team.name.as_str().to_ascii_lowercase();
                 let queue = queues.get(queue_name.as_str()).unwrap_or_else(|| panic!("{example}: no ClusterQueue {queue_name}"));
-                let quota = queue.object["spec"]["resourceGroups"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .flat_map(|group| group["flavors"].as_array().into_iter().flatten())
+                let quota = flavor_quotas(queue)
                     .filter(|flavor| flavor["name"] == pool.name.as_str().to_ascii_lowercase())
                     .flat_map(|flavor| flavor["resources"].as_array().into_iter().flatten())
                     .find(|resource| resource["name"] == "nvidia.com/gpu")
