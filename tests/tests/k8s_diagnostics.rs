@@ -1,4 +1,4 @@
-//! The Kubernetes target's diagnostics (E050-E057): a small in-memory project per case, with
+//! The Kubernetes target's diagnostics (E050-E058): a small in-memory project per case, with
 //! the expected code and the source text its primary span must point at.
 
 use std::collections::BTreeMap;
@@ -107,4 +107,9 @@ fn a_pool_label_key_over_63_characters_is_refused() {
         "{TEAM}pool \"{long}\" {{ select arch=\"x86_64\" }}\ntier \"P1\" {{ priority 10; preemption window=\"1m\" mode=\"cancel\" }}\n"
     );
     check(&policy, Code::KubernetesInvalidLabel, &long);
+}
+
+#[test]
+fn a_never_preempted_tier_without_a_reservation_is_refused() {
+    check(&format!("{TEAM}tier \"P1\" {{ priority 10; preemption \"never\" }}\n"), Code::KueueEmptyReservedQueue, "P1");
 }

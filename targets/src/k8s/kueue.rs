@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
-use placid_lang::diag::Diagnostics;
+use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::{Model, PoolId};
 use serde::Serialize;
 
@@ -254,6 +254,17 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
     for (tier_index, tier) in model.tiers.iter().enumerate() {
         let Some(queue) = &layout.tiers[tier_index].reserved_queue else { continue };
         let spec = reserved_queue(model, layout, &quotas, tier_index);
+        if spec.resource_groups.is_empty() {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::KueueEmptyReservedQueue,
+                    tier.span,
+                    format!("tier `{}` is never preempted but reserves no GPUs: its ClusterQueue `{queue}` would admit no job", tier.name),
+                )
+                .label("no `reserve`")
+                .help("add `reserve pool=\"...\" gpus=N` for each pool the tier runs in"),
+            );
+        }
         diagnostics.extend(webhook::check_cluster_queue(&spec, tier.span));
         push(list, diagnostics, NewObject::cluster(&kinds::CLUSTER_QUEUE, queue.clone(), tier.span), &WithSpec { spec });
     }

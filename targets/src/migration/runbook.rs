@@ -16,6 +16,7 @@ use super::plan::MigrationPlan;
 use super::rollout::{PROMETHEUS_ADDRESS, template_name};
 use super::slurm::{accounts, apply_commands, node_list, reservation_name, revert_commands};
 use crate::Artifact;
+use crate::k8s::names::{ObjectName, PlacidKeys};
 
 /// The runbook of one migration.
 pub(super) fn runbook(model: &Model, plan: &MigrationPlan<'_>) -> Artifact {
@@ -133,16 +134,11 @@ fn write_runbook(out: &mut String, model: &Model, plan: &MigrationPlan<'_>) -> s
     writeln!(out, "## Phases\n")?;
     if let (Some(namespace), Some(arch), false) = (&namespace, single_arch(model, plan), migration.services.is_empty()) {
         writeln!(out, "Start the Rollouts by pointing each service's Deployment at the target pool:\n")?;
+        let patch = placement_patch(model, plan, arch);
         let commands: Vec<String> = migration
             .services
             .iter()
-            .map(|service| {
-                format!(
-                    "kubectl -n {namespace} patch deployment {} --type merge -p '{{\"spec\":{{\"template\":{{\"spec\":{{\"nodeSelector\":{{\"kubernetes.io/arch\":\"{}\"}}}}}}}}}}'",
-                    service.value,
-                    kubernetes_arch(arch)
-                )
-            })
+            .map(|service| format!("kubectl -n {namespace} patch deployment {} --type merge -p '{patch}'", service.value))
             .collect();
         writeln!(out, "{}", fenced("sh", &commands.join("\n")))?;
     }
@@ -200,6 +196,24 @@ fn single_arch(model: &Model, plan: &MigrationPlan<'_>) -> Option<Arch> {
     let mut arches = model.pool(plan.migration.to.value).nodes.iter().map(|node| model.node(*node).arch);
     let first = arches.next()?;
     arches.all(|arch| arch == first).then_some(first)
+}
+
+/// The Deployment patch that moves a service onto the target pool: its architecture, and,
+/// when a tier reserves GPUs there, the toleration of the pool's reservation taint, which
+/// keeps every pod without it off the pool's nodes (a merge patch replaces the pod's
+/// tolerations). Single quotes cannot occur in it: names are letters, digits, `-`, `_`, `.`.
+fn placement_patch(model: &Model, plan: &MigrationPlan<'_>, arch: Arch) -> String {
+    let mut pod = serde_json::json!({"nodeSelector": {"kubernetes.io/arch": kubernetes_arch(arch)}});
+    let pool = &plan.migration.to;
+    if model.is_fenced(pool.value)
+        && let Some(kubernetes) = &model.project.kubernetes
+        && let Ok(key) = PlacidKeys::new(&kubernetes.label_prefix.value, kubernetes.label_prefix.span).reserved()
+        && let Ok(flavor) = ObjectName::map(&model.pool(pool.value).name, pool.span, "pool")
+    {
+        pod["tolerations"] =
+            serde_json::json!([{"key": key.as_str(), "operator": "Equal", "value": flavor.as_str(), "effect": "NoSchedule"}]);
+    }
+    serde_json::json!({"spec": {"template": {"spec": pod}}}).to_string()
 }
 
 /// The value of the `kubernetes.io/arch` node label (Go's GOARCH).
