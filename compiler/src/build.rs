@@ -70,8 +70,9 @@ pub fn compile(world: &dyn World, selection: &Selection) -> Build {
             Err(errors) => build.diagnostics.extend(errors),
         }
     }
+    // Target warnings arrive after the checker's: one sort puts every diagnostic in source order.
+    build.diagnostics.sort();
     if build.diagnostics.has_errors() {
-        build.diagnostics.sort();
         return build;
     }
     artifacts.sort();

@@ -148,6 +148,8 @@ codes! {
         "A threshold relative to a migration baseline (`of-baseline`) has no meaning in a standing Prometheus alert: there is no baseline to compare with. Use an absolute value or a percentage.";
     KueueEmptyReservedQueue = 58, "kueue-empty-reserved-queue", "a never-preempted tier reserves no GPUs, so its Kueue queue would admit nothing",
         "On Kubernetes, a tier that is never preempted runs in a ClusterQueue of its own that holds only the capacity the tier reserves and never lends or borrows: capacity shared through the cohort could be reclaimed, which is preemption. A never-preempted tier without `reserve` would get a queue with no quota, and Kueue would admit none of its jobs. Give the tier a `reserve pool=\"...\" gpus=N` (one per pool it runs in).";
+    KubernetesOverlappingReservations = 59, "kubernetes-overlapping-reservations", "a node is in two pools where tiers reserve GPUs",
+        "On Kubernetes, a pool where a tier reserves GPUs taints its nodes `<prefix>/reserved=<pool>:NoSchedule`, so that only that pool's flavor reaches them. A node can carry one taint per key and effect, so a node in two such pools cannot be fenced for both. Reserve GPUs in pools that share no nodes.";
     TooManyPredicates = 60, "too-many-predicates", "a score has more filters than the Wasm ABI can report",
         "Each filter of a score is one bit of the node's failure mask, a `u32` in placid ABI v1, so a score has at most 32 filters. Combine related conditions with `&&`.";
     InvalidEmittedModule = 61, "invalid-emitted-module", "an emitted Wasm module failed validation",

@@ -87,33 +87,41 @@ pub fn team_tiers_are_enforced(cluster: &Cluster) {
     assert!(message.contains("team res may not use tier p0"), "{message}");
 }
 
-/// A P0 job takes a pool that P1 and P2 jobs fill: P1 gets its checkpoint signal (USR1) and is
-/// requeued, P2 is cancelled and not requeued.
-pub fn p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(cluster: &Cluster) {
+/// P0 preempts P1, which receives its checkpoint signal (USR1) and is requeued, and P2,
+/// which is cancelled and not requeued. `tier` gives the submit options that put a job in a
+/// tier on the nodes of domain nvl-b: `--qos` with accounting, the tier's partition and a
+/// domain constraint without.
+pub fn p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(cluster: &Cluster, tier: &dyn Fn(&str) -> Vec<String>) {
     let marker = cluster.path("jobs/p1-got-usr1");
     let p1_script = format!("trap 'touch {}' USR1; while true; do sleep 1; done", cluster.inner("jobs/p1-got-usr1").display());
-    let p2 = cluster
-        .sbatch(&["-A", "speech", "--qos=p2", "-p", "nvl-b", "-N", "2", "--gpus-per-node=4", "--wrap", "sleep 600"])
-        .expect("p2 job");
-    let p1 = cluster
-        .sbatch(&["-A", "vision", "--qos=p1", "-p", "nvl-b", "-N", "2", "--gpus-per-node=4", "--signal=B:USR1@60", "--wrap", &p1_script])
-        .expect("p1 job");
+    let submit = |account: &str, tier_name: &str, nodes: &str, extra: &[&str]| {
+        let mut args: Vec<String> = vec!["-A".into(), account.into(), "-N".into(), nodes.into(), "--gpus-per-node=4".into()];
+        args.extend(tier(tier_name));
+        args.extend(extra.iter().map(|arg| (*arg).to_owned()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        cluster.sbatch(&args).unwrap_or_else(|error| panic!("{tier_name} job: {error}"))
+    };
+    let p2 = submit("speech", "p2", "2", &["--wrap", "sleep 600"]);
+    let p1 = submit("vision", "p1", "2", &["--signal=B:USR1@60", "--wrap", &p1_script]);
     assert_eq!(cluster.wait_job(&p2, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
     assert_eq!(cluster.wait_job(&p1, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
     assert_eq!(cluster.show("job", &p1).get("Requeue").map(String::as_str), Some("1"), "lua makes P1 requeueable");
 
-    let p0 = cluster
-        .sbatch(&["-A", "vision", "--qos=p0", "-p", "nvl-b", "-N", "4", "--gpus-per-node=4", "--wrap", "sleep 600"])
-        .expect("p0 job");
-    assert_eq!(cluster.wait_job(&p0, &["RUNNING"], Duration::from_secs(60)), "RUNNING", "P0 must preempt its way in");
+    let p0 = submit("vision", "p0", "4", &["--wrap", "sleep 600"]);
+    assert_eq!(cluster.wait_job(&p0, &["RUNNING"], Duration::from_secs(90)), "RUNNING", "P0 must preempt its way in");
     assert!(wait_until(Duration::from_secs(10), || marker.exists()), "P1 did not get its checkpoint signal");
     let p1_job = cluster.show("job", &p1);
     assert!(p1_job.get("Restarts").is_some_and(|restarts| restarts != "0"), "P1 was not requeued: {p1_job:?}");
-    assert!(matches!(p1_job.get("JobState").map(String::as_str), Some("PENDING" | "REQUEUED")), "{p1_job:?}");
     let p2_state = cluster.wait_job(&p2, &["PREEMPTED", "CANCELLED"], Duration::from_secs(10));
     assert!(p2_state == "PREEMPTED" || p2_state == "CANCELLED", "P2 was not cancelled: {p2_state}");
     assert_eq!(cluster.show("job", &p2).get("Restarts").map(String::as_str), Some("0"), "P2 must not be requeued");
     cluster.cancel_all();
+}
+
+/// [`p0_preempts_p1_with_checkpoint_signal_and_cancels_p2`]'s tier options with accounting:
+/// the tier's QOS in partition nvl-b.
+pub fn qos_on_nvl_b(tier: &str) -> Vec<String> {
+    vec![format!("--qos={tier}"), "-p".into(), "nvl-b".into()]
 }
 
 /// A team past its daily budget is held: its next job pends with `AssocGrpBillingMinutes`.

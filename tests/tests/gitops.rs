@@ -200,6 +200,24 @@ fn a_priority_reorder_changes_who_preempts_whom() {
 }
 
 #[test]
+fn a_renamed_namespace_ending_in_a_number_is_still_a_deletion() {
+    // Only PriorityClasses carry a value in their name; a namespace `speech-1` becoming
+    // `speech-2` deletes every workload in the old one.
+    let fixture = Fixture::cluster();
+    fixture.edit("policy/teams.kdl", "namespace \"speech-ml\"", "namespace \"speech-1\"");
+    fixture.commit("numbered namespace");
+    fixture.edit("policy/teams.kdl", "namespace \"speech-1\"", "namespace \"speech-2\"");
+    fixture.commit("renumbered namespace");
+    let report = fixture.diff_commits("HEAD~1", "HEAD");
+    let messages: Vec<&str> = report.dangers.iter().map(|danger| danger.message.as_str()).collect();
+    assert!(
+        messages.contains(&"generated file kubernetes/namespaces/namespace.speech-1.yaml removed"),
+        "the old namespace's removal is not flagged: {messages:?}"
+    );
+    assert!(report.summary.deletions >= 1);
+}
+
+#[test]
 fn renamed_and_deleted_files_are_compared_by_meaning() {
     let fixture = Fixture::cluster();
     std::fs::rename(fixture.path("policy/plans.kdl"), fixture.path("policy/training-plans.kdl")).expect("rename");

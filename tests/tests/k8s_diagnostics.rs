@@ -1,4 +1,4 @@
-//! The Kubernetes target's diagnostics (E050-E058): a small in-memory project per case, with
+//! The Kubernetes target's diagnostics (E050-E059): a small in-memory project per case, with
 //! the expected code and the source text its primary span must point at.
 
 use std::collections::BTreeMap;
@@ -112,4 +112,12 @@ fn a_pool_label_key_over_63_characters_is_refused() {
 #[test]
 fn a_never_preempted_tier_without_a_reservation_is_refused() {
     check(&format!("{TEAM}tier \"P1\" {{ priority 10; preemption \"never\" }}\n"), Code::KueueEmptyReservedQueue, "P1");
+}
+
+#[test]
+fn two_reserved_pools_that_share_nodes_are_refused() {
+    let policy = "cost-center \"cc\"\nteam \"t\" { share 1; cost-center \"cc\"; tiers \"P0\" }\n\
+                  pool \"a\" { select arch=\"x86_64\" }\npool \"b\" { select rack=\"r1\" }\n\
+                  tier \"P0\" { priority 10; preemption \"never\"; reserve pool=\"a\" gpus=1; reserve pool=\"b\" gpus=1 }\n";
+    check(policy, Code::KubernetesOverlappingReservations, "b");
 }

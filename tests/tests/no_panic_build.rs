@@ -108,6 +108,20 @@ proptest! {
 }
 
 #[test]
+fn every_unmodified_example_builds_clean_in_this_harness() {
+    // Without this, a harness that stopped every build at loading would pass the properties.
+    for name in examples() {
+        let mut world = MemoryWorld::new();
+        for (relative, text) in files(&name) {
+            world.insert(&relative, text);
+        }
+        let build = compile(&world, &Selection { only: Vec::new() });
+        assert!(!build.diagnostics.has_errors(), "{name} does not build from memory: {:?}", build.diagnostics);
+        assert!(build.artifacts.len() > 10, "{name} emitted only {} files", build.artifacts.len());
+    }
+}
+
+#[test]
 fn the_number_finder_finds_every_run() {
     assert_eq!(numbers("gpus=16 share 40\nx"), [(5, 7), (14, 16)]);
     assert_eq!(numbers("12"), [(0, 2)]);

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use placid_lang::model::{Model, SlurmVersion};
-use placid_tests::slurm::{Cluster, Options, StartError, should_run, test_model, trixie_root, wait_until, write_slurm};
+use placid_tests::slurm::{Cluster, Options, StartError, should_run, test_model, trixie_root, write_slurm};
 use placid_tests::slurm_checks as checks;
 
 /// The test model for Slurm 24.11 with accounting on or off.
@@ -69,7 +69,7 @@ fn slurm_24_11_with_accounting_accepts_and_obeys_the_cluster_policy() {
     // may also use the x86 pool's block.
     model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks, &["--qos=p1", "-p", "nvlink"], &["--qos=p1", "-p", "nvlink,x86"]);
     checks::team_tiers_are_enforced(&cluster);
-    checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster);
+    checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &checks::qos_on_nvl_b);
     checks::team_over_budget_is_held(&cluster);
 
     checks::log_is_clean(&cluster, "while running jobs");
@@ -87,7 +87,7 @@ fn slurm_24_11_without_accounting_accepts_and_obeys_the_cluster_policy() {
     let partition = cluster.show("partition", "p0");
     assert_eq!(partition.get("PreemptMode").map(String::as_str), Some("OFF"), "{partition:?}");
     model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks, &["-p", "p1"], &["-p", "p1"]);
-    p0_partition_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster);
+    checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &partition_on_nvl_b);
 
     checks::log_is_clean(&cluster, "while running jobs");
 }
@@ -159,28 +159,10 @@ fn model_parallel_jobs_stay_in_one_nvlink_block(
     cluster.cancel_all();
 }
 
-/// [`checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2`] with tiers as partitions.
-fn p0_partition_preempts_p1_with_checkpoint_signal_and_cancels_p2(cluster: &Cluster) {
-    let marker = cluster.path("jobs/p1-got-usr1");
-    let p1_script = format!("trap 'touch {}' USR1; while true; do sleep 1; done", cluster.inner("jobs/p1-got-usr1").display());
-    let on_nvl_b = ["-C", "nvlink_nvl-b", "--gpus-per-node=4"];
-    let p2 = cluster.sbatch(&[&["-A", "speech", "-p", "p2", "-N", "2"][..], &on_nvl_b, &["--wrap", "sleep 600"]].concat()).expect("p2 job");
-    let p1 = cluster
-        .sbatch(&[&["-A", "vision", "-p", "p1", "-N", "2", "--signal=B:USR1@60"][..], &on_nvl_b, &["--wrap", &p1_script]].concat())
-        .expect("p1 job");
-    assert_eq!(cluster.wait_job(&p2, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
-    assert_eq!(cluster.wait_job(&p1, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
-    assert_eq!(cluster.show("job", &p1).get("Requeue").map(String::as_str), Some("1"), "lua makes P1 requeueable");
-
-    let p0 = cluster.sbatch(&[&["-A", "vision", "-p", "p0", "-N", "4"][..], &on_nvl_b, &["--wrap", "sleep 600"]].concat()).expect("p0 job");
-    assert_eq!(cluster.wait_job(&p0, &["RUNNING"], Duration::from_secs(90)), "RUNNING", "P0 must preempt its way in");
-    assert!(wait_until(Duration::from_secs(10), || marker.exists()), "P1 did not get its checkpoint signal");
-    let p1_job = cluster.show("job", &p1);
-    assert!(p1_job.get("Restarts").is_some_and(|restarts| restarts != "0"), "P1 was not requeued: {p1_job:?}");
-    let p2_state = cluster.wait_job(&p2, &["PREEMPTED", "CANCELLED"], Duration::from_secs(10));
-    assert!(p2_state == "PREEMPTED" || p2_state == "CANCELLED", "P2 was not cancelled: {p2_state}");
-    assert_eq!(cluster.show("job", &p2).get("Restarts").map(String::as_str), Some("0"), "P2 must not be requeued");
-    cluster.cancel_all();
+/// Tier options without accounting for [`checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2`]:
+/// the tier's partition spans every node, so a constraint keeps the jobs on domain nvl-b.
+fn partition_on_nvl_b(tier: &str) -> Vec<String> {
+    vec!["-p".into(), tier.into(), "-C".into(), "nvlink_nvl-b".into()]
 }
 
 /// `BlockLevels` is the 23.11 block syntax that 24.05 removed: 24.11 must refuse it, which

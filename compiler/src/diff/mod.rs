@@ -74,12 +74,17 @@ pub fn diff(request: &DiffRequest) -> Result<DiffReport, DiffError> {
     let not_a_repository = |reason: String| DiffError::NotARepository { dir: request.dir.clone(), reason };
     let repo = Repository::discover(&request.dir).map_err(|error| not_a_repository(error.message().to_owned()))?;
     let project_dir = project_dir_in(&repo, &request.dir).map_err(not_a_repository)?;
+    // An unknown revision fails before either side spends a whole build.
+    for revision in [&request.base, &request.head] {
+        open_revision(&repo, &request.dir, &project_dir, revision)?;
+    }
     // The two revisions compile independently, so they compile at once; a git2 repository
     // is not shared between threads, so the base opens its own.
     let git_dir = repo.path().to_path_buf();
     let (base, head) = std::thread::scope(|scope| {
         let base = scope.spawn(|| {
-            let repo = Repository::open(&git_dir).map_err(|error| not_a_repository(error.message().to_owned()))?;
+            let repo = Repository::open(&git_dir)
+                .map_err(|error| DiffError::Unreadable(format!("cannot open {}: {}", git_dir.display(), error.message())))?;
             build_revision(&repo, &request.dir, &project_dir, &request.base)
         });
         let head = build_revision(&repo, &request.dir, &project_dir, &request.head);
@@ -116,14 +121,23 @@ fn project_dir_in(repo: &Repository, dir: &Path) -> Result<String, String> {
     Ok(parts.join("/"))
 }
 
-fn build_revision(repo: &Repository, dir: &Path, project_dir: &str, revision: &Revision) -> Result<Build, DiffError> {
-    let world: Box<dyn World + '_> = match revision {
+fn open_revision<'repo>(
+    repo: &'repo Repository,
+    dir: &Path,
+    project_dir: &str,
+    revision: &Revision,
+) -> Result<Box<dyn World + 'repo>, DiffError> {
+    Ok(match revision {
         Revision::WorkingTree => {
             Box::new(FsWorld::new(dir).map_err(|error| DiffError::Unreadable(format!("cannot open {}: {error}", dir.display())))?)
         }
         Revision::Commit(revision) => {
             Box::new(GitWorld::at_revision(repo, revision, project_dir).map_err(|error| DiffError::Unreadable(error.reason))?)
         }
-    };
+    })
+}
+
+fn build_revision(repo: &Repository, dir: &Path, project_dir: &str, revision: &Revision) -> Result<Build, DiffError> {
+    let world = open_revision(repo, dir, project_dir, revision)?;
     Ok(compile(world.as_ref(), &Selection { only: Vec::new() }))
 }

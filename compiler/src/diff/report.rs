@@ -171,27 +171,27 @@ impl DiffReport {
     }
 }
 
-/// Removed files that an added file replaces: the same path but for the number at the end of
-/// the name. A PriorityClass value is immutable, so the Kubernetes target puts it in the name
+/// Removed PriorityClass files that an added one replaces: the same tier with another value.
+/// A PriorityClass value is immutable, so the Kubernetes target puts it in the name
 /// (`priorityclass.p2-100.yaml`) and a priority change swaps the object; pods keep the value
-/// they were admitted with, and the model diff already reports the reorder.
+/// they were admitted with, and the model diff already reports the reorder. Only this kind:
+/// a namespace or queue whose name ends in a number is deleted for real when it changes.
 fn replaced_files(files: &[FileChange]) -> BTreeSet<&str> {
     let added: BTreeSet<String> =
-        files.iter().filter(|file| file.status == Status::Added).filter_map(|file| without_number(&file.path)).collect();
+        files.iter().filter(|file| file.status == Status::Added).filter_map(|file| priority_class_tier(&file.path)).collect();
     files
         .iter()
         .filter(|file| file.status == Status::Removed)
-        .filter(|file| without_number(&file.path).is_some_and(|key| added.contains(&key)))
+        .filter(|file| priority_class_tier(&file.path).is_some_and(|tier| added.contains(&tier)))
         .map(|file| file.path.as_str())
         .collect()
 }
 
-/// `dir/kind.name-100.yaml` -> `dir/kind.name-#.yaml`; `None` when the name does not end in
-/// `-<digits>`.
-fn without_number(path: &str) -> Option<String> {
-    let (stem, extension) = path.rsplit_once('.')?;
-    let (name, number) = stem.rsplit_once('-')?;
-    (!number.is_empty() && number.bytes().all(|byte| byte.is_ascii_digit())).then(|| format!("{name}-#.{extension}"))
+/// `kubernetes/priority/priorityclass.p2-100.yaml` -> `p2`; `None` for any other file.
+fn priority_class_tier(path: &str) -> Option<String> {
+    let name = path.strip_prefix("kubernetes/priority/priorityclass.")?.strip_suffix(".yaml")?;
+    let (tier, value) = name.rsplit_once('-')?;
+    (!value.is_empty() && value.bytes().all(|byte| byte.is_ascii_digit())).then(|| tier.to_owned())
 }
 
 /// Removed Kubernetes queues and Slurm partitions or QOS are dangerous even when the policy
@@ -217,16 +217,14 @@ fn removed_entry_dangers(files: &[FileChange], replaced: &BTreeSet<&str>) -> Vec
 
 #[cfg(test)]
 mod tests {
-    use super::without_number;
+    use super::priority_class_tier;
 
     #[test]
-    fn only_a_trailing_dash_number_is_a_value_in_the_name() {
-        assert_eq!(
-            without_number("kubernetes/priority/priorityclass.p2-100.yaml").as_deref(),
-            Some("kubernetes/priority/priorityclass.p2-#.yaml")
-        );
-        assert_eq!(without_number("kubernetes/priority/workloadpriorityclass.p2.yaml"), None);
-        assert_eq!(without_number("slurm/plans/a-b/stage-.sbatch"), None);
-        assert_eq!(without_number("slurm/slurm.conf"), None);
+    fn only_a_priority_class_with_its_value_names_a_tier() {
+        assert_eq!(priority_class_tier("kubernetes/priority/priorityclass.p2-100.yaml").as_deref(), Some("p2"));
+        assert_eq!(priority_class_tier("kubernetes/priority/priorityclass.tier-a-7.yaml").as_deref(), Some("tier-a"));
+        assert_eq!(priority_class_tier("kubernetes/priority/workloadpriorityclass.p2.yaml"), None);
+        assert_eq!(priority_class_tier("kubernetes/namespaces/namespace.speech-1.yaml"), None);
+        assert_eq!(priority_class_tier("kubernetes/priority/priorityclass.p2.yaml"), None);
     }
 }

@@ -23,7 +23,9 @@ enum Holder {
     Open,
     /// Exactly this fenced pool holds it.
     Pool(PoolId),
-    /// Two fenced pools hold it: neither reaches it (each taint keeps the other's pods off).
+    /// Two fenced pools hold it: neither reaches it. The Kubernetes target refuses such a
+    /// policy (E059: a node carries one reservation taint); elsewhere this keeps the
+    /// guarantees from counting one GPU for two pools.
     Contested,
 }
 
@@ -93,6 +95,7 @@ impl Fences<'_> {
     /// indexed like `teams`: a team with a backfill tier may use everything the other teams
     /// are guaranteed while they leave it idle; the others borrow nothing.
     pub fn borrowable_gpus(&self, guaranteed: &[u32]) -> Vec<u32> {
+        debug_assert_eq!(guaranteed.len(), self.model.teams.len(), "one guarantee per team");
         let total: u32 = guaranteed.iter().sum();
         self.model.teams.iter().zip(guaranteed).map(|(team, own)| if self.model.team_backfills(team) { total - own } else { 0 }).collect()
     }

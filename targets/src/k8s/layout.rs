@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use placid_lang::diag::{Diagnostic, Diagnostics};
+use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::{KubernetesSettings, Model, NodeId, PoolId, Preemption, TierId};
 use placid_lang::name::LabelKey;
 
@@ -146,6 +146,7 @@ impl Layout {
             domain_label,
             reserved_taint,
         };
+        overlapping_reservations(model, &layout.pools, &mut diagnostics);
         let marks: Vec<Option<NodeMarks>> =
             (0..model.nodes.len()).map(|index| take(&mut diagnostics, layout.node_marks(model, NodeId::from_index(index)))).collect();
         match marks.into_iter().collect::<Option<Vec<_>>>() {
@@ -181,7 +182,6 @@ impl Layout {
                 }
             }
         }
-        taints.sort();
         Ok(NodeMarks { labels, taints })
     }
 
@@ -193,6 +193,35 @@ impl Layout {
     /// The layout of a pool.
     pub fn pool(&self, pool: PoolId) -> &PoolLayout {
         &self.pools[pool.index()]
+    }
+}
+
+/// A node carries one taint per key and effect, so pools where tiers reserve GPUs (each
+/// tainting its nodes `<prefix>/reserved=<pool>`) must not share nodes: one error per pair.
+fn overlapping_reservations(model: &Model, pools: &[PoolLayout], diagnostics: &mut Diagnostics) {
+    let fenced: Vec<&placid_lang::model::Pool> =
+        model.pools.iter().zip(pools).filter(|(_, layout)| layout.reserved).map(|(pool, _)| pool).collect();
+    for (index, first) in fenced.iter().enumerate() {
+        for second in &fenced[index + 1..] {
+            let shared: Vec<NodeId> = second.nodes.iter().copied().filter(|node| first.nodes.binary_search(node).is_ok()).collect();
+            if let Some(node) = shared.first() {
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::KubernetesOverlappingReservations,
+                        second.span,
+                        format!(
+                            "pools `{}` and `{}` both hold reserved GPUs and share {} node(s), such as `{}`",
+                            first.name,
+                            second.name,
+                            shared.len(),
+                            model.node(*node).name
+                        ),
+                    )
+                    .label("shares nodes with another reserved pool")
+                    .help("a node carries one reservation taint: reserve GPUs in pools that share no nodes"),
+                );
+            }
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use placid_lang::codes::Code;
+use placid_lang::model::Model;
 use placid_lang::source::{RelPath, World, WorldError};
 
 use super::{SlurmTemplates, emit_with};
@@ -60,12 +61,17 @@ fn emit_project(nodes: &str, policy: &str, templates: &SlurmTemplates) -> Result
 
 /// [`emit_project`] for Slurm `version`.
 fn emit_release(version: &str, nodes: &str, policy: &str, templates: &SlurmTemplates) -> Result<Vec<Artifact>, Vec<Code>> {
+    emit_with(&load_release(version, nodes, policy), templates).map_err(|errors| errors.iter().map(|diagnostic| diagnostic.code).collect())
+}
+
+/// The model of `nodes` and `policy` for Slurm `version`.
+fn load_release(version: &str, nodes: &str, policy: &str) -> Model {
     let project = PROJECT.replace("version=\"22.05\"", &format!("version=\"{version}\""));
     let files = [("placid.kdl", project.as_str()), ("inventory/nodes.kdl", nodes), ("policy/policy.kdl", policy)];
     let world = Memory(files.iter().map(|(path, text)| ((*path).to_owned(), (*text).to_owned())).collect());
     let compilation = placid_lang::load(&world);
     assert!(!compilation.diagnostics.has_errors(), "test input does not load: {:?}", compilation.diagnostics);
-    emit_with(&compilation.model, templates).map_err(|errors| errors.iter().map(|diagnostic| diagnostic.code).collect())
+    compilation.model
 }
 
 fn file(artifacts: &[Artifact], path: &str) -> String {
@@ -176,11 +182,10 @@ fn blocks_of_24_11_shrink_the_base_when_too_few_nodes_lack_nvlink() {
 
 /// The codes of [`super::warnings`] for `nodes` under Slurm `version`.
 fn warnings(version: &str, nodes: &str) -> Vec<String> {
-    let project = PROJECT.replace("version=\"22.05\"", &format!("version=\"{version}\""));
-    let files = [("placid.kdl", project.as_str()), ("inventory/nodes.kdl", nodes), ("policy/policy.kdl", POLICY)];
-    let world = Memory(files.iter().map(|(path, text)| ((*path).to_owned(), (*text).to_owned())).collect());
-    let model = placid_lang::load(&world).model;
-    super::warnings(&model).iter().map(|diagnostic| format!("{}: {}", diagnostic.code.id(), diagnostic.message)).collect()
+    super::warnings(&load_release(version, nodes, POLICY))
+        .iter()
+        .map(|diagnostic| format!("{}: {}", diagnostic.code.id(), diagnostic.message))
+        .collect()
 }
 
 #[test]
