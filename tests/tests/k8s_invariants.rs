@@ -242,3 +242,23 @@ fn each_team_queue_is_given_the_gpus_its_share_guarantees_and_borrows_what_the_m
         assert!(compared > 0, "{example}: no team quota compared");
     }
 }
+
+#[test]
+fn the_cluster_example_quotas_match_a_hand_computation() {
+    // nvl-a: 16 GPUs, 12 reserved by P0, 4 left; shares 40/30/30 -> 2/1/1. nvlink spans both
+    // domains, but nvl-a's nodes are fenced by the reservation, so it reaches nvl-b's 16 GPUs:
+    // 6.4/4.8/4.8 -> 6/5/5 by largest remainder.
+    let objects = emitted("cluster");
+    let gpus = |name: &str, flavor: &str| -> String {
+        let queue =
+            of_kind(&objects, "ClusterQueue").into_iter().find(|object| object.name() == name).unwrap_or_else(|| panic!("no {name}"));
+        flavor_quotas(queue)
+            .find(|quota| quota["name"] == flavor)
+            .and_then(|quota| quota["resources"].as_array()?.iter().find(|resource| resource["name"] == "nvidia.com/gpu").cloned())
+            .map(|resource| resource["nominalQuota"].as_str().unwrap_or_default().to_owned())
+            .unwrap_or_else(|| panic!("{name} has no GPU quota in {flavor}"))
+    };
+    assert_eq!([gpus("vision", "nvl-a"), gpus("speech", "nvl-a"), gpus("research", "nvl-a")], ["2", "1", "1"]);
+    assert_eq!([gpus("vision", "nvlink"), gpus("speech", "nvlink"), gpus("research", "nvlink")], ["6", "5", "5"]);
+    assert_eq!(gpus("tier-p0", "nvl-a"), "12");
+}
