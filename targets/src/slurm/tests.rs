@@ -200,3 +200,18 @@ fn blocks_larger_than_the_base_are_a_warning_on_24_x_only() {
     let even = nodes("a", 2, Some("d1")) + &nodes("b", 2, Some("d2")) + &nodes("m", 4, None);
     assert_eq!(warnings("24.05", &even), Vec::<String>::new());
 }
+
+#[test]
+fn a_cost_center_whose_shares_overflow_slurm_fairshare_is_refused() {
+    let mut model = load_release("22.05", NODES, POLICY);
+    let mut team = model.teams[0].clone();
+    team.share.value = 1_000_000;
+    // Copies of one team: their account names collide too, so count only this code.
+    let overflows = |model: &Model| {
+        super::validate::validate(model).iter().filter(|diagnostic| diagnostic.code == Code::SlurmFairshareOverflow).count()
+    };
+    model.teams = vec![team; 4_295];
+    assert_eq!(overflows(&model), 1);
+    model.teams.truncate(4_294);
+    assert_eq!(overflows(&model), 0, "4,294 x 1,000,000 fits 32 bits");
+}

@@ -20,6 +20,7 @@ pub fn validate(model: &Model) -> Diagnostics {
     check_gres_types(model, &mut diagnostics);
     check_feature_names(model, &mut diagnostics);
     check_cpu_layouts(model, &mut diagnostics);
+    check_fairshares(model, &mut diagnostics);
     diagnostics
 }
 
@@ -116,6 +117,26 @@ fn check_cpu_layouts(model: &Model, diagnostics: &mut Diagnostics) {
                 )
                 .label("slurm.conf needs Sockets x CoresPerSocket x ThreadsPerCore = CPUs")
                 .help("re-probe the node or correct `cpu harts=`, `cores=` and `sockets=`"),
+            );
+        }
+    }
+}
+
+/// A cost center's `Fairshare=` is the sum of its teams' shares (accounts.rs), which must fit
+/// sacctmgr's 32-bit field.
+fn check_fairshares(model: &Model, diagnostics: &mut Diagnostics) {
+    for (index, center) in model.cost_centers.iter().enumerate() {
+        let sum: u64 =
+            model.teams.iter().filter(|team| team.cost_center.value.index() == index).map(|team| u64::from(team.share.value)).sum();
+        if sum > u64::from(u32::MAX) {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::SlurmFairshareOverflow,
+                    center.span,
+                    format!("cost center `{}`: its teams' shares sum to {sum}, past Slurm's 4294967295", center.name),
+                )
+                .label("this account's Fairshare")
+                .help("shares are relative weights: scale them all down"),
             );
         }
     }
