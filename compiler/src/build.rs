@@ -143,12 +143,9 @@ fn manifest(sources: &Sources, artifacts: &[Artifact]) -> Artifact {
 /// Writes `artifacts` to `out` atomically: into a fresh temp dir beside `out`, then renamed
 /// over it. On any error the previous `out` is left untouched.
 pub fn write_atomically(out: &Path, artifacts: &[Artifact]) -> std::io::Result<()> {
-    let parent = match out.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent)?;
-    let staging = tempfile::Builder::new().prefix(".placid-build-").tempdir_in(&parent)?;
+    let parent = directory_of(out);
+    std::fs::create_dir_all(parent)?;
+    let staging = tempfile::Builder::new().prefix(".placid-build-").tempdir_in(parent)?;
     for artifact in artifacts {
         let path = staging.path().join(&artifact.path);
         if let Some(dir) = path.parent() {
@@ -173,4 +170,20 @@ pub fn write_atomically(out: &Path, artifacts: &[Artifact]) -> std::io::Result<(
         std::fs::remove_dir_all(&backup)?;
     }
     Ok(())
+}
+
+/// Writes one file through a temp file in its directory renamed over it, so a crash never
+/// leaves it half-written (`placid fmt`, `placid inventory merge -o`).
+pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut temp = tempfile::NamedTempFile::new_in(directory_of(path))?;
+    std::io::Write::write_all(&mut temp, bytes)?;
+    temp.persist(path).map(|_| ()).map_err(|error| error.error)
+}
+
+/// The directory `path` lives in: `.` for a bare file name.
+fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
 }

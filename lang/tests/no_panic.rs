@@ -49,7 +49,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
     #[test]
-    fn arbitrary_bytes_in_any_file_never_panic(file in 0usize..8, bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+    fn arbitrary_bytes_in_any_file_never_panic(file in 0usize..64, bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
         let files = example_files();
         let (path, _) = &files[file % files.len()];
         let _ = load_with(path, String::from_utf8_lossy(&bytes).into_owned());
@@ -62,7 +62,7 @@ proptest! {
     }
 
     #[test]
-    fn deleting_a_line_never_panics(file in 0usize..8, line in 0usize..200) {
+    fn deleting_a_line_never_panics(file in 0usize..64, line in 0usize..200) {
         let files = example_files();
         let (path, text) = &files[file % files.len()];
         let lines: Vec<&str> = text.lines().collect();
@@ -71,7 +71,7 @@ proptest! {
     }
 
     #[test]
-    fn truncating_a_file_never_panics(file in 0usize..8, cut in 0usize..4000) {
+    fn truncating_a_file_never_panics(file in 0usize..64, cut in 0usize..4000) {
         let files = example_files();
         let (path, text) = &files[file % files.len()];
         let mut end = cut.min(text.len());
@@ -82,7 +82,7 @@ proptest! {
     }
 
     #[test]
-    fn swapping_two_values_never_panics(file in 0usize..8, first in 0usize..400, second in 0usize..400) {
+    fn swapping_two_values_never_panics(file in 0usize..64, first in 0usize..400, second in 0usize..400) {
         let files = example_files();
         let (path, text) = &files[file % files.len()];
         let mut tokens: Vec<String> = text.split(' ').map(str::to_owned).collect();
@@ -108,7 +108,7 @@ proptest! {
     }
 
     #[test]
-    fn formatting_is_idempotent(file in 0usize..8) {
+    fn formatting_is_idempotent(file in 0usize..64) {
         let files = example_files();
         let (_, text) = &files[file % files.len()];
         let once = placid_lang::format::format(placid_lang::span::FileId(0), text).expect("example formats");

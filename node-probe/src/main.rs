@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
+use placid_lang::name::Name;
 use placid_lang::units::{Currency, Money};
 use placid_probe::nvml::{GpuSource, NvmlGpu, Unavailable};
 use placid_probe::root::Root;
@@ -164,10 +165,10 @@ fn site_of(cli: &Cli) -> Result<Site, String> {
         None => Site::default(),
     };
     let mut flags = Site {
-        name: cli.name.as_deref().map(site::name).transpose()?,
-        rack: cli.rack.as_deref().map(site::name).transpose()?,
-        chassis: cli.chassis.as_deref().map(site::name).transpose()?,
-        nvlink_domain: cli.nvlink_domain.as_deref().map(site::name).transpose()?,
+        name: cli.name.as_deref().map(Name::new).transpose()?,
+        rack: cli.rack.as_deref().map(Name::new).transpose()?,
+        chassis: cli.chassis.as_deref().map(Name::new).transpose()?,
+        nvlink_domain: cli.nvlink_domain.as_deref().map(Name::new).transpose()?,
         capacity: cli.capacity.as_deref().map(site::capacity).transpose()?,
         cost_per_gpu_hour: cli.cost_gpu_hour.as_deref().map(money).transpose()?,
         ..Site::default()

@@ -50,10 +50,10 @@ impl Site {
                 args.get(index).and_then(|value| value.as_string()).ok_or_else(|| format!("`{key}` needs a quoted string argument"))
             };
             match key {
-                "name" => site.name = Some(name(text_arg(0)?)?),
-                "rack" => site.rack = Some(name(text_arg(0)?)?),
-                "chassis" => site.chassis = Some(name(text_arg(0)?)?),
-                "nvlink-domain" => site.nvlink_domain = Some(name(text_arg(0)?)?),
+                "name" => site.name = Some(Name::new(text_arg(0)?)?),
+                "rack" => site.rack = Some(Name::new(text_arg(0)?)?),
+                "chassis" => site.chassis = Some(Name::new(text_arg(0)?)?),
+                "nvlink-domain" => site.nvlink_domain = Some(Name::new(text_arg(0)?)?),
                 "capacity" => site.capacity = Some(capacity(text_arg(0)?)?),
                 "cost" => {
                     let entry = node.entry("gpu-hour").ok_or("`cost` needs gpu-hour=(usd)3.10")?;
@@ -95,11 +95,6 @@ impl Site {
         self.labels.extend(other.labels);
         self
     }
-}
-
-/// A validated name.
-pub fn name(text: &str) -> Result<Name, String> {
-    Name::new(text)
 }
 
 /// A capacity keyword.

@@ -109,7 +109,7 @@ const EXPECTED: &[Expected] = &[
 ];
 
 fn run(root: &Path) -> Probe {
-    let site = Site { name: placid_probe::site::name("fixture").ok(), ..Site::default() };
+    let site = Site { name: placid_lang::name::Name::new("fixture").ok(), ..Site::default() };
     probe(&Root::new(root), site, &RecordedNvml(None))
 }
 

@@ -68,7 +68,7 @@ fn link(link: u32, remote: &str, version: u32) -> NvmlLink {
 }
 
 fn run(root: &Path, name: &str, gpus: Option<Vec<NvmlGpu>>) -> Probe {
-    let site = Site { name: placid_probe::site::name(name).ok(), ..Site::default() };
+    let site = Site { name: placid_lang::name::Name::new(name).ok(), ..Site::default() };
     probe(&Root::new(root), site, &RecordedNvml(gpus))
 }
 
@@ -173,8 +173,11 @@ fn a_multi_node_nvlink_domain_comes_from_the_fabric() {
     let root = x86_root(&[&bus_id(0)]);
     let mut attached = gpu(0, Vec::new());
     attached.fabric = Some(fabric(7));
-    let site =
-        Site { name: placid_probe::site::name("gb-03").ok(), nvlink_domain: placid_probe::site::name("nvl-a").ok(), ..Site::default() };
+    let site = Site {
+        name: placid_lang::name::Name::new("gb-03").ok(),
+        nvlink_domain: placid_lang::name::Name::new("nvl-a").ok(),
+        ..Site::default()
+    };
     let named = probe(&Root::new(root.path()), site, &RecordedNvml(Some(vec![attached])));
     assert_eq!(named.entry.and_then(|entry| entry.domain).map(|domain| domain.value.to_string()).as_deref(), Some("nvl-a"));
 }

@@ -68,11 +68,6 @@ impl TargetKind {
         }
     }
 
-    /// Emits this target's artifacts, with paths relative to the output root.
-    pub fn emit(self, model: &Model) -> Result<Vec<Artifact>, Diagnostics> {
-        self.emit_with(model, &Inputs::default())
-    }
-
     /// Emits this target's artifacts, given the project files the compiler read for it.
     pub fn emit_with(self, model: &Model, inputs: &Inputs) -> Result<Vec<Artifact>, Diagnostics> {
         match self {

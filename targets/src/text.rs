@@ -33,6 +33,12 @@ pub fn shell_word(text: &str) -> String {
     if safe {
         return text.to_owned();
     }
+    shell_quote(text)
+}
+
+/// `text` always single-quoted (`'a'\''b'` for `a'b`), for commands printed where a quoted
+/// word reads more plainly than a bare one.
+pub fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
 }
 
@@ -40,6 +46,11 @@ pub fn shell_word(text: &str) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn shell_quotes_survive_quotes() {
+        assert_eq!(shell_quote("a'b; rm -rf /"), "'a'\\''b; rm -rf /'");
+    }
 
     /// Reads a literal made by [`lua_string`] back, the way Lua's lexer does.
     fn unlua(literal: &str) -> Vec<u8> {

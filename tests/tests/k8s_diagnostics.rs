@@ -1,33 +1,10 @@
 //! The Kubernetes target's diagnostics (E050-E059): a small in-memory project per case, with
 //! the expected code and the source text its primary span must point at.
 
-use std::collections::BTreeMap;
-
 use placid_compiler::build::{Selection, compile};
 use placid_lang::diag::Code;
-use placid_lang::source::{RelPath, World, WorldError};
+use placid_lang::source::MemoryWorld;
 use placid_targets::TargetKind;
-
-/// A project held in memory: `placid.kdl`, `inventory/nodes.kdl` and `policy/policy.kdl`.
-struct MemoryWorld {
-    files: BTreeMap<String, String>,
-}
-
-impl World for MemoryWorld {
-    fn read(&self, path: &RelPath) -> Result<String, WorldError> {
-        self.files.get(path.as_str()).cloned().ok_or_else(|| WorldError { reason: "no such file".into() })
-    }
-
-    fn glob(&self, pattern: &str) -> Result<Vec<RelPath>, WorldError> {
-        let (directory, suffix) = pattern.split_once("/*").unwrap_or((pattern, ""));
-        Ok(self
-            .files
-            .keys()
-            .filter(|path| path.starts_with(&format!("{directory}/")) && path.ends_with(suffix))
-            .filter_map(|path| RelPath::new(path).ok())
-            .collect())
-    }
-}
 
 const PROJECT: &str = r#"project "demo"
 inventory "inventory/*.kdl"
@@ -45,13 +22,10 @@ const NODES: &str = r#"node "n1" arch="x86_64" rack="r1" capacity="on-demand" {
 
 /// Compiles `policy` and asserts a diagnostic `code` whose span covers text containing `at`.
 fn check(policy: &str, code: Code, at: &str) {
-    let world = MemoryWorld {
-        files: BTreeMap::from([
-            ("placid.kdl".to_owned(), PROJECT.to_owned()),
-            ("inventory/nodes.kdl".to_owned(), NODES.to_owned()),
-            ("policy/policy.kdl".to_owned(), policy.to_owned()),
-        ]),
-    };
+    let mut world = MemoryWorld::new();
+    world.insert("placid.kdl", PROJECT);
+    world.insert("inventory/nodes.kdl", NODES);
+    world.insert("policy/policy.kdl", policy);
     let build = compile(&world, &Selection { only: vec![TargetKind::Kubernetes] });
     let found = build.diagnostics.iter().find(|diagnostic| diagnostic.code == code);
     let Some(diagnostic) = found else {

@@ -5,6 +5,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use placid_targets::k8s::scheduler::EXTENDER_PORT;
+
 use crate::cli::{Exit, ScoreArgs};
 use crate::extender::{Extender, Settings, router};
 use crate::render::Format;
@@ -14,17 +16,17 @@ use crate::render::Format;
 pub struct Args {
     #[command(flatten)]
     project: ScoreArgs,
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1:8888")]
+    /// Address to listen on (the port the Kubernetes target's scheduler config calls).
+    #[arg(long, default_value_t = SocketAddr::from(([127, 0, 0, 1], EXTENDER_PORT)))]
     listen: SocketAddr,
     /// Largest request body, in MiB.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = Settings::DEFAULT.max_body >> 20)]
     max_body_mib: usize,
     /// Time limit of one request, in milliseconds.
-    #[arg(long, default_value_t = 5000)]
+    #[arg(long, default_value_t = Settings::DEFAULT.timeout.as_millis() as u64)]
     timeout_ms: u64,
     /// Requests served at once.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = Settings::DEFAULT.concurrency)]
     concurrency: usize,
 }
 

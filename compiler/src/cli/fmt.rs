@@ -1,9 +1,8 @@
 //! `placid fmt`: canonical formatting of every KDL file a project loads (`--check` for CI).
 
-use std::path::Path;
-
 use placid_lang::diag::Diagnostics;
 
+use crate::build::write_file_atomically;
 use crate::cli::{Exit, ProjectArgs, open, report};
 
 /// Arguments of `placid fmt`.
@@ -45,21 +44,11 @@ pub fn run(args: &Args) -> Exit {
         return if unformatted.is_empty() { Exit::Ok } else { Exit::Failure };
     }
     for (path, formatted) in &unformatted {
-        if let Err(error) = replace_file(&args.project.dir.join(path.as_str()), formatted) {
+        if let Err(error) = write_file_atomically(&args.project.dir.join(path.as_str()), formatted.as_bytes()) {
             eprintln!("error: cannot write {path}: {error}");
             return Exit::Usage;
         }
         println!("formatted: {path}");
     }
     Exit::Ok
-}
-
-/// Writes through a temp file in the same directory and renames it over the original, so a
-/// crash never leaves a half-written policy file.
-fn replace_file(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
-    std::io::Write::write_all(&mut temp, text.as_bytes())?;
-    temp.persist(path).map_err(|error| error.error)?;
-    Ok(())
 }

@@ -2,12 +2,12 @@
 //! written only when the merge is clean (no duplicate nodes, consistent domains and chassis),
 //! atomically (a temp file beside OUT, renamed). OUT ending in `.json` gets the JSON form.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use placid_lang::lower::InventoryFormat;
 use placid_lang::source::Sources;
 
+use crate::build::write_file_atomically;
 use crate::cli::{Exit, report};
 use crate::render::Format;
 
@@ -75,7 +75,7 @@ fn run_merge(args: &MergeArgs) -> Exit {
             json
         }
     };
-    if let Err(error) = write_atomically(&args.output, text.as_bytes()) {
+    if let Err(error) = write_file_atomically(&args.output, text.as_bytes()) {
         eprintln!("error: cannot write {}: {error}", args.output.display());
         return Exit::Usage;
     }
@@ -89,14 +89,4 @@ fn run_merge(args: &MergeArgs) -> Exit {
         );
     }
     Exit::Ok
-}
-
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(bytes)?;
-    file.persist(path).map(|_| ()).map_err(|error| error.error)
 }

@@ -163,15 +163,19 @@ fn read(cx: &mut Cx, world: &dyn World, sources: &mut Sources, path: RelPath, sp
 
 /// Expands one glob pattern of the project file into sorted paths inside the root.
 fn expand(cx: &mut Cx, world: &dyn World, pattern: &str, span: Span, what: &str) -> Vec<RelPath> {
-    if let Err(reason) = RelPath::new(pattern) {
-        cx.error(
-            Diagnostic::error(Code::IncludeOutsideRoot, span, format!("{what} path `{}` is refused: {reason}", pattern.escape_debug()))
-                .label("outside the project root")
-                .help("name files relative to the directory of placid.kdl, without `..`"),
-        );
-        return Vec::new();
-    }
-    match world.glob(pattern) {
+    let relative = match RelPath::new(pattern) {
+        Ok(relative) => relative,
+        Err(reason) => {
+            cx.error(
+                Diagnostic::error(Code::IncludeOutsideRoot, span, format!("{what} path `{}` is refused: {reason}", pattern.escape_debug()))
+                    .label("outside the project root")
+                    .help("name files relative to the directory of placid.kdl, without `..`"),
+            );
+            return Vec::new();
+        }
+    };
+    // The normalised pattern (`./policy/*.kdl` -> `policy/*.kdl`), so every world matches alike.
+    match world.glob(relative.as_str()) {
         Ok(paths) if paths.is_empty() => {
             cx.error(
                 Diagnostic::error(Code::UnreadableSource, span, format!("{what} pattern `{}` matches no file", pattern.escape_debug()))

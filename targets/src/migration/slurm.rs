@@ -17,6 +17,7 @@ use placid_lang::model::{Model, NodeId};
 
 use super::plan::{DEFAULT_WEIGHT, MigrationPlan, PhasePlan, SOURCE_WEIGHT};
 use crate::Artifact;
+use crate::slurm::names;
 
 /// The apply and revert scripts of every phase of `plan`.
 pub(super) fn phase_scripts(model: &Model, plan: &MigrationPlan<'_>) -> Vec<Artifact> {
@@ -76,7 +77,7 @@ fn script(plan: &MigrationPlan<'_>, purpose: &str, commands: &[String]) -> Strin
 /// The commands that bring the partition, weights and reservation to the state of `phase`,
 /// or to the original state when `phase` is `None`.
 fn state(model: &Model, plan: &MigrationPlan<'_>, phase: Option<&PhasePlan<'_>>) -> Vec<String> {
-    let partition = &model.pool(plan.migration.from.value).name;
+    let partition = names::partition(model.pool(plan.migration.from.value));
     let mut members: Vec<NodeId> = match phase {
         Some(phase) if phase.replaces_source() => Vec::new(),
         _ => plan.source_nodes.clone(),
@@ -126,10 +127,10 @@ pub(super) fn accounts(model: &Model, plan: &MigrationPlan<'_>) -> Vec<String> {
         .plans
         .iter()
         .filter(|plan| plan.stages.iter().any(migrated))
-        .map(|plan| model.team(plan.team.value).account.to_string())
+        .map(|plan| names::team_account(model.team(plan.team.value)))
         .collect();
     if accounts.is_empty() {
-        accounts = model.teams.iter().map(|team| team.account.to_string()).collect();
+        accounts = model.teams.iter().map(names::team_account).collect();
     }
     accounts.sort();
     accounts.dedup();

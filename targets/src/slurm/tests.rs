@@ -1,32 +1,13 @@
 //! Unit tests of the Slurm target on small in-memory projects: one `emit_project` helper
-//! loads KDL through an in-memory [`World`], and each test states its input and the lines or
+//! loads KDL through a [`MemoryWorld`], and each test states its input and the lines or
 //! diagnostics it expects.
-
-use std::collections::BTreeMap;
 
 use placid_lang::codes::Code;
 use placid_lang::model::Model;
-use placid_lang::source::{RelPath, World, WorldError};
+use placid_lang::source::MemoryWorld;
 
 use super::{SlurmTemplates, emit_with};
 use crate::Artifact;
-
-struct Memory(BTreeMap<String, String>);
-
-impl World for Memory {
-    fn read(&self, path: &RelPath) -> Result<String, WorldError> {
-        self.0.get(path.as_str()).cloned().ok_or_else(|| WorldError { reason: "no such file".to_owned() })
-    }
-    fn glob(&self, pattern: &str) -> Result<Vec<RelPath>, WorldError> {
-        let (prefix, suffix) = pattern.split_once('*').unwrap_or((pattern, ""));
-        Ok(self
-            .0
-            .keys()
-            .filter(|path| path.starts_with(prefix) && path.ends_with(suffix))
-            .filter_map(|path| RelPath::new(path).ok())
-            .collect())
-    }
-}
 
 const PROJECT: &str = r#"project "t"
 inventory "inventory/*.kdl"
@@ -67,8 +48,10 @@ fn emit_release(version: &str, nodes: &str, policy: &str, templates: &SlurmTempl
 /// The model of `nodes` and `policy` for Slurm `version`.
 fn load_release(version: &str, nodes: &str, policy: &str) -> Model {
     let project = PROJECT.replace("version=\"22.05\"", &format!("version=\"{version}\""));
-    let files = [("placid.kdl", project.as_str()), ("inventory/nodes.kdl", nodes), ("policy/policy.kdl", policy)];
-    let world = Memory(files.iter().map(|(path, text)| ((*path).to_owned(), (*text).to_owned())).collect());
+    let mut world = MemoryWorld::new();
+    world.insert("placid.kdl", project);
+    world.insert("inventory/nodes.kdl", nodes);
+    world.insert("policy/policy.kdl", policy);
     let compilation = placid_lang::load(&world);
     assert!(!compilation.diagnostics.has_errors(), "test input does not load: {:?}", compilation.diagnostics);
     compilation.model
