@@ -6,8 +6,8 @@
 //! adding one line here.
 
 use placid_lang::model::{
-    Alert, Bound, Class, CompatGate, Condition, CostCenter, Direction, Expectation, Locality, Metric, Migration, Model, Node, NvlinkNeed,
-    Plan, Pool, Preemption, Score, Selector, Stage, Team, Threshold, Tier,
+    Alert, Bound, Class, CompatGate, Condition, CostCenter, Expectation, Locality, Metric, Migration, Model, Node, Plan, Pool, Preemption,
+    Score, Selector, Stage, Team, Threshold, Tier,
 };
 
 /// The kinds of named elements the semantic diff compares.
@@ -228,14 +228,9 @@ fn pool(model: &Model, pool: &Pool) -> Described {
 }
 
 fn class(class: &Class) -> Described {
-    let nvlink = match class.nvlink {
-        NvlinkNeed::Required => "required",
-        NvlinkNeed::Preferred => "preferred",
-        NvlinkNeed::None => "none",
-    };
     let locality: Locality = class.locality;
     Fields::new()
-        .set("nvlink", nvlink)
+        .set("nvlink", class.nvlink.as_str())
         .maybe("min-bandwidth", class.min_bandwidth)
         .maybe("lanes", class.lanes)
         .set("locality", locality.as_str())
@@ -246,16 +241,9 @@ fn class(class: &Class) -> Described {
         .done(ElementKind::Class, &class.name)
 }
 
-fn direction_text(direction: Direction) -> &'static str {
-    match direction {
-        Direction::Min => "min",
-        Direction::Max => "max",
-    }
-}
-
 fn score(score: &Score) -> Described {
     let mut fields = Fields::new();
-    fields.set("prefer", direction_text(score.direction)).set("expr", &score.expr.text);
+    fields.set("prefer", score.direction.as_str()).set("expr", &score.expr.text);
     for filter in &score.filters {
         fields.set(&format!("filter {}", filter.name), &filter.expr.text);
     }
@@ -284,7 +272,7 @@ fn stage_text(model: &Model, plan: &Plan, stage: &Stage) -> String {
         text.push_str(&format!(" score={}", model.score(score.value).name));
     }
     if let Some(promote) = &stage.promote {
-        text.push_str(&format!(" promote=top {} by {} ({})", promote.top, promote.by, direction_text(promote.order)));
+        text.push_str(&format!(" promote=top {} by {} ({})", promote.top, promote.by, promote.order.as_str()));
     }
     text
 }

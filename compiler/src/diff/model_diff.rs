@@ -485,10 +485,8 @@ fn totals(base: &Model, head: &Model) -> Vec<Total> {
 fn preemption_pairs(model: &Model) -> BTreeSet<Preempts> {
     let mut pairs = BTreeSet::new();
     for preemptor in &model.tiers {
-        for victim in model.tiers.iter().filter(|victim| victim.is_preemptible()) {
-            if preemptor.priority.value > victim.priority.value {
-                pairs.insert(Preempts { preemptor: preemptor.name.to_string(), victim: victim.name.to_string() });
-            }
+        for victim in model.tiers.iter().filter(|victim| preemptor.preempts(victim)) {
+            pairs.insert(Preempts { preemptor: preemptor.name.to_string(), victim: victim.name.to_string() });
         }
     }
     pairs

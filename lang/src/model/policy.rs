@@ -246,6 +246,13 @@ impl Tier {
     pub fn is_preemptible(&self) -> bool {
         matches!(self.preemption.value, Preemption::Window { .. })
     }
+
+    /// Whether this tier's jobs may preempt `victim`'s: the victim is preemptible and has a
+    /// lower priority. The one rule Slurm's `Preempt=` lists, Kubernetes' preemption policy
+    /// and the diff's "who preempts whom" all follow.
+    pub fn preempts(&self, victim: &Tier) -> bool {
+        victim.is_preemptible() && victim.priority.value < self.priority.value
+    }
 }
 
 /// A cost center.
@@ -289,6 +296,17 @@ pub enum NvlinkNeed {
     Preferred,
     /// Indifferent.
     None,
+}
+
+impl NvlinkNeed {
+    /// The keyword in policies.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NvlinkNeed::Required => "required",
+            NvlinkNeed::Preferred => "preferred",
+            NvlinkNeed::None => "none",
+        }
+    }
 }
 
 /// The unit of hardware a job must stay inside.
@@ -373,6 +391,16 @@ pub enum Direction {
     Min,
     /// Higher scores win.
     Max,
+}
+
+impl Direction {
+    /// The keyword in policies (`prefer "min"`) and in the plugin's meta.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Min => "min",
+            Direction::Max => "max",
+        }
+    }
 }
 
 /// A named predicate of a score: nodes failing it are filtered out.

@@ -58,7 +58,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             );
             continue;
         }
-        let preempts_someone = model.tiers.iter().any(|other| other.is_preemptible() && other.priority.value < value);
+        let preempts_someone = model.tiers.iter().any(|other| tier.preempts(other));
         let class = PriorityClass {
             value: value as i32,
             preemption_policy: Some(if preempts_someone { "PreemptLowerPriority" } else { "Never" }.to_owned()),

@@ -103,7 +103,7 @@ preempt() {
 /// The QOS a tier may preempt: the preemptible tiers of lower priority. A never-preempted
 /// tier is therefore in no list.
 fn victims(model: &Model, tier: &Tier) -> Vec<String> {
-    model.tiers.iter().filter(|other| other.is_preemptible() && other.priority.value < tier.priority.value).map(names::qos).collect()
+    model.tiers.iter().filter(|other| tier.preempts(other)).map(names::qos).collect()
 }
 
 fn qos_settings(tier: &Tier) -> String {

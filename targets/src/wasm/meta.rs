@@ -127,7 +127,7 @@ impl Meta {
             policy: score.name.to_string(),
             source_sha256: source_hash(program),
             compiler: format!("placid {}", env!("CARGO_PKG_VERSION")),
-            direction: if program.prefers_min() { "min" } else { "max" }.to_owned(),
+            direction: score.direction.as_str().to_owned(),
             row_stride: program.row_stride() as u32,
             params_size: program.params_size() as u32,
             node_fields,
@@ -219,7 +219,7 @@ fn source_hash(program: &Program<'_>) -> String {
         hasher.update(b"\n");
     };
     line(&format!("score {}", score.name));
-    line(&format!("prefer {}", if program.prefers_min() { "min" } else { "max" }));
+    line(&format!("prefer {}", score.direction.as_str()));
     line(&format!("expr {}", score.expr.text));
     for filter in &score.filters {
         line(&format!("filter {} {}", filter.name, filter.expr.text));
