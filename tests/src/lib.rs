@@ -3,9 +3,12 @@
 
 pub mod crd;
 pub mod golden;
+mod shared;
 pub mod synthetic;
 
 use std::path::{Path, PathBuf};
+
+pub use shared::shared_dir;
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
@@ -32,20 +35,21 @@ pub fn examples() -> Vec<String> {
     names
 }
 
-/// The shared data directory (`../shared` beside the workspace, or `$PLACID_SHARED`).
-///
-/// Under `CI=true` a missing directory fails the test loudly; elsewhere the test says plainly
-/// that it did not run and returns `None`.
-pub fn shared_dir(test: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("PLACID_SHARED").map(PathBuf::from).unwrap_or_else(|| workspace_root().join("..").join("shared"));
-    if dir.join("DESIGN.md").is_file() {
-        return Some(dir);
+/// Copies the tree `from` into `to` (created as needed; existing files are overwritten, so a
+/// variant can be laid over an example), leaving out the top-level entries named in `skip`.
+pub fn copy_tree(from: &Path, to: &Path, skip: &[&str]) {
+    std::fs::create_dir_all(to).unwrap_or_else(|error| panic!("cannot create {}: {error}", to.display()));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|error| panic!("cannot read {}: {error}", from.display())).filter_map(Result::ok) {
+        if skip.iter().any(|name| entry.file_name() == *name) {
+            continue;
+        }
+        let (path, target) = (entry.path(), to.join(entry.file_name()));
+        if path.is_dir() {
+            copy_tree(&path, &target, &[]);
+        } else {
+            std::fs::copy(&path, &target).unwrap_or_else(|error| panic!("cannot copy {}: {error}", path.display()));
+        }
     }
-    if std::env::var("CI").is_ok_and(|value| value == "true") {
-        panic!("{test}: the shared data directory {} is missing; CI must provide ../shared", dir.display());
-    }
-    eprintln!("{test}: NOT RUN: the shared data directory {} is missing", dir.display());
-    None
 }
 
 /// Compiles the project in `dir` with every enabled target.

@@ -6,23 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use placid_tests::{build, example, examples};
-
-fn copy_tree(from: &Path, to: &Path, skip: &str) {
-    for entry in std::fs::read_dir(from).expect("read example dir").filter_map(Result::ok) {
-        let path = entry.path();
-        let target = to.join(entry.file_name());
-        if entry.file_name() == skip {
-            continue;
-        }
-        if path.is_dir() {
-            std::fs::create_dir_all(&target).expect("create dir");
-            copy_tree(&path, &target, "");
-        } else {
-            std::fs::write(&target, std::fs::read(&path).expect("read file")).expect("write file");
-        }
-    }
-}
+use placid_tests::{build, copy_tree, example, examples};
 
 fn variants(example_dir: &Path) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(example_dir.join("broken"))
@@ -41,8 +25,8 @@ fn every_broken_variant_reports_its_code_at_the_expected_place() {
             let case = variant.file_name().expect("variant dir name").to_string_lossy().into_owned();
             let expected_code = format!("placid::{}", &case[..4]);
             let project = tempfile::tempdir().expect("temp dir");
-            copy_tree(&example_dir, project.path(), "broken");
-            copy_tree(&variant, project.path(), "");
+            copy_tree(&example_dir, project.path(), &["broken"]);
+            copy_tree(&variant, project.path(), &[]);
             let build = build(project.path());
             let codes: Vec<String> = build.diagnostics.iter().map(|diagnostic| diagnostic.code.id()).collect();
             let Some(expected) = build.diagnostics.iter().find(|diagnostic| diagnostic.code.id() == expected_code) else {

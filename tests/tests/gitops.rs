@@ -28,7 +28,7 @@ impl Fixture {
         let root = temp.path().to_path_buf();
         let repo = Repository::init(&root).expect("git init");
         repo.set_head("refs/heads/main").expect("set head");
-        copy_dir(&placid_tests::example("cluster"), &root.join("cluster"));
+        placid_tests::copy_tree(&placid_tests::example("cluster"), &root.join("cluster"), &[]);
         let fixture = Fixture { _temp: temp, root, repo };
         fixture.commit("cluster example");
         fixture
@@ -85,19 +85,6 @@ impl Fixture {
 
     fn diff_commits(&self, base: &str, head: &str) -> DiffReport {
         self.diff(base, Revision::Commit(head.into()))
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read example") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).expect("copy");
-        }
     }
 }
 

@@ -4,11 +4,10 @@
 //! output are part of `tests/golden/migration/` (see `golden.rs`).
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use placid_lang::diag::Code;
 use placid_targets::migration::{KubeObject, artifacts, kubernetes_objects};
-use placid_tests::{build, build_clean, crd, example, shared_dir};
+use placid_tests::{build, build_clean, copy_tree, crd, example, shared_dir};
 
 fn objects() -> Vec<KubeObject> {
     let model = build_clean("migration").model;
@@ -75,22 +74,10 @@ fn the_runbook_names_every_analysis_template_and_phase_script() {
 /// returns the codes of the errors and warnings.
 fn check(migration: &str) -> Vec<Code> {
     let dir = tempfile::tempdir().expect("temp dir");
-    copy_tree(&example("migration"), dir.path());
+    copy_tree(&example("migration"), dir.path(), &[]);
     std::fs::write(dir.path().join("policy/migration.kdl"), migration).expect("write migration");
     let build = build(dir.path());
     build.diagnostics.iter().map(|diagnostic| diagnostic.code).collect()
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create dir");
-    for entry in std::fs::read_dir(from).expect("read example").filter_map(Result::ok) {
-        let path = entry.path();
-        if path.is_dir() {
-            copy_tree(&path, &to.join(entry.file_name()));
-        } else {
-            std::fs::copy(&path, to.join(entry.file_name())).expect("copy file");
-        }
-    }
 }
 
 const PHASES: &str = r#"

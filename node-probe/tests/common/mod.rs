@@ -1,27 +1,17 @@
-//! Test support shared by the probe's integration tests: locating `../shared` the way
-//! `placid_tests::shared_dir` does (the probe may not depend on the compiler-based test crate),
-//! and a recorded-answers [`GpuSource`].
+//! Test support shared by the probe's integration tests: locating `../shared` with the
+//! workspace's one `shared_dir` (included by path: the probe may not depend on the
+//! compiler-based test crate), and a recorded-answers [`GpuSource`].
 
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
+#[path = "../../../tests/src/shared.rs"]
+mod shared;
+
+// Not every test file of the probe reads ../shared.
+#[allow(unused_imports)]
+pub use shared::shared_dir;
 
 use placid_probe::nvml::{GpuSource, NvmlGpu, Unavailable};
-
-/// The shared data directory (`../shared` beside the workspace, or `$PLACID_SHARED`).
-/// Under `CI=true` a missing directory fails the test; elsewhere it prints NOT RUN.
-pub fn shared_dir(test: &str) -> Option<PathBuf> {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default();
-    let dir = std::env::var_os("PLACID_SHARED").map(PathBuf::from).unwrap_or_else(|| workspace.join("..").join("shared"));
-    if dir.join("DESIGN.md").is_file() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|value| value == "true") {
-        panic!("{test}: the shared data directory {} is missing; CI must provide ../shared", dir.display());
-    }
-    eprintln!("{test}: NOT RUN: the shared data directory {} is missing", dir.display());
-    None
-}
 
 /// NVML answers recorded as data; `None` plays a host without the library.
 pub struct RecordedNvml(pub Option<Vec<NvmlGpu>>);
