@@ -6,7 +6,8 @@
 
 use std::time::{Duration, Instant};
 
-use placid_tests::synthetic::{InventoryFormat, Size, write_project};
+use placid_lang::lower::InventoryFormat;
+use placid_tests::synthetic::{Size, median, write_project};
 
 fn peak_rss_mib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -17,11 +18,6 @@ fn peak_rss_mib() -> f64 {
         .and_then(|value| value.parse().ok())
         .unwrap_or(0.0);
     kib / 1024.0
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
 }
 
 fn measure(size: Size, format: InventoryFormat, runs: usize) -> (Duration, Duration) {

@@ -4,13 +4,14 @@
 //! them, so about 2x a build is the floor; the bar is 2.2x.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use git2::{IndexAddOption, Repository, Signature};
 use placid_compiler::build::{Selection, compile};
 use placid_compiler::diff::{DiffRequest, Revision, compare, diff};
 use placid_compiler::world::FsWorld;
-use placid_tests::synthetic::{InventoryFormat, Size, write_project};
+use placid_lang::lower::InventoryFormat;
+use placid_tests::synthetic::{Size, median, write_project};
 
 const ROUNDS: usize = 5;
 
@@ -29,11 +30,6 @@ fn edit(path: &Path, from: &str, to: &str) {
     let text = std::fs::read_to_string(path).expect("read");
     assert!(text.contains(from), "{} lacks {from}", path.display());
     std::fs::write(path, text.replacen(from, to, 1)).expect("write");
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
 }
 
 fn main() {

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use placid_lang::inventory_json::{JsonCpu, JsonGpu, JsonInventory, JsonNode, JsonNvLink};
+use placid_lang::lower::InventoryFormat;
 
 /// How big a synthetic project is.
 #[derive(Clone, Copy, Debug)]
@@ -17,15 +18,6 @@ pub struct Size {
     pub teams: usize,
     /// Plans.
     pub plans: usize,
-}
-
-/// How the inventory is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InventoryFormat {
-    /// `inventory/nodes.json`.
-    Json,
-    /// `inventory/nodes.kdl`.
-    Kdl,
 }
 
 const NODES_PER_DOMAIN: usize = 16;
@@ -171,4 +163,10 @@ pub fn write_project(dir: &Path, size: Size, format: InventoryFormat) -> std::io
         dir.join("placid.kdl"),
         format!("project \"synthetic\" currency=\"usd\"\ninventory \"{pattern}\"\ninclude \"policy/*.kdl\"\n"),
     )
+}
+
+/// The median of benchmark samples (the middle one of an odd count).
+pub fn median(mut samples: Vec<std::time::Duration>) -> std::time::Duration {
+    samples.sort();
+    samples[samples.len() / 2]
 }

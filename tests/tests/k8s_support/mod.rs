@@ -52,11 +52,6 @@ pub fn kubernetes_examples() -> Vec<String> {
 
 /// Writes every artifact of example `name` under `root`.
 pub fn write_tree(name: &str, root: &Path) {
-    for artifact in build_clean(name).artifacts {
-        let path = root.join(&artifact.path);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).unwrap_or_else(|error| panic!("cannot create {}: {error}", parent.display()));
-        }
-        std::fs::write(&path, &artifact.bytes).unwrap_or_else(|error| panic!("cannot write {}: {error}", path.display()));
-    }
+    placid_compiler::build::write_atomically(root, &build_clean(name).artifacts)
+        .unwrap_or_else(|error| panic!("cannot write {}: {error}", root.display()));
 }
