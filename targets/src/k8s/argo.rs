@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::k8s::kinds::{self, Kind, Scope};
 use crate::k8s::layout::Layout;
 use crate::k8s::names::ObjectName;
-use crate::k8s::objects::{Layer, NewObject, ObjectList};
+use crate::k8s::objects::{Layer, NewObject, ObjectList, WithSpec};
 
 /// The in-cluster API server, Argo CD's name for its own cluster.
 const IN_CLUSTER: &str = "https://kubernetes.default.svc";
@@ -92,11 +92,6 @@ struct ApplicationSpec {
     source: Source,
     destination: Destination,
     sync_policy: SyncPolicy,
-}
-
-#[derive(Serialize)]
-struct WithSpec<T: Serialize> {
-    spec: T,
 }
 
 /// `plugin.yaml` of the Config Management Plugin (a file read by the argocd-cmp-server

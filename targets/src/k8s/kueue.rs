@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::k8s::kinds;
 use crate::k8s::layout::Layout;
 use crate::k8s::names::ObjectName;
-use crate::k8s::objects::{NewObject, ObjectList};
+use crate::k8s::objects::{NewObject, ObjectList, WithSpec};
 use crate::k8s::quota::{Quotas, Resources};
 use crate::k8s::webhook;
 
@@ -174,11 +174,6 @@ pub struct ClusterQueueSpec {
     pub preemption: PreemptionSettings,
     /// Quotas.
     pub resource_groups: Vec<ResourceGroup>,
-}
-
-#[derive(Serialize)]
-struct WithSpec<T: Serialize> {
-    spec: T,
 }
 
 /// ResourceFlavor `spec`.

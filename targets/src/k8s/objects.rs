@@ -131,6 +131,13 @@ fn string_map(map: BTreeMap<String, String>) -> Value {
     Value::Mapping(map.into_iter().map(|(key, value)| (Value::String(key), Value::String(value))).collect())
 }
 
+/// The content of an object that is nothing but its `spec`.
+#[derive(Serialize)]
+pub struct WithSpec<T: Serialize> {
+    /// The object's `spec`.
+    pub spec: T,
+}
+
 /// Turns typed content into a mapping without the fields the list owns. A k8s-openapi object
 /// serialises with its own `apiVersion`, `kind` and `metadata`; they are dropped so metadata
 /// is written in one place.

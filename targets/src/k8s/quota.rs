@@ -96,9 +96,11 @@ impl Quotas {
             let left = capacity.minus(reserved);
             let cpu = apportion(left.cpu, &shares);
             let memory = apportion(left.memory_mib, &shares);
-            let gpus = apportion(left.gpus, &shares);
+            // GPUs are the model's guarantees, the figures `placid diff` reports; CPU and
+            // memory are split the same way over what the flavor reaches.
+            let gpus = fences.guaranteed_gpus(PoolId::from_index(pool_index));
             for (team_index, team) in teams.iter_mut().enumerate() {
-                team[pool_index] = Resources { cpu: cpu[team_index], memory_mib: memory[team_index], gpus: gpus[team_index] };
+                team[pool_index] = Resources { cpu: cpu[team_index], memory_mib: memory[team_index], gpus: u64::from(gpus[team_index]) };
             }
         }
         Quotas { teams, tiers, flavors }

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use crate::diff::artifacts::{FileChange, FileContent};
 use crate::diff::model_diff::ModelDiff;
-use crate::diff::render::{field_values, guarantee_cell};
+use crate::diff::render::{field_values, guarantee_cell, share_text};
 use crate::diff::report::{DiffReport, RevisionReport};
 
 /// GitHub's limit on the body of a comment, with room for a CI wrapper's own lines.
@@ -82,12 +82,11 @@ fn policy_table(out: &mut String, model: &ModelDiff) {
     teams.sort_unstable();
     teams.dedup();
     for team in teams {
-        let share = model.shares.iter().find(|share| share.team == team).map_or_else(String::new, |share| {
-            let show = |side: &Option<crate::diff::model_diff::TeamShare>| {
-                side.map_or_else(|| "-".to_owned(), |share| format!("{} ({}%, {} GPUs)", share.weight, share.percent, share.gpus))
-            };
-            format!("{} → {}", show(&share.before), show(&share.after))
-        });
+        let share = model
+            .shares
+            .iter()
+            .find(|share| share.team == team)
+            .map_or_else(String::new, |share| format!("{} → {}", share_text(&share.before), share_text(&share.after)));
         let row = model.teams.iter().find(|row| row.team == team);
         let mut line = format!("| {} | {share} |", code(team));
         for pool in &pools {

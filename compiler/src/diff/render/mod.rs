@@ -24,6 +24,11 @@ fn field_values(field: &FieldChange) -> (String, String) {
     (show(&field.before), show(&field.after))
 }
 
+/// A team's share: `40 (40%, 19.2 GPUs)`, or `-` where the team does not exist.
+fn share_text(side: &Option<crate::diff::model_diff::TeamShare>) -> String {
+    side.map_or_else(|| "-".to_owned(), |share| format!("{} ({}%, {} GPUs)", share.weight, share.percent, share.gpus))
+}
+
 /// A guaranteed-GPU cell: `4`, `4 -> 6 (+2)`, `- -> 3` for a new team or pool, followed by
 /// `, borrow 12 -> 10` when the borrowing limit changes.
 fn guarantee_cell(cell: &Guarantee, arrow: &str) -> String {

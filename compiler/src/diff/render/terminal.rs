@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use owo_colors::OwoColorize;
 
 use crate::diff::artifacts::FileContent;
-use crate::diff::render::{field_values, guarantee_cell};
+use crate::diff::render::{field_values, guarantee_cell, share_text};
 use crate::diff::report::DiffReport;
 
 /// Whether to write ANSI colours.
@@ -85,10 +85,7 @@ pub fn render(report: &DiffReport, colour: Colour) -> String {
             }
         }
         for share in &model.shares {
-            let show = |side: &Option<crate::diff::model_diff::TeamShare>| {
-                side.map_or_else(|| "-".to_owned(), |share| format!("{} ({}%, {} GPUs)", share.weight, share.percent, share.gpus))
-            };
-            let _ = writeln!(out, "team {}: share {} -> {}", share.team, show(&share.before), show(&share.after));
+            let _ = writeln!(out, "team {}: share {} -> {}", share.team, share_text(&share.before), share_text(&share.after));
         }
         for element in &model.elements {
             let _ = writeln!(out, "{} {} {}", element.kind.as_str(), paint.bold(&element.name), element.status.as_str());
