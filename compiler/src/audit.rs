@@ -16,6 +16,7 @@ use std::path::Path;
 
 use object::elf;
 use object::read::elf::{FileHeader, ProgramHeader};
+use placid_lang::model::Arch;
 
 /// Tarballs inside tarballs are followed this deep (an image tarball holding layer
 /// tarballs is depth 2), so a crafted archive cannot recurse without end.
@@ -111,7 +112,8 @@ impl Report {
     }
 }
 
-const RISCV64: &str = "riscv64";
+/// The machine name the gate looks for, as policies and `uname -m` write it.
+const RISCV64: &str = Arch::Riscv64.as_str();
 
 /// Scans `paths` (directories, files, tarballs) and reports.
 pub fn audit(paths: &[&Path]) -> Report {
@@ -275,9 +277,9 @@ fn classify_class<Header: FileHeader<Endian = object::Endianness>>(path: &str, d
         _ => BinaryKind::Other,
     };
     let machine = match (header.e_machine(endian), header.is_class_64()) {
-        (elf::EM_X86_64, _) => "x86_64".to_owned(),
+        (elf::EM_X86_64, _) => Arch::X86_64.as_str().to_owned(),
         (elf::EM_386, _) => "i386".to_owned(),
-        (elf::EM_AARCH64, _) => "aarch64".to_owned(),
+        (elf::EM_AARCH64, _) => Arch::Aarch64.as_str().to_owned(),
         (elf::EM_ARM, _) => "arm".to_owned(),
         (elf::EM_RISCV, true) => RISCV64.to_owned(),
         (elf::EM_RISCV, false) => "riscv32".to_owned(),

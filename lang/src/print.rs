@@ -414,6 +414,16 @@ mod tests {
     }
 
     #[test]
+    fn both_forms_refuse_a_zero_cpu_count() {
+        let kdl = "node \"a\" arch=\"x86_64\" { cpu harts=8 cores=0 }";
+        assert!(read_inventory_file(FileId(0), kdl, InventoryFormat::Kdl).1.has_errors());
+        let json = r#"{"nodes": [{"name": "a", "arch": "x86_64", "cpu": {"harts": 8, "cores": 0}}]}"#;
+        assert!(read_inventory_file(FileId(0), json, InventoryFormat::Json).1.has_errors());
+        let fine = r#"{"nodes": [{"name": "a", "arch": "x86_64", "cpu": {"harts": 8, "cores": 4}}]}"#;
+        assert!(!read_inventory_file(FileId(0), fine, InventoryFormat::Json).1.has_errors());
+    }
+
+    #[test]
     fn quoting_keeps_hostile_strings_inside_one_value() {
         let text = format!("node \"a\" arch=\"x86_64\" {{ cpu harts=1 model={} }}", quote("x\" }\nnode \"evil\" arch=\"x86_64\u{202E}"));
         let (entries, diagnostics) = read_inventory_file(FileId(0), &text, InventoryFormat::Kdl);

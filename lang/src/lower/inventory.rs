@@ -524,6 +524,11 @@ fn json_node(cx: &mut Cx, span: Span, node: JsonNode) -> Option<InventoryEntry> 
 }
 
 fn json_cpu(node: &Name, cpu: JsonCpu, invalid: &mut dyn FnMut(String)) -> Option<Cpu> {
+    // The KDL form's rule (`positive`), so targets may divide by these counts.
+    if cpu.harts == 0 || cpu.cores == Some(0) || cpu.sockets == Some(0) {
+        invalid(format!("node `{node}`: `harts`, `cores` and `sockets` must be at least 1"));
+        return None;
+    }
     let vector = match cpu.vector.as_deref() {
         Some(text) => match VectorExt::parse(text) {
             Some(vector) => Some(vector),

@@ -25,7 +25,7 @@ impl Arch {
     pub const ALL: &'static [Arch] = &[Arch::Riscv64, Arch::X86_64, Arch::Aarch64];
 
     /// The name used in policies, inventories and `uname -m`.
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Arch::Riscv64 => "riscv64",
             Arch::X86_64 => "x86_64",

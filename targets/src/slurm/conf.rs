@@ -88,8 +88,8 @@ fn write_nodes(out: &mut String, model: &Model, accounting: bool) {
 
 fn node_line(model: &Model, node: &Node, accounting: bool) -> String {
     let harts = node.cpu.harts;
-    let cores = node.cpu.cores.unwrap_or(harts).max(1);
-    let sockets = node.cpu.sockets.unwrap_or(1).max(1);
+    let cores = node.cpu.cores.unwrap_or(harts);
+    let sockets = node.cpu.sockets.unwrap_or(1);
     let mut line = format!(
         "NodeName={} CPUs={harts} Boards=1 SocketsPerBoard={sockets} CoresPerSocket={} ThreadsPerCore={}",
         node.name,

@@ -108,7 +108,7 @@ fn check_cpu_layouts(model: &Model, diagnostics: &mut Diagnostics) {
     for node in &model.nodes {
         let cores = node.cpu.cores.unwrap_or(node.cpu.harts);
         let sockets = node.cpu.sockets.unwrap_or(1);
-        if cores == 0 || sockets == 0 || node.cpu.harts % cores != 0 || cores % sockets != 0 {
+        if !node.cpu.harts.is_multiple_of(cores) || !cores.is_multiple_of(sockets) {
             diagnostics.push(
                 Diagnostic::error(
                     Code::SlurmCpuLayout,
