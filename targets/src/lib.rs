@@ -2,8 +2,10 @@
 //!
 //! Invariants: no IO, no KDL, no re-checking of what the compiler guarantees. Each target
 //! validates what only it constrains (name lengths, escaping) and reports problems at the span
-//! of the model element at fault; then it emits. Targets depend on `placid-lang` only, never
-//! on each other; shared helpers live in [`artifact`] and [`text`].
+//! of the model element at fault; then it emits. Targets depend on `placid-lang`, not on each
+//! other, with one exception: [`migration`] spans both schedulers, so it names objects with
+//! `slurm::names` and `k8s::names`, and `k8s` places its Rollouts. Shared helpers live in
+//! [`artifact`] and [`text`].
 
 #![deny(missing_docs)]
 
