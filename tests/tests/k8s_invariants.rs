@@ -262,3 +262,30 @@ fn the_cluster_example_quotas_match_a_hand_computation() {
     assert_eq!([gpus("vision", "nvlink"), gpus("speech", "nvlink"), gpus("research", "nvlink")], ["6", "5", "5"]);
     assert_eq!(gpus("tier-p0", "nvl-a"), "12");
 }
+
+#[test]
+fn every_node_label_a_scoring_plugin_reads_is_written_by_nfd() {
+    // In the extender's `nodeCacheCapable: false` mode the plugins read node facts from
+    // labels; placid's own labels must be on every node (a price only where there is one).
+    for example in kubernetes_examples() {
+        let model = build_clean(&example).model;
+        let Some(kubernetes) = &model.project.kubernetes else { continue };
+        let prefix = format!("label:{}/", kubernetes.label_prefix.value);
+        let marks = nfd_marks(&emitted(&example));
+        for feature in placid_lang::expr::NodeFeature::ALL {
+            let source = placid_targets::wasm::sources::node_source(*feature, &kubernetes.label_prefix.value);
+            let Some(key) = source.from.strip_prefix("label:").filter(|_| source.from.starts_with(&prefix)) else { continue };
+            for node in &model.nodes {
+                if *feature == placid_lang::expr::NodeFeature::CostPerGpuHour && node.cost_per_gpu_hour.is_none() {
+                    continue;
+                }
+                let labels = marks.get(node.name.as_str()).map(|(labels, _)| labels);
+                assert!(
+                    labels.is_some_and(|labels| labels.contains_key(key)),
+                    "{example}: node {} lacks label {key}, which the scoring plugins read",
+                    node.name
+                );
+            }
+        }
+    }
+}

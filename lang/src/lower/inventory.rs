@@ -494,6 +494,11 @@ fn json_node(cx: &mut Cx, span: Span, node: JsonNode) -> Option<InventoryEntry> 
     };
     let cost_per_gpu_hour = match &node.cost_gpu_hour {
         Some(amount) => match Money::parse(currency, amount) {
+            // The KDL form's rule: a price is never negative.
+            Ok(money) if money.minor < 0 => {
+                invalid(format!("node `{name}`: the GPU-hour price {money} is negative"));
+                return None;
+            }
             Ok(money) => Some(money),
             Err(error) => {
                 invalid(format!("node `{name}`: {}", error.message));

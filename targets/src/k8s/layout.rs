@@ -81,6 +81,8 @@ pub struct Layout {
     pub domain_label: LabelKey,
     /// The reservation taint key.
     pub reserved_taint: LabelKey,
+    /// Cost, NVLink bandwidth, NVLink and capacity labels ([`PlacidKeys::node_facts`]).
+    pub fact_labels: [LabelKey; 4],
 }
 
 /// Keeps the value or records the diagnostic, so every problem of a model is reported at once.
@@ -99,6 +101,7 @@ impl Layout {
         let rack_label = take(&mut diagnostics, keys.rack());
         let domain_label = take(&mut diagnostics, keys.nvlink_domain());
         let reserved_taint = take(&mut diagnostics, keys.reserved());
+        let fact_labels = take(&mut diagnostics, keys.node_facts());
 
         let tiers: Vec<Option<TierNames>> = model.tiers.iter().map(|tier| take(&mut diagnostics, tier_names(tier))).collect();
         let teams: Vec<Option<TeamNames>> = model
@@ -121,8 +124,15 @@ impl Layout {
             })
             .collect();
 
-        let (Some(project), Some(namespace), Some(team_label), Some(rack_label), Some(domain_label), Some(reserved_taint)) =
-            (project, namespace, team_label, rack_label, domain_label, reserved_taint)
+        let (
+            Some(project),
+            Some(namespace),
+            Some(team_label),
+            Some(rack_label),
+            Some(domain_label),
+            Some(reserved_taint),
+            Some(fact_labels),
+        ) = (project, namespace, team_label, rack_label, domain_label, reserved_taint, fact_labels)
         else {
             return Err(diagnostics);
         };
@@ -145,6 +155,7 @@ impl Layout {
             rack_label,
             domain_label,
             reserved_taint,
+            fact_labels,
         };
         overlapping_reservations(model, &layout.pools, &mut diagnostics);
         let marks: Vec<Option<NodeMarks>> =
@@ -173,6 +184,15 @@ impl Layout {
             None => own_name()?,
         };
         let mut labels = BTreeMap::from([(self.rack_label.clone(), rack), (self.domain_label.clone(), domain)]);
+        // What the scoring plugins read from Node labels when the extender is not given the
+        // inventory; a node without a price gets no cost label (the feature is then missing).
+        let [cost, nvlink_gbps, nvlink, capacity] = self.fact_labels.clone();
+        if let Some(price) = node.cost_per_gpu_hour {
+            labels.insert(cost, LabelValue::from_plain(price.major().to_string()));
+        }
+        labels.insert(nvlink_gbps, LabelValue::from_plain(node.nvlink_bandwidth().gigabytes_per_second().to_string()));
+        labels.insert(nvlink, LabelValue::from_plain(node.has_nvlink().to_string()));
+        labels.insert(capacity, LabelValue::from_plain(node.capacity.as_str().to_owned()));
         let mut taints = Vec::new();
         for (pool, layout) in model.pools.iter().zip(&self.pools) {
             if pool.nodes.contains(&node_id) {

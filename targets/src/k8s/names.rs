@@ -103,6 +103,13 @@ impl LabelValue {
             .help("label values start and end with a letter or digit"))
     }
 
+    /// A value placid writes from a keyword or a number (`on-demand`, `900`, `3.1`), always a
+    /// valid label value.
+    pub fn from_plain(text: String) -> LabelValue {
+        debug_assert!(is_label_value(&text), "{text} is not a label value");
+        LabelValue(text)
+    }
+
     /// A value from an object name (always valid: DNS labels are label values).
     pub fn from_object(name: &ObjectName) -> LabelValue {
         LabelValue(name.as_str().to_owned())
@@ -151,6 +158,18 @@ impl PlacidKeys {
     /// `<prefix>/nvlink-domain` on nodes.
     pub fn nvlink_domain(&self) -> Result<LabelKey, Diagnostic> {
         self.key("nvlink-domain", self.prefix_span)
+    }
+
+    /// The node facts the Wasm plugins read in the extender's `nodeCacheCapable: false` mode
+    /// (`targets/src/wasm/sources.rs`): `<prefix>/cost-per-gpu-hour`, `/nvlink-gbps`,
+    /// `/nvlink` and `/capacity`, in that order.
+    pub fn node_facts(&self) -> Result<[LabelKey; 4], Diagnostic> {
+        Ok([
+            self.key("cost-per-gpu-hour", self.prefix_span)?,
+            self.key("nvlink-gbps", self.prefix_span)?,
+            self.key("nvlink", self.prefix_span)?,
+            self.key("capacity", self.prefix_span)?,
+        ])
     }
 
     /// `<prefix>/reserved`, the taint on nodes of a reserved pool.
