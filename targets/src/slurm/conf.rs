@@ -88,8 +88,9 @@ fn write_nodes(out: &mut String, model: &Model, accounting: bool) {
 
 fn node_line(model: &Model, node: &Node, accounting: bool) -> String {
     let harts = node.cpu.harts;
-    let cores = node.cpu.cores.unwrap_or(harts);
-    let sockets = node.cpu.sockets.unwrap_or(1);
+    // A node without a `cpu` line has 0 harts in the model; Slurm still needs a layout.
+    let cores = node.cpu.cores.unwrap_or(harts).max(1);
+    let sockets = node.cpu.sockets.unwrap_or(1).max(1);
     let mut line = format!(
         "NodeName={} CPUs={harts} Boards=1 SocketsPerBoard={sockets} CoresPerSocket={} ThreadsPerCore={}",
         node.name,

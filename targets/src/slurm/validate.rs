@@ -108,6 +108,8 @@ fn check_cpu_layouts(model: &Model, diagnostics: &mut Diagnostics) {
     for node in &model.nodes {
         let cores = node.cpu.cores.unwrap_or(node.cpu.harts);
         let sockets = node.cpu.sockets.unwrap_or(1);
+        // `is_multiple_of(0)` is false unless the number is 0 too: a node without a `cpu`
+        // line (0 harts) passes and gets the one-core layout conf.rs writes for it.
         if !node.cpu.harts.is_multiple_of(cores) || !cores.is_multiple_of(sockets) {
             diagnostics.push(
                 Diagnostic::error(
