@@ -18,12 +18,26 @@ use object::elf;
 use object::read::elf::{FileHeader, ProgramHeader};
 use placid_lang::model::Arch;
 
-/// Tarballs inside tarballs are followed this deep (an image tarball holding layer
-/// tarballs is depth 2), so a crafted archive cannot recurse without end.
-const MAX_TAR_DEPTH: usize = 4;
+/// Archives and gzip streams inside each other are followed this deep (an image tarball
+/// holding gzip layer tarballs is depth 3), so a crafted archive (or a gzip quine, which
+/// decompresses to itself) cannot recurse without end.
+const MAX_NESTING: usize = 6;
 
-/// ELF files larger than this are reported as errors instead of being read into memory.
-const MAX_ELF_BYTES: u64 = 2 << 30;
+/// Bytes read from the start of a file to judge it: the ELF header and, in every real
+/// binary, its program headers. Nothing more of a file is held in memory, so a huge entry
+/// (or a gzip of gigabytes of zeros) costs time to skip, not memory.
+const HEAD_BYTES: u64 = 64 << 10;
+
+/// How far into a file program headers are looked for when they are not in the head; a
+/// file whose headers lie further is not audited.
+const MAX_HEADER_BYTES: u64 = 1 << 20;
+
+/// Bytes one decompressed or sparse-expanded stream may produce before the scan gives up on
+/// it (as not audited): real image layers are a few GiB, a 2 MB gzip can expand to 2 GB.
+const MAX_EXPANDED_BYTES: u64 = 16 << 30;
+
+/// Sparse-map entries accepted in one PAX sparse file.
+const MAX_SPARSE_REGIONS: usize = 1 << 16;
 
 /// What an ELF file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -112,6 +126,12 @@ impl Report {
     }
 }
 
+/// A path or message as one line of a text report: control characters (a `\n` or an ANSI
+/// escape in a crafted entry name) are escaped, so a name cannot forge report lines.
+pub fn escaped(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() || c == '\\' { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
 /// The machine name the gate looks for, as policies and `uname -m` write it.
 const RISCV64: &str = Arch::Riscv64.as_str();
 
@@ -170,45 +190,32 @@ impl Scan {
             }
         } else if metadata.is_file() {
             match std::fs::File::open(path) {
-                Ok(mut file) => self.stream(&shown, metadata.len(), &mut file, 0),
+                Ok(mut file) => self.stream(&shown, &mut file, 0),
                 Err(error) => self.error(&shown, error),
             }
         }
     }
 
     /// Sniffs the first bytes of a stream: ELF, gzip or tar; anything else is skipped.
-    fn stream(&mut self, path: &str, size: u64, reader: &mut dyn Read, depth: usize) {
+    fn stream(&mut self, path: &str, reader: &mut dyn Read, depth: usize) {
         let mut head = Vec::with_capacity(512);
         if let Err(error) = reader.take(512).read_to_end(&mut head) {
             return self.error(path, error);
         }
         let mut whole = io::Cursor::new(head.clone()).chain(reader);
         if head.starts_with(b"\x7fELF") {
-            self.elf(path, size, &mut whole);
+            self.elf(path, &mut whole);
         } else if head.starts_with(&[0x1f, 0x8b]) {
-            if depth >= MAX_TAR_DEPTH {
+            if depth >= MAX_NESTING {
                 return self.error(path, "archives nested too deep");
             }
-            self.gzip(path, &mut flate2::read::GzDecoder::new(whole), depth);
+            let mut decoded = Bounded::new(flate2::read::GzDecoder::new(whole));
+            self.stream(path, &mut decoded, depth + 1);
         } else if is_tar_header(&head) {
-            if depth >= MAX_TAR_DEPTH {
+            if depth >= MAX_NESTING {
                 return self.error(path, "archives nested too deep");
             }
             self.tar(path, &mut whole, depth + 1);
-        }
-    }
-
-    /// A gzip stream holds one file; only tarballs and ELF files inside are of interest.
-    fn gzip(&mut self, path: &str, reader: &mut dyn Read, depth: usize) {
-        let mut head = Vec::with_capacity(512);
-        if let Err(error) = reader.take(512).read_to_end(&mut head) {
-            return self.error(path, format!("bad gzip stream: {error}"));
-        }
-        let mut whole = io::Cursor::new(head.clone()).chain(reader);
-        if is_tar_header(&head) {
-            self.tar(path, &mut whole, depth + 1);
-        } else if head.starts_with(b"\x7fELF") {
-            self.elf(path, MAX_ELF_BYTES, &mut whole);
         }
     }
 
@@ -223,27 +230,249 @@ impl Scan {
                 Ok(entry) => entry,
                 Err(error) => return self.error(path, format!("bad tar archive: {error}")),
             };
-            if !entry.header().entry_type().is_file() {
-                continue;
-            }
             let name = entry.path().map(|name| name.display().to_string()).unwrap_or_else(|_| "<non-UTF-8 name>".to_owned());
-            let size = entry.size();
-            self.stream(&format!("{path}!{name}"), size, &mut entry, depth);
+            let shown = format!("{path}!{name}");
+            match extracts_to(entry.header().entry_type()) {
+                Extracts::Nothing => {}
+                Extracts::Unknowable => self.error(&shown, "a multi-volume continuation cannot be judged on its own"),
+                Extracts::File => match sparse_map(&mut entry) {
+                    Ok(None) => self.stream(&shown, &mut entry, depth),
+                    Ok(Some(sparse)) => {
+                        let shown = sparse.name.as_deref().map_or(shown, |name| format!("{path}!{name}"));
+                        match sparse.expand(&mut entry) {
+                            Ok(expanded) => self.stream(&shown, &mut Bounded::new(expanded), depth),
+                            Err(error) => self.error(&shown, format!("bad PAX sparse file: {error}")),
+                        }
+                    }
+                    Err(error) => self.error(&shown, format!("bad PAX sparse file: {error}")),
+                },
+            }
         }
     }
 
-    fn elf(&mut self, path: &str, size: u64, reader: &mut dyn Read) {
-        if size > MAX_ELF_BYTES {
-            return self.error(path, format!("ELF file of {size} bytes is too large to audit"));
-        }
+    /// Judges an ELF file from its first bytes.
+    fn elf(&mut self, path: &str, reader: &mut dyn Read) {
         let mut data = Vec::new();
-        if let Err(error) = reader.take(MAX_ELF_BYTES).read_to_end(&mut data) {
+        if let Err(error) = reader.take(HEAD_BYTES).read_to_end(&mut data) {
             return self.error(path, error);
         }
-        match classify(path, &data) {
+        let mut judged = classify(path, &data);
+        // Program headers beyond the head are rare but legal: read on, a bounded distance.
+        if judged.is_err() && data.len() as u64 == HEAD_BYTES {
+            if let Err(error) = reader.take(MAX_HEADER_BYTES - HEAD_BYTES).read_to_end(&mut data) {
+                return self.error(path, error);
+            }
+            judged = classify(path, &data);
+        }
+        match judged {
             Ok(binary) => self.binaries.push((build_key(&self.root, path), binary)),
             Err(message) => self.error(path, message),
         }
+    }
+}
+
+/// What a tar entry of some type becomes when extracted.
+enum Extracts {
+    /// A regular file: examined.
+    File,
+    /// No file content of its own (directories, links, devices).
+    Nothing,
+    /// File content that cannot be judged from this archive alone.
+    Unknowable,
+}
+
+/// POSIX says an unknown type flag extracts as a regular file, and so do contiguous (`7`) and
+/// GNU sparse (`S`, which `tar` expands) entries; all of them are examined, since skipping an
+/// unfamiliar type would let an executable through the gate unseen.
+fn extracts_to(entry_type: tar::EntryType) -> Extracts {
+    use tar::EntryType;
+    match entry_type {
+        EntryType::Link | EntryType::Symlink | EntryType::Char | EntryType::Block | EntryType::Directory | EntryType::Fifo => {
+            Extracts::Nothing
+        }
+        // Headers `tar` already applied to the entry that follows.
+        EntryType::XHeader | EntryType::XGlobalHeader | EntryType::GNULongName | EntryType::GNULongLink => Extracts::Nothing,
+        other => match other.as_byte() {
+            // GNU volume label and dump directory: metadata only.
+            b'V' | b'D' => Extracts::Nothing,
+            // GNU multi-volume continuation: the middle of a file from another volume.
+            b'M' => Extracts::Unknowable,
+            _ => Extracts::File,
+        },
+    }
+}
+
+/// A PAX sparse file (GNU tar's `--sparse --format=pax`): its real name and size and the data
+/// regions that the entry's content holds one after another, holes between them.
+struct SparseFile {
+    name: Option<String>,
+    size: u64,
+    /// `(offset, length)` in the real file, in the order the content holds them; `None` for
+    /// format 1.0, whose map starts the content.
+    regions: Option<Vec<(u64, u64)>>,
+}
+
+/// The sparse description in the entry's PAX header, if it has one (formats 0.0, 0.1, 1.0).
+fn sparse_map(entry: &mut tar::Entry<'_, &mut dyn Read>) -> Result<Option<SparseFile>, String> {
+    let Some(extensions) = entry.pax_extensions().map_err(|error| error.to_string())? else { return Ok(None) };
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for extension in extensions {
+        let extension = extension.map_err(|error| error.to_string())?;
+        let (Ok(key), Ok(value)) = (extension.key(), extension.value()) else { continue };
+        if key.starts_with("GNU.sparse.") {
+            keys.push((key.to_owned(), value.to_owned()));
+        }
+    }
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    let get = |wanted: &str| keys.iter().find(|(key, _)| key == wanted).map(|(_, value)| value.as_str());
+    let number = |text: &str| text.trim().parse::<u64>().map_err(|_| format!("`{}` is not a size", escaped(text)));
+    let name = get("GNU.sparse.name").map(str::to_owned);
+    let version = (get("GNU.sparse.major"), get("GNU.sparse.minor"));
+    let (size, regions) = match version {
+        (Some("1"), Some("0")) => (get("GNU.sparse.realsize"), None),
+        (None, None) if get("GNU.sparse.map").is_some() => {
+            let numbers = get("GNU.sparse.map").unwrap_or_default().split(',').map(number).collect::<Result<Vec<_>, _>>()?;
+            (get("GNU.sparse.size"), Some(pairs(&numbers)?))
+        }
+        (None, None) if get("GNU.sparse.offset").is_some() => {
+            let numbers = keys
+                .iter()
+                .filter(|(key, _)| key == "GNU.sparse.offset" || key == "GNU.sparse.numbytes")
+                .map(|(_, value)| number(value))
+                .collect::<Result<Vec<_>, _>>()?;
+            (get("GNU.sparse.size"), Some(pairs(&numbers)?))
+        }
+        (major, minor) => {
+            return Err(format!("unsupported sparse format {}.{}", escaped(major.unwrap_or("?")), escaped(minor.unwrap_or("?"))));
+        }
+    };
+    let size = number(size.ok_or("the real size is missing")?)?;
+    Ok(Some(SparseFile { name, size, regions }))
+}
+
+/// `[o1, l1, o2, l2, ...]` as `(offset, length)` pairs, bounded in number.
+fn pairs(numbers: &[u64]) -> Result<Vec<(u64, u64)>, String> {
+    if numbers.len() % 2 != 0 || numbers.len() / 2 > MAX_SPARSE_REGIONS {
+        return Err(format!("a sparse map of {} numbers", numbers.len()));
+    }
+    Ok(numbers.chunks(2).map(|pair| (pair[0], pair[1])).collect())
+}
+
+impl SparseFile {
+    /// The real file's bytes, holes as zeros, read lazily from the entry's content.
+    fn expand<'r>(self, content: &'r mut dyn Read) -> Result<Expanded<'r>, String> {
+        let regions = match self.regions {
+            Some(regions) => regions,
+            None => read_map_block(content)?,
+        };
+        // The content holds regions in map order; streaming needs them ascending and apart.
+        let mut end = 0u64;
+        for &(offset, length) in &regions {
+            let region_end = offset.checked_add(length).ok_or("a sparse region past 2^64 bytes")?;
+            if offset < end || region_end > self.size {
+                return Err("sparse regions out of order, overlapping or past the file's size".to_owned());
+            }
+            end = region_end;
+        }
+        Ok(Expanded { content, regions: regions.into(), position: 0, size: self.size })
+    }
+}
+
+/// Format 1.0's map: decimal lines (count, then offset and length of each region), padded
+/// to a 512-byte block, before the data.
+fn read_map_block(content: &mut dyn Read) -> Result<Vec<(u64, u64)>, String> {
+    let mut consumed = 0usize;
+    let mut line = || -> Result<u64, String> {
+        let mut digits = String::new();
+        loop {
+            let mut byte = [0u8];
+            content.read_exact(&mut byte).map_err(|error| error.to_string())?;
+            consumed += 1;
+            match byte[0] {
+                b'\n' => break,
+                digit @ b'0'..=b'9' if digits.len() < 20 => digits.push(char::from(digit)),
+                _ => return Err("a sparse map line that is not a number".to_owned()),
+            }
+        }
+        digits.parse().map_err(|_| "a sparse map number past 2^64".to_owned())
+    };
+    let count = usize::try_from(line()?).unwrap_or(usize::MAX);
+    if count > MAX_SPARSE_REGIONS {
+        return Err(format!("a sparse map of {count} regions"));
+    }
+    let mut regions = Vec::with_capacity(count);
+    for _ in 0..count {
+        regions.push((line()?, line()?));
+    }
+    let padding = (512 - consumed % 512) % 512;
+    io::copy(&mut content.take(padding as u64), &mut io::sink()).map_err(|error| error.to_string())?;
+    Ok(regions)
+}
+
+/// A sparse file's real bytes: zeros in the holes, the entry's content in the regions.
+struct Expanded<'r> {
+    content: &'r mut dyn Read,
+    regions: std::collections::VecDeque<(u64, u64)>,
+    position: u64,
+    size: u64,
+}
+
+impl Read for Expanded<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        while let Some(&(offset, length)) = self.regions.front() {
+            if self.position >= offset + length {
+                self.regions.pop_front();
+                continue;
+            }
+            if self.position < offset {
+                return Ok(self.zeros(buffer, offset));
+            }
+            let want = usize::try_from(offset + length - self.position).unwrap_or(usize::MAX).min(buffer.len());
+            let read = self.content.read(&mut buffer[..want])?;
+            if read == 0 {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "sparse data ends early"));
+            }
+            self.position += read as u64;
+            return Ok(read);
+        }
+        Ok(self.zeros(buffer, self.size))
+    }
+}
+
+impl Expanded<'_> {
+    /// Fills `buffer` with the hole's zeros up to `until`.
+    fn zeros(&mut self, buffer: &mut [u8], until: u64) -> usize {
+        let count = usize::try_from(until - self.position).unwrap_or(usize::MAX).min(buffer.len());
+        buffer[..count].fill(0);
+        self.position += count as u64;
+        count
+    }
+}
+
+/// A stream that fails once it has produced [`MAX_EXPANDED_BYTES`], so a decompression bomb
+/// costs bounded time and is reported as not audited.
+struct Bounded<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R> Bounded<R> {
+    fn new(inner: R) -> Bounded<R> {
+        Bounded { inner, left: MAX_EXPANDED_BYTES }
+    }
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 {
+            return Err(io::Error::other(format!("expands past {} GiB", MAX_EXPANDED_BYTES >> 30)));
+        }
+        let want = usize::try_from(self.left).unwrap_or(usize::MAX).min(buffer.len());
+        let read = self.inner.read(&mut buffer[..want])?;
+        self.left -= read as u64;
+        Ok(read)
     }
 }
 

@@ -3,7 +3,7 @@
 //! real toolchain-built ELF, image tarballs with plain and gzip layers, and garbage and
 //! truncated files, which must give errors and never panics.
 
-use std::io::Write;
+use std::io::{Read as _, Write};
 use std::path::Path;
 use std::process::Command;
 
@@ -201,4 +201,154 @@ fn the_command_prints_json_and_sets_the_ci_exit_code() {
 
     let absent = Command::new(placid).args(["audit-binaries"]).arg(dir.path().join("nope")).output().expect("run placid");
     assert_eq!(absent.status.code(), Some(2));
+}
+
+/// A tar holding one entry of type `flag` with `bytes`, optionally after a PAX header.
+fn tar_entry(flag: u8, name: &str, bytes: &[u8], pax: &[(&str, &str)]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    if !pax.is_empty() {
+        builder.append_pax_extensions(pax.iter().map(|(key, value)| (*key, value.as_bytes()))).expect("pax header");
+    }
+    let mut header = tar::Header::new_ustar();
+    header.set_size(bytes.len() as u64);
+    header.set_mode(0o755);
+    header.set_entry_type(tar::EntryType::new(flag));
+    builder.append_data(&mut header, name, bytes).expect("append to tar");
+    builder.into_inner().expect("finish tar")
+}
+
+fn audit_one(dir: &Path, name: &str, bytes: &[u8]) -> placid_compiler::audit::Report {
+    let path = dir.join(name);
+    write(&path, bytes);
+    audit(&[&path])
+}
+
+#[test]
+fn contiguous_and_unknown_entry_types_are_examined_like_regular_files() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // `7` is a contiguous file; POSIX extracts an unknown type flag as a regular file too.
+    for flag in [b'7', b'Z', b'0'] {
+        let report = audit_one(
+            dir.path(),
+            &format!("{}.tar", char::from(flag)),
+            &tar_entry(flag, "usr/bin/x", &elf64(EM_X86_64, ET_EXEC, None), &[]),
+        );
+        assert_eq!(report.missing_riscv64.len(), 1, "type {}: {report:#?}", char::from(flag));
+        assert!(!report.passes());
+    }
+    // Directories and links carry no content of their own.
+    let report = audit_one(dir.path(), "dir.tar", &tar_entry(b'5', "usr/bin/", &[], &[]));
+    assert!(report.binaries.is_empty() && report.errors.is_empty(), "{report:#?}");
+}
+
+#[test]
+fn a_multi_volume_continuation_is_not_audited_and_fails_the_gate() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let report = audit_one(dir.path(), "m.tar", &tar_entry(b'M', "usr/bin/x", &[0; 600], &[]));
+    assert_eq!(report.errors.len(), 1, "{report:#?}");
+    assert!(!report.passes());
+}
+
+/// An x86_64 executable with a 4 MiB hole, written as a sparse file on disk.
+fn sparse_elf(path: &Path) {
+    use std::io::{Seek, SeekFrom};
+    let mut file = std::fs::File::create(path).expect("create");
+    file.write_all(&elf64(EM_X86_64, ET_EXEC, None)).expect("write");
+    file.seek(SeekFrom::Start(4 << 20)).expect("seek");
+    file.write_all(b"tail of the text segment").expect("write");
+}
+
+#[test]
+fn sparse_entries_from_gnu_tar_are_examined_in_every_sparse_format() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join("src")).expect("mkdir");
+    sparse_elf(&dir.path().join("src/serve"));
+    for (format, version) in [("gnu", None), ("pax", Some("0.0")), ("pax", Some("0.1")), ("pax", Some("1.0"))] {
+        let tarball = dir.path().join(format!("{format}-{}.tar", version.unwrap_or("gnu")));
+        let mut command = Command::new("tar");
+        command.arg("--sparse").arg(format!("--format={format}")).arg("-C").arg(dir.path().join("src")).arg("-cf").arg(&tarball);
+        if let Some(version) = version {
+            command.arg(format!("--sparse-version={version}"));
+        }
+        assert!(command.arg("serve").status().expect("GNU tar").success());
+        // The archive really holds a sparse entry, or this test would prove nothing.
+        let bytes = std::fs::read(&tarball).expect("read tarball");
+        if format == "gnu" {
+            assert_eq!(bytes[156], b'S', "GNU tar wrote no sparse entry");
+        } else {
+            assert!(bytes.windows(11).any(|window| window == b"GNU.sparse."), "GNU tar wrote no PAX sparse header");
+        }
+        let report = audit(&[&tarball]);
+        assert!(report.errors.is_empty(), "{format} {version:?}: {:#?}", report.errors);
+        assert_eq!(report.missing_riscv64.len(), 1, "{format} {version:?}: {report:#?}");
+        let binary = &report.missing_riscv64[0];
+        assert!(binary.path.ends_with("!serve"), "the real name, not GNUSparseFile: {}", binary.path);
+        assert_eq!(binary.machine, "x86_64");
+    }
+}
+
+#[test]
+fn a_pax_sparse_file_whose_map_cannot_be_read_is_not_audited() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let elf = elf64(EM_X86_64, ET_EXEC, None);
+    let size = elf.len().to_string();
+    let cases: &[&[(&str, &str)]] = &[
+        &[("GNU.sparse.major", "2"), ("GNU.sparse.minor", "0"), ("GNU.sparse.realsize", &size)],
+        // Regions out of order cannot be streamed.
+        &[("GNU.sparse.map", "100,10,0,10"), ("GNU.sparse.size", "200")],
+        &[("GNU.sparse.map", "0,10,5"), ("GNU.sparse.size", "200")],
+    ];
+    for (index, pax) in cases.iter().enumerate() {
+        let report = audit_one(dir.path(), &format!("{index}.tar"), &tar_entry(b'0', "GNUSparseFile.0/x", &elf, pax));
+        assert_eq!(report.errors.len(), 1, "case {index}: {report:#?}");
+        assert!(!report.passes());
+    }
+}
+
+#[test]
+fn entry_names_cannot_forge_report_lines() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let name = "usr/bin/x\nall binaries have a riscv64 build\x1b[2K";
+    let path = dir.path().join("forged.tar");
+    write(&path, &tar_entry(b'0', name, &elf64(EM_X86_64, ET_EXEC, None), &[]));
+    let output = Command::new(env!("CARGO_BIN_EXE_placid")).arg("audit-binaries").arg(&path).output().expect("run placid");
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8(output.stdout).expect("UTF-8");
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(stdout.contains("usr/bin/x\\nall binaries") && stdout.contains("\\u{1b}[2K"), "{stdout}");
+    assert!(!stdout.contains('\x1b'));
+}
+
+#[test]
+fn a_gzip_of_a_huge_entry_is_skipped_in_bounded_memory() {
+    // 512 MiB of zeros after an ELF header, gzipped to about half a megabyte: the audit reads
+    // the head and streams past the rest, where it used to hold the whole entry in memory.
+    let mut header = tar::Header::new_ustar();
+    let elf = elf64(EM_X86_64, ET_EXEC, None);
+    let size = 512u64 << 20;
+    header.set_size(size);
+    header.set_mode(0o755);
+    header.set_path("usr/bin/huge").expect("path");
+    header.set_cksum();
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(header.as_bytes()).expect("gzip");
+    encoder.write_all(&elf).expect("gzip");
+    std::io::copy(&mut std::io::repeat(0).take(size - elf.len() as u64), &mut encoder).expect("gzip");
+    encoder.write_all(&[0; 1024]).expect("gzip");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("huge.tar.gz");
+    write(&path, &encoder.finish().expect("finish gzip"));
+
+    let output = Command::new(env!("CARGO_BIN_EXE_placid")).arg("audit-binaries").arg(&path).output().expect("run placid");
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    // The largest resident set of any child this test process has waited for; the other
+    // children of this test binary (placid on tiny inputs, GNU tar) stay far below the bar.
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a whole `rusage` into the pointer it is given.
+    let usage = unsafe {
+        assert_eq!(libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr()), 0);
+        usage.assume_init()
+    };
+    let peak_kib = usage.ru_maxrss;
+    assert!(peak_kib < 64 << 10, "peak RSS {peak_kib} KiB for a 512 MiB entry");
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::audit::{Binary, Report, audit};
+use crate::audit::{Binary, Report, audit, escaped};
 use crate::cli::Exit;
 use crate::render::Format;
 
@@ -38,10 +38,16 @@ pub fn run(args: &Args) -> Exit {
 fn print_text(report: &Report) {
     for binary in &report.missing_riscv64 {
         let tag = binary.python_tag.as_deref().map(|tag| format!(" ({tag})")).unwrap_or_default();
-        println!("{}: {} {} {}{tag}, no riscv64 build", binary.path, binary.machine, binary.linking.as_str(), binary.kind.as_str());
+        println!(
+            "{}: {} {} {}{tag}, no riscv64 build",
+            escaped(&binary.path),
+            binary.machine,
+            binary.linking.as_str(),
+            binary.kind.as_str()
+        );
     }
     for error in &report.errors {
-        eprintln!("error: {}: {}", error.path, error.message);
+        eprintln!("error: {}: {}", escaped(&error.path), escaped(&error.message));
     }
     eprintln!(
         "{} ELF binaries, {} without a riscv64 build, {} files not audited",
