@@ -4,7 +4,7 @@
 //!
 //! Ranges: E001-E019 syntax and lowering, E020-E039 checker rules, E040-E049 Slurm target,
 //! E050-E059 Kubernetes target, E060-E069 Wasm, E070-E079 inventory and drift,
-//! E080-E089 migrations, E090-E099 workflow (diff, verify).
+//! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr).
 
 macro_rules! codes {
     ($( $variant:ident = $number:literal, $name:literal, $summary:literal, $explanation:literal; )*) => {
@@ -194,4 +194,6 @@ codes! {
         "`from` and `to` must name different pools.";
     MigrationNameInvalid = 86, "migration-name-invalid-for-kubernetes", "a migration or service name cannot name a Kubernetes object",
         "Rollouts and AnalysisTemplates are named after the migration, its services and its metrics. Kubernetes object names are DNS-1123 subdomains: lower-case letters, digits, `-` and `.`, at most 253 characters, and label values at most 63.";
+    StreamUnwritable = 94, "stream-unwritable", "standard output or standard error could not be written",
+        "A write to stdout or stderr failed for a reason other than the reader going away, typically a full disk behind a redirect (`placid diff > report.md`). The output is incomplete, so the command exits with 2 whatever it found. A reader that goes away early (`placid check --format json | head -1`, a closed pipe) is not an error: the rest of the output is dropped and the command keeps its exit code.";
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use placid_targets::TargetKind;
 
 use crate::build::{Selection, compile, write_atomically};
-use crate::cli::{Exit, ProjectArgs, open, report};
+use crate::cli::{Exit, Output, ProjectArgs, open, report};
 
 /// Arguments of `placid build`.
 #[derive(clap::Args, Debug)]
@@ -33,59 +33,55 @@ fn parse_target(text: &str) -> Result<TargetKind, String> {
         .ok_or_else(|| format!("unknown target `{text}` (expected slurm, kubernetes or wasm)"))
 }
 
-pub fn run(args: &Args) -> Exit {
+pub fn run(args: &Args, out: &mut Output) -> Exit {
     if args.stdout {
-        return print_stream(args);
+        return print_stream(args, out);
     }
-    let world = match open(&args.project.dir) {
+    let world = match open(out, &args.project.dir) {
         Ok(world) => world,
         Err(exit) => return exit,
     };
     let build = compile(&world, &Selection { only: args.targets.clone() });
-    report(args.project.format, &build.sources, &build.diagnostics);
+    report(out, args.project.format, &build.sources, &build.diagnostics);
     if build.diagnostics.has_errors() {
         return Exit::Failure;
     }
     if let Err(error) = write_atomically(&args.out, &build.artifacts) {
-        eprintln!("error: cannot write {}: {error}", args.out.display());
+        out.errln(format_args!("error: cannot write {}: {error}", args.out.display()));
         return Exit::Usage;
     }
     if args.project.format == crate::render::Format::Text {
-        eprintln!("wrote {} files to {}", build.artifacts.len(), args.out.display());
+        out.errln(format_args!("wrote {} files to {}", build.artifacts.len(), args.out.display()));
     }
     Exit::Ok
 }
 
 /// `--stdout`: check and print the Kubernetes stream; nothing but YAML reaches stdout.
-fn print_stream(args: &Args) -> Exit {
+fn print_stream(args: &Args, out: &mut Output) -> Exit {
     if args.targets != [TargetKind::Kubernetes] {
-        eprintln!("error: --stdout prints Kubernetes objects only; use it with `--target kubernetes`");
+        out.errln("error: --stdout prints Kubernetes objects only; use it with `--target kubernetes`");
         return Exit::Usage;
     }
-    let world = match open(&args.project.dir) {
+    let world = match open(out, &args.project.dir) {
         Ok(world) => world,
         Err(exit) => return exit,
     };
     let build = compile(&world, &Selection { only: args.targets.clone() });
-    report(crate::render::Format::Text, &build.sources, &build.diagnostics);
+    report(out, crate::render::Format::Text, &build.sources, &build.diagnostics);
     if build.diagnostics.has_errors() {
         return Exit::Failure;
     }
     if !TargetKind::Kubernetes.enabled(&build.model) {
-        eprintln!("error: the project declares no `target \"kubernetes\"`");
+        out.errln("error: the project declares no `target \"kubernetes\"`");
         return Exit::Usage;
     }
     match placid_targets::k8s::stream(&build.model) {
-        // A closed pipe is reported, not a panic as `print!` would make it.
-        Ok(stream) => match std::io::Write::write_all(&mut std::io::stdout().lock(), stream.as_bytes()) {
-            Ok(()) => Exit::Ok,
-            Err(error) => {
-                eprintln!("error: cannot write to stdout: {error}");
-                Exit::Usage
-            }
-        },
+        Ok(stream) => {
+            out.out(stream);
+            Exit::Ok
+        }
         Err(diagnostics) => {
-            report(crate::render::Format::Text, &build.sources, &diagnostics);
+            report(out, crate::render::Format::Text, &build.sources, &diagnostics);
             Exit::Failure
         }
     }
