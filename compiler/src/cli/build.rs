@@ -1,10 +1,11 @@
-//! `placid build`: check, emit and write the generated tree atomically.
+//! `placid build`: check, emit and write the generated tree atomically, never over what
+//! placid did not write.
 
 use std::path::PathBuf;
 
 use placid_targets::TargetKind;
 
-use crate::build::{Selection, compile, write_atomically};
+use crate::build::{Selection, compile, write_output};
 use crate::cli::{Exit, Output, ProjectArgs, open, report};
 
 /// Arguments of `placid build`.
@@ -12,9 +13,14 @@ use crate::cli::{Exit, Output, ProjectArgs, open, report};
 pub struct Args {
     #[command(flatten)]
     project: ProjectArgs,
-    /// Output directory (replaced atomically).
+    /// Output directory (replaced atomically). An existing one must be empty or hold an
+    /// earlier build's manifest.json.
     #[arg(short, long, default_value = "out")]
     out: PathBuf,
+    /// Replace an existing output directory even if placid did not write it (never the
+    /// project, a git repository or `/`).
+    #[arg(long, conflicts_with = "stdout")]
+    force: bool,
     /// Emit only these targets.
     #[arg(long = "target", value_parser = parse_target)]
     targets: Vec<TargetKind>,
@@ -41,19 +47,24 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
         Ok(world) => world,
         Err(exit) => return exit,
     };
-    let build = compile(&world, &Selection { only: args.targets.clone() });
+    let mut build = compile(&world, &Selection { only: args.targets.clone() });
+    let exit = if build.diagnostics.has_errors() {
+        Exit::Failure
+    } else {
+        match write_output(&args.out, args.force, world.canonical_root(), &build.sources, &build.artifacts) {
+            Ok(()) => Exit::Ok,
+            // Reported with the build's warnings, so `--format json` prints one document.
+            Err(refusal) => {
+                build.diagnostics.push(*refusal);
+                Exit::Usage
+            }
+        }
+    };
     report(out, args.project.format, &build.sources, &build.diagnostics);
-    if build.diagnostics.has_errors() {
-        return Exit::Failure;
-    }
-    if let Err(error) = write_atomically(&args.out, &build.artifacts) {
-        out.errln(format_args!("error: cannot write {}: {error}", args.out.display()));
-        return Exit::Usage;
-    }
-    if args.project.format == crate::render::Format::Text {
+    if exit == Exit::Ok && args.project.format == crate::render::Format::Text {
         out.errln(format_args!("wrote {} files to {}", build.artifacts.len(), args.out.display()));
     }
-    Exit::Ok
+    exit
 }
 
 /// `--stdout`: check and print the Kubernetes stream; nothing but YAML reaches stdout.
