@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use placid_compiler::cli::Output;
 use placid_compiler::extender::client::Client;
 use placid_compiler::extender::{Extender, Settings, router};
 use placid_compiler::render::Format;
@@ -22,7 +23,8 @@ use placid_targets::wasm::native::Evaluator;
 
 fn example() -> Loaded {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../policy-examples/cluster");
-    scoring::load(&dir, Some("cost-aware"), Format::Text).unwrap_or_else(|exit| panic!("cannot load the example: {exit:?}"))
+    scoring::load(&mut Output::stdio(), &dir, Some("cost-aware"), Format::Text)
+        .unwrap_or_else(|exit| panic!("cannot load the example: {exit:?}"))
 }
 
 /// The example model with its nodes repeated to `count` (names `n00000`...).

@@ -24,6 +24,11 @@ impl FsWorld {
         &self.root
     }
 
+    /// The project root with symlinks resolved, as every source path is confined to.
+    pub fn canonical_root(&self) -> &Path {
+        &self.canonical_root
+    }
+
     fn confined(&self, path: &RelPath) -> Result<PathBuf, WorldError> {
         let full = self.canonical_root.join(path.as_str());
         let real = full.canonicalize().map_err(|error| WorldError { reason: error.to_string() })?;

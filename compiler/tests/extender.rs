@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use placid_compiler::cli::Output;
 use placid_compiler::extender::client::Client;
 use placid_compiler::extender::{Extender, Settings, router};
 use placid_compiler::render::Format;
@@ -17,7 +18,8 @@ const SETTINGS: Settings = Settings { max_body: 256 << 10, timeout: Duration::fr
 /// Starts the example's `cost-aware` extender; returns its address and a shutdown handle.
 fn start() -> (SocketAddr, tokio::sync::oneshot::Sender<()>, std::thread::JoinHandle<()>) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../policy-examples/cluster");
-    let loaded = scoring::load(&dir, Some("cost-aware"), Format::Text).unwrap_or_else(|exit| panic!("cannot load the example: {exit:?}"));
+    let loaded = scoring::load(&mut Output::stdio(), &dir, Some("cost-aware"), Format::Text)
+        .unwrap_or_else(|exit| panic!("cannot load the example: {exit:?}"));
     let extender = Arc::new(Extender::new(loaded.plugin, &loaded.model, SETTINGS));
     let (address_sender, address_receiver) = std::sync::mpsc::channel();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -4,7 +4,7 @@
 //!
 //! Ranges: E001-E019 syntax and lowering, E020-E039 checker rules, E040-E049 Slurm target,
 //! E050-E059 Kubernetes target, E060-E069 Wasm, E070-E079 inventory and drift,
-//! E080-E089 migrations, E090-E099 workflow (diff, verify).
+//! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr).
 
 macro_rules! codes {
     ($( $variant:ident = $number:literal, $name:literal, $summary:literal, $explanation:literal; )*) => {
@@ -194,4 +194,14 @@ codes! {
         "`from` and `to` must name different pools.";
     MigrationNameInvalid = 86, "migration-name-invalid-for-kubernetes", "a migration or service name cannot name a Kubernetes object",
         "Rollouts and AnalysisTemplates are named after the migration, its services and its metrics. Kubernetes object names are DNS-1123 subdomains: lower-case letters, digits, `-` and `.`, at most 253 characters, and label values at most 63.";
+    OutputOverlapsProject = 90, "output-overlaps-project", "the build output would replace the project, a git repository or `/`",
+        "`placid build -o DIR` replaces DIR whole, so DIR may not be `/`, the project directory or a directory around it, a directory holding a file the project reads (such as `policy/`), a git work tree, or a `.git` directory or anything inside one. `--force` does not lift this: replacing any of them would delete sources or history. Write the output to a directory of its own, such as `generated/` beside the project (inside the same repository is fine).";
+    OutputNotPlacid = 91, "output-not-placid", "the output directory holds files placid did not write",
+        "`placid build -o DIR` replaces an existing DIR only when it is empty or holds the `manifest.json` of an earlier build (checked field by field, so any other `manifest.json` does not count). That way a mistyped `-o` cannot delete someone's directory. Choose a new or empty directory, or pass `--force` to replace DIR anyway.";
+    OutputNotDirectory = 92, "output-not-directory", "the output path is a file or a symbolic link",
+        "`placid build -o` writes a directory tree and swaps it into place. It does not replace a file, nor a symbolic link, whose target it could not swap without replacing the link. Remove the file or link, or name the directory itself.";
+    OutputUnwritable = 93, "output-unwritable", "the output directory could not be inspected or written",
+        "placid writes the tree into a temp directory beside the output (`.placid-build-<pid>-...`) and swaps it into place, so the output's parent directory must be writable, on the same file system, with room for a second copy. The message gives the operating system's error. A write that fails leaves the previous output in place; when only removing the previous tree after the swap fails, the new tree is in place and the next build removes the leftover.";
+    StreamUnwritable = 94, "stream-unwritable", "standard output or standard error could not be written",
+        "A write to stdout or stderr failed for a reason other than the reader going away, typically a full disk behind a redirect (`placid diff > report.md`). The output is incomplete, so the command exits with 2 whatever it found. A reader that goes away early (`placid check --format json | head -1`, a closed pipe) is not an error: the rest of the output is dropped and the command keeps its exit code.";
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::audit::{Binary, Report, audit, escaped};
-use crate::cli::Exit;
+use crate::cli::{Exit, Output};
 use crate::render::Format;
 
 /// Arguments of `placid audit-binaries`.
@@ -21,40 +21,40 @@ pub struct Args {
     format: Format,
 }
 
-pub fn run(args: &Args) -> Exit {
+pub fn run(args: &Args, out: &mut Output) -> Exit {
     if let Some(missing) = args.paths.iter().find(|path| std::fs::symlink_metadata(path).is_err()) {
-        eprintln!("error: {} does not exist", missing.display());
+        out.errln(format_args!("error: {} does not exist", missing.display()));
         return Exit::Usage;
     }
     let paths: Vec<&Path> = args.paths.iter().map(PathBuf::as_path).collect();
     let report = audit(&paths);
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&to_json(&report)).unwrap_or_default()),
-        Format::Text => print_text(&report),
+        Format::Json => out.outln(serde_json::to_string_pretty(&to_json(&report)).unwrap_or_default()),
+        Format::Text => print_text(out, &report),
     }
     if report.passes() { Exit::Ok } else { Exit::Failure }
 }
 
-fn print_text(report: &Report) {
+fn print_text(out: &mut Output, report: &Report) {
     for binary in &report.missing_riscv64 {
         let tag = binary.python_tag.as_deref().map(|tag| format!(" ({tag})")).unwrap_or_default();
-        println!(
+        out.outln(format_args!(
             "{}: {} {} {}{tag}, no riscv64 build",
             escaped(&binary.path),
             binary.machine,
             binary.linking.as_str(),
             binary.kind.as_str()
-        );
+        ));
     }
     for error in &report.errors {
-        eprintln!("error: {}: {}", escaped(&error.path), escaped(&error.message));
+        out.errln(format_args!("error: {}: {}", escaped(&error.path), escaped(&error.message)));
     }
-    eprintln!(
+    out.errln(format_args!(
         "{} ELF binaries, {} without a riscv64 build, {} files not audited",
         report.binaries.len(),
         report.missing_riscv64.len(),
         report.errors.len()
-    );
+    ));
 }
 
 fn binary_json(binary: &Binary) -> serde_json::Value {

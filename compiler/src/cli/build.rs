@@ -1,20 +1,26 @@
-//! `placid build`: check, emit and write the generated tree atomically.
+//! `placid build`: check, emit and write the generated tree atomically, never over what
+//! placid did not write.
 
 use std::path::PathBuf;
 
 use placid_targets::TargetKind;
 
-use crate::build::{Selection, compile, write_atomically};
-use crate::cli::{Exit, ProjectArgs, open, report};
+use crate::build::{Selection, compile, write_output};
+use crate::cli::{Exit, Output, ProjectArgs, open, report};
 
 /// Arguments of `placid build`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
     project: ProjectArgs,
-    /// Output directory (replaced atomically).
+    /// Output directory (replaced atomically). An existing one must be empty or hold an
+    /// earlier build's manifest.json.
     #[arg(short, long, default_value = "out")]
     out: PathBuf,
+    /// Replace an existing output directory even if placid did not write it (never the
+    /// project, a git repository or `/`).
+    #[arg(long, conflicts_with = "stdout")]
+    force: bool,
     /// Emit only these targets.
     #[arg(long = "target", value_parser = parse_target)]
     targets: Vec<TargetKind>,
@@ -33,59 +39,60 @@ fn parse_target(text: &str) -> Result<TargetKind, String> {
         .ok_or_else(|| format!("unknown target `{text}` (expected slurm, kubernetes or wasm)"))
 }
 
-pub fn run(args: &Args) -> Exit {
+pub fn run(args: &Args, out: &mut Output) -> Exit {
     if args.stdout {
-        return print_stream(args);
+        return print_stream(args, out);
     }
-    let world = match open(&args.project.dir) {
+    let world = match open(out, &args.project.dir) {
         Ok(world) => world,
         Err(exit) => return exit,
     };
-    let build = compile(&world, &Selection { only: args.targets.clone() });
-    report(args.project.format, &build.sources, &build.diagnostics);
-    if build.diagnostics.has_errors() {
-        return Exit::Failure;
+    let mut build = compile(&world, &Selection { only: args.targets.clone() });
+    let exit = if build.diagnostics.has_errors() {
+        Exit::Failure
+    } else {
+        match write_output(&args.out, args.force, world.canonical_root(), &build.sources, &build.artifacts) {
+            Ok(()) => Exit::Ok,
+            // Reported with the build's warnings, so `--format json` prints one document.
+            Err(refusal) => {
+                build.diagnostics.push(*refusal);
+                Exit::Usage
+            }
+        }
+    };
+    report(out, args.project.format, &build.sources, &build.diagnostics);
+    if exit == Exit::Ok && args.project.format == crate::render::Format::Text {
+        out.errln(format_args!("wrote {} files to {}", build.artifacts.len(), args.out.display()));
     }
-    if let Err(error) = write_atomically(&args.out, &build.artifacts) {
-        eprintln!("error: cannot write {}: {error}", args.out.display());
-        return Exit::Usage;
-    }
-    if args.project.format == crate::render::Format::Text {
-        eprintln!("wrote {} files to {}", build.artifacts.len(), args.out.display());
-    }
-    Exit::Ok
+    exit
 }
 
 /// `--stdout`: check and print the Kubernetes stream; nothing but YAML reaches stdout.
-fn print_stream(args: &Args) -> Exit {
+fn print_stream(args: &Args, out: &mut Output) -> Exit {
     if args.targets != [TargetKind::Kubernetes] {
-        eprintln!("error: --stdout prints Kubernetes objects only; use it with `--target kubernetes`");
+        out.errln("error: --stdout prints Kubernetes objects only; use it with `--target kubernetes`");
         return Exit::Usage;
     }
-    let world = match open(&args.project.dir) {
+    let world = match open(out, &args.project.dir) {
         Ok(world) => world,
         Err(exit) => return exit,
     };
     let build = compile(&world, &Selection { only: args.targets.clone() });
-    report(crate::render::Format::Text, &build.sources, &build.diagnostics);
+    report(out, crate::render::Format::Text, &build.sources, &build.diagnostics);
     if build.diagnostics.has_errors() {
         return Exit::Failure;
     }
     if !TargetKind::Kubernetes.enabled(&build.model) {
-        eprintln!("error: the project declares no `target \"kubernetes\"`");
+        out.errln("error: the project declares no `target \"kubernetes\"`");
         return Exit::Usage;
     }
     match placid_targets::k8s::stream(&build.model) {
-        // A closed pipe is reported, not a panic as `print!` would make it.
-        Ok(stream) => match std::io::Write::write_all(&mut std::io::stdout().lock(), stream.as_bytes()) {
-            Ok(()) => Exit::Ok,
-            Err(error) => {
-                eprintln!("error: cannot write to stdout: {error}");
-                Exit::Usage
-            }
-        },
+        Ok(stream) => {
+            out.out(stream);
+            Exit::Ok
+        }
         Err(diagnostics) => {
-            report(crate::render::Format::Text, &build.sources, &diagnostics);
+            report(out, crate::render::Format::Text, &build.sources, &diagnostics);
             Exit::Failure
         }
     }

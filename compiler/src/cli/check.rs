@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::build::{Selection, compile};
-use crate::cli::{Exit, ProjectArgs, open, report};
+use crate::cli::{Exit, Output, ProjectArgs, open, report};
 
 /// Arguments of `placid check`.
 #[derive(clap::Args, Debug)]
@@ -16,8 +16,8 @@ pub struct Args {
     probed: Option<PathBuf>,
 }
 
-pub fn run(args: &Args) -> Exit {
-    let world = match open(&args.project.dir) {
+pub fn run(args: &Args, out: &mut Output) -> Exit {
+    let world = match open(out, &args.project.dir) {
         Ok(world) => world,
         Err(exit) => return exit,
     };
@@ -27,7 +27,7 @@ pub fn run(args: &Args) -> Exit {
         let paths = match crate::merge::inventory_files_in(dir) {
             Ok(paths) => paths,
             Err(error) => {
-                eprintln!("error: cannot list probed files in {}: {error}", dir.display());
+                out.errln(format_args!("error: cannot list probed files in {}: {error}", dir.display()));
                 return Exit::Usage;
             }
         };
@@ -42,16 +42,16 @@ pub fn run(args: &Args) -> Exit {
     if args.probed.is_some() && args.project.format == crate::render::Format::Json {
         let mut json = crate::render::json(&build.sources, &build.diagnostics);
         json["drift"] = crate::drift::json(&drifts);
-        println!("{}", serde_json::to_string_pretty(&json).unwrap_or_default());
+        out.outln(serde_json::to_string_pretty(&json).unwrap_or_default());
     } else {
-        report(args.project.format, &build.sources, &build.diagnostics);
+        report(out, args.project.format, &build.sources, &build.diagnostics);
     }
     if build.diagnostics.has_errors() {
         return Exit::Failure;
     }
     if args.project.format == crate::render::Format::Text {
         let model = &build.model;
-        eprintln!(
+        out.errln(format_args!(
             "ok: project `{}`: {} nodes, {} GPUs, {} NVLink domains, {} pools, {} tiers, {} teams, {} plans",
             model.project.name,
             model.nodes.len(),
@@ -61,7 +61,7 @@ pub fn run(args: &Args) -> Exit {
             model.tiers.len(),
             model.teams.len(),
             model.plans.len()
-        );
+        ));
     }
     Exit::Ok
 }

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use crate::cli::Exit;
+use crate::cli::{Exit, Output};
 use crate::diff::render::terminal::Colour;
 use crate::diff::render::{DiffFormat, json, markdown, terminal};
 use crate::diff::report::Outcome;
@@ -30,7 +30,7 @@ pub struct Args {
     exit_code: bool,
 }
 
-pub fn run(args: &Args) -> Exit {
+pub fn run(args: &Args, out: &mut Output) -> Exit {
     let request = DiffRequest {
         dir: args.dir.clone(),
         base: Revision::Commit(args.base.clone()),
@@ -39,7 +39,7 @@ pub fn run(args: &Args) -> Exit {
     let report = match diff(&request) {
         Ok(report) => report,
         Err(error) => {
-            eprintln!("error: {error}");
+            out.errln(format_args!("error: {error}"));
             return Exit::Usage;
         }
     };
@@ -51,7 +51,7 @@ pub fn run(args: &Args) -> Exit {
         DiffFormat::Markdown => markdown::render(&report),
         DiffFormat::Json => json::render(&report),
     };
-    print!("{text}");
+    out.out(text);
     match (report.outcome, args.exit_code) {
         (Outcome::HeadErrors, _) => Exit::Usage,
         (Outcome::Changes, true) => Exit::Failure,

@@ -1,9 +1,8 @@
 //! `placid explain --wat SCORE [DIR]`: prints a score's Wasm module in the text format.
 
-use std::io::Write;
 use std::path::PathBuf;
 
-use crate::cli::Exit;
+use crate::cli::{Exit, Output};
 use crate::render::Format;
 use crate::scoring;
 
@@ -18,19 +17,18 @@ pub struct Args {
     dir: PathBuf,
 }
 
-pub fn run(args: &Args) -> Exit {
-    let loaded = match scoring::load(&args.dir, Some(&args.wat), Format::Text) {
+pub fn run(args: &Args, out: &mut Output) -> Exit {
+    let loaded = match scoring::load(out, &args.dir, Some(&args.wat), Format::Text) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
     match wasmprinter::print_bytes(&loaded.bytes) {
-        // A closed pipe (`placid explain --wat s | head`) is not an error.
         Ok(text) => {
-            let _ = writeln!(std::io::stdout().lock(), "{text}");
+            out.outln(text);
             Exit::Ok
         }
         Err(error) => {
-            eprintln!("error: cannot print the module: {error}");
+            out.errln(format_args!("error: cannot print the module: {error}"));
             Exit::Failure
         }
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use placid_targets::k8s::scheduler::EXTENDER_PORT;
 
-use crate::cli::{Exit, ScoreArgs};
+use crate::cli::{Exit, Output, ScoreArgs};
 use crate::extender::{Extender, Settings, router};
 use crate::render::Format;
 
@@ -30,8 +30,8 @@ pub struct Args {
     concurrency: usize,
 }
 
-pub fn run(args: &Args) -> Exit {
-    let loaded = match args.project.load(Format::Text) {
+pub fn run(args: &Args, out: &mut Output) -> Exit {
+    let loaded = match args.project.load(out, Format::Text) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
@@ -42,7 +42,7 @@ pub fn run(args: &Args) -> Exit {
     let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(settings.concurrency.max(1)).enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("error: cannot start the runtime: {error}");
+            out.errln(format_args!("error: cannot start the runtime: {error}"));
             return Exit::Usage;
         }
     };
@@ -50,16 +50,16 @@ pub fn run(args: &Args) -> Exit {
         let listener = match tokio::net::TcpListener::bind(args.listen).await {
             Ok(listener) => listener,
             Err(error) => {
-                eprintln!("error: cannot listen on {}: {error}", args.listen);
+                out.errln(format_args!("error: cannot listen on {}: {error}", args.listen));
                 return Exit::Usage;
             }
         };
-        eprintln!("placid extender: score `{policy}` on http://{} (POST /filter, /prioritize)", args.listen);
+        out.errln(format_args!("placid extender: score `{policy}` on http://{} (POST /filter, /prioritize)", args.listen));
         let served = axum::serve(listener, router(extender, settings)).with_graceful_shutdown(shutdown_signal()).await;
         match served {
             Ok(()) => Exit::Ok,
             Err(error) => {
-                eprintln!("error: the server failed: {error}");
+                out.errln(format_args!("error: the server failed: {error}"));
                 Exit::Usage
             }
         }

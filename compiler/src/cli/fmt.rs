@@ -3,7 +3,7 @@
 use placid_lang::diag::Diagnostics;
 
 use crate::build::write_file_atomically;
-use crate::cli::{Exit, ProjectArgs, open, report};
+use crate::cli::{Exit, Output, ProjectArgs, open, report};
 
 /// Arguments of `placid fmt`.
 #[derive(clap::Args, Debug)]
@@ -15,8 +15,8 @@ pub struct Args {
     check: bool,
 }
 
-pub fn run(args: &Args) -> Exit {
-    let world = match open(&args.project.dir) {
+pub fn run(args: &Args, out: &mut Output) -> Exit {
+    let world = match open(out, &args.project.dir) {
         Ok(world) => world,
         Err(exit) => return exit,
     };
@@ -34,21 +34,21 @@ pub fn run(args: &Args) -> Exit {
         }
     }
     if !syntax_errors.is_empty() {
-        report(args.project.format, &compilation.sources, &syntax_errors);
+        report(out, args.project.format, &compilation.sources, &syntax_errors);
         return Exit::Failure;
     }
     if args.check {
         for (path, _) in &unformatted {
-            println!("not formatted: {path}");
+            out.outln(format_args!("not formatted: {path}"));
         }
         return if unformatted.is_empty() { Exit::Ok } else { Exit::Failure };
     }
     for (path, formatted) in &unformatted {
         if let Err(error) = write_file_atomically(&args.project.dir.join(path.as_str()), formatted.as_bytes()) {
-            eprintln!("error: cannot write {path}: {error}");
+            out.errln(format_args!("error: cannot write {path}: {error}"));
             return Exit::Usage;
         }
-        println!("formatted: {path}");
+        out.outln(format_args!("formatted: {path}"));
     }
     Exit::Ok
 }

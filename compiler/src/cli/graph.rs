@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use placid_lang::model::Model;
 
 use crate::check::topology::{Edge, Topology, Vertex};
-use crate::cli::{Exit, ProjectArgs, open, report};
+use crate::cli::{Exit, Output, ProjectArgs, open, report};
 
 /// Which graph to draw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -32,14 +32,14 @@ pub struct Args {
     svg: bool,
 }
 
-pub fn run(args: &Args) -> Exit {
-    let world = match open(&args.project.dir) {
+pub fn run(args: &Args, out: &mut Output) -> Exit {
+    let world = match open(out, &args.project.dir) {
         Ok(world) => world,
         Err(exit) => return exit,
     };
     let build = crate::build::compile(&world, &crate::build::Selection { only: Vec::new() });
     if build.diagnostics.has_errors() {
-        report(args.project.format, &build.sources, &build.diagnostics);
+        report(out, args.project.format, &build.sources, &build.diagnostics);
         return Exit::Failure;
     }
     let dot = match args.kind {
@@ -47,16 +47,16 @@ pub fn run(args: &Args) -> Exit {
         Kind::Plans => plans_dot(&build.model),
     };
     if !args.svg {
-        print!("{dot}");
+        out.out(dot);
         return Exit::Ok;
     }
     match render_svg(&dot) {
         Ok(svg) => {
-            let _ = std::io::stdout().write_all(&svg);
+            out.out(svg);
             Exit::Ok
         }
         Err(error) => {
-            eprintln!("error: cannot run Graphviz `dot` ({error}); install graphviz or drop --svg to get DOT");
+            out.errln(format_args!("error: cannot run Graphviz `dot` ({error}); install graphviz or drop --svg to get DOT"));
             Exit::Usage
         }
     }

@@ -8,7 +8,7 @@ use placid_lang::lower::InventoryFormat;
 use placid_lang::source::Sources;
 
 use crate::build::write_file_atomically;
-use crate::cli::{Exit, report};
+use crate::cli::{Exit, Output, report};
 use crate::render::Format;
 
 /// Arguments of `placid inventory`.
@@ -37,20 +37,20 @@ struct MergeArgs {
     format: Format,
 }
 
-pub fn run(args: &Args) -> Exit {
+pub fn run(args: &Args, out: &mut Output) -> Exit {
     match &args.command {
-        Command::Merge(merge) => run_merge(merge),
+        Command::Merge(merge) => run_merge(merge, out),
     }
 }
 
-fn run_merge(args: &MergeArgs) -> Exit {
+fn run_merge(args: &MergeArgs, out: &mut Output) -> Exit {
     let mut paths = Vec::new();
     for path in &args.files {
         if path.is_dir() {
             match crate::merge::inventory_files_in(path) {
                 Ok(found) => paths.extend(found),
                 Err(error) => {
-                    eprintln!("error: cannot list {}: {error}", path.display());
+                    out.errln(format_args!("error: cannot list {}: {error}", path.display()));
                     return Exit::Usage;
                 }
             }
@@ -63,7 +63,7 @@ fn run_merge(args: &MergeArgs) -> Exit {
     let (model, merged) = crate::merge::merge(files);
     diagnostics.extend(merged);
     diagnostics.sort();
-    report(args.format, &sources, &diagnostics);
+    report(out, args.format, &sources, &diagnostics);
     if diagnostics.has_errors() {
         return Exit::Failure;
     }
@@ -76,17 +76,17 @@ fn run_merge(args: &MergeArgs) -> Exit {
         }
     };
     if let Err(error) = write_file_atomically(&args.output, text.as_bytes()) {
-        eprintln!("error: cannot write {}: {error}", args.output.display());
+        out.errln(format_args!("error: cannot write {}: {error}", args.output.display()));
         return Exit::Usage;
     }
     if args.format == Format::Text {
-        eprintln!(
+        out.errln(format_args!(
             "ok: {} nodes, {} GPUs, {} NVLink domains -> {}",
             model.nodes.len(),
             model.total_gpus(),
             model.domains.len(),
             args.output.display()
-        );
+        ));
     }
     Exit::Ok
 }

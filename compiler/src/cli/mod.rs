@@ -1,6 +1,7 @@
 //! The `placid` command line. Flags are parsed by clap into [`Cli`]; each subcommand lives in
-//! its own module and returns an [`Exit`]; only [`main`] prints top-level errors and picks the
-//! process exit code (0 ok, 1 policy errors or changes, 2 usage or IO errors).
+//! its own module, writes through the [`Output`] it is given and returns an [`Exit`]; only
+//! [`main`] prints top-level errors and picks the process exit code (0 ok, 1 policy errors or
+//! changes, 2 usage or IO errors).
 
 mod audit;
 mod build;
@@ -11,8 +12,11 @@ mod extender;
 mod fmt;
 mod graph;
 mod inventory;
+mod output;
 mod score;
 mod verify;
+
+pub use output::Output;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -75,8 +79,8 @@ pub struct ScoreArgs {
 
 impl ScoreArgs {
     /// Compiles the project and loads the score's plugin, reporting problems in `format`.
-    pub fn load(&self, format: Format) -> Result<crate::scoring::Loaded, Exit> {
-        crate::scoring::load(&self.dir, self.score.as_deref(), format)
+    pub fn load(&self, out: &mut Output, format: Format) -> Result<crate::scoring::Loaded, Exit> {
+        crate::scoring::load(out, &self.dir, self.score.as_deref(), format)
     }
 }
 
@@ -115,20 +119,21 @@ pub fn main() -> ExitCode {
             return if error.use_stderr() { Exit::Usage.into() } else { Exit::Ok.into() };
         }
     };
+    let mut out = Output::stdio();
     let exit = match cli.command {
-        Command::Check(args) => check::run(&args),
-        Command::Build(args) => build::run(&args),
-        Command::Diff(args) => diff::run(&args),
-        Command::Verify(args) => verify::run(&args),
-        Command::Fmt(args) => fmt::run(&args),
-        Command::Graph(args) => graph::run(&args),
-        Command::Score(args) => score::run(&args),
-        Command::Extender(args) => extender::run(&args),
-        Command::Explain(args) => explain::run(&args),
-        Command::AuditBinaries(args) => audit::run(&args),
-        Command::Inventory(args) => inventory::run(&args),
+        Command::Check(args) => check::run(&args, &mut out),
+        Command::Build(args) => build::run(&args, &mut out),
+        Command::Diff(args) => diff::run(&args, &mut out),
+        Command::Verify(args) => verify::run(&args, &mut out),
+        Command::Fmt(args) => fmt::run(&args, &mut out),
+        Command::Graph(args) => graph::run(&args, &mut out),
+        Command::Score(args) => score::run(&args, &mut out),
+        Command::Extender(args) => extender::run(&args, &mut out),
+        Command::Explain(args) => explain::run(&args, &mut out),
+        Command::AuditBinaries(args) => audit::run(&args, &mut out),
+        Command::Inventory(args) => inventory::run(&args, &mut out),
     };
-    exit.into()
+    out.finish(exit).into()
 }
 
 /// Whether stderr is a terminal that wants colour.
@@ -137,23 +142,23 @@ pub fn stderr_color() -> bool {
 }
 
 /// Prints diagnostics of a build in the requested format: text to stderr, JSON to stdout.
-pub fn report(format: Format, sources: &placid_lang::source::Sources, diagnostics: &placid_lang::diag::Diagnostics) {
+pub fn report(out: &mut Output, format: Format, sources: &placid_lang::source::Sources, diagnostics: &placid_lang::diag::Diagnostics) {
     match format {
         Format::Text => {
             if !diagnostics.is_empty() {
-                eprint!("{}", crate::render::text(sources, diagnostics, stderr_color()));
+                out.err(crate::render::text(sources, diagnostics, stderr_color()));
             }
         }
         Format::Json => {
-            println!("{}", serde_json::to_string_pretty(&crate::render::json(sources, diagnostics)).unwrap_or_default());
+            out.outln(serde_json::to_string_pretty(&crate::render::json(sources, diagnostics)).unwrap_or_default());
         }
     }
 }
 
 /// Opens the project at `dir`, or prints why not.
-pub fn open(dir: &std::path::Path) -> Result<crate::world::FsWorld, Exit> {
+pub fn open(out: &mut Output, dir: &std::path::Path) -> Result<crate::world::FsWorld, Exit> {
     crate::world::FsWorld::new(dir).map_err(|error| {
-        eprintln!("error: cannot open project directory {}: {error}", dir.display());
+        out.errln(format_args!("error: cannot open project directory {}: {error}", dir.display()));
         Exit::Usage
     })
 }

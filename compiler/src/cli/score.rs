@@ -2,10 +2,9 @@
 //! the inventory's nodes for a job with the score's Wasm plugin, run by the same host as the
 //! extender.
 
-use std::io::Write;
 use std::path::PathBuf;
 
-use crate::cli::{Exit, ScoreArgs};
+use crate::cli::{self, Exit, ScoreArgs};
 use crate::render::Format;
 use crate::scoring::job::{self, JobValues};
 use crate::scoring::rank::{Ranked, failed_names, is_feasible, rank};
@@ -46,16 +45,16 @@ fn job_values(args: &Args) -> Result<JobValues, String> {
     }
 }
 
-pub fn run(args: &Args) -> Exit {
+pub fn run(args: &Args, out: &mut cli::Output) -> Exit {
     let values = match job_values(args) {
         Ok(values) => values,
         Err(message) => {
-            eprintln!("error: {message}");
+            out.errln(format_args!("error: {message}"));
             return Exit::Usage;
         }
     };
     let format = if args.format == Output::Json { Format::Json } else { Format::Text };
-    let loaded = match args.project.load(format) {
+    let loaded = match args.project.load(out, format) {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
@@ -65,14 +64,14 @@ pub fn run(args: &Args) -> Exit {
     let params = match meta.job_params().and_then(|params| job::params_block(&params, &values, &mut codes)) {
         Ok(params) => params,
         Err(message) => {
-            eprintln!("error: {message}");
+            out.errln(format_args!("error: {message}"));
             return Exit::Usage;
         }
     };
     let scores = match loaded.plugin.worker().and_then(|mut worker| worker.score(&params, &rows)) {
         Ok(scores) => scores,
         Err(error) => {
-            eprintln!("error[{}]: {error}", error.code.id());
+            out.errln(format_args!("error[{}]: {error}", error.code.id()));
             return Exit::Failure;
         }
     };
@@ -91,8 +90,7 @@ pub fn run(args: &Args) -> Exit {
         Output::Table => table(&meta.policy, &ranked),
         Output::Json => format!("{}\n", serde_json::to_string_pretty(&json(&ranked)).unwrap_or_default()),
     };
-    // A closed pipe (`placid score ... | head`) is not an error.
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    out.out(text);
     Exit::Ok
 }
 

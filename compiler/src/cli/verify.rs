@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::build::{Selection, compile};
-use crate::cli::{Exit, ProjectArgs, open, report};
+use crate::cli::{Exit, Output, ProjectArgs, open, report};
 use crate::diff::verify::verify;
 
 /// Arguments of `placid verify`.
@@ -16,41 +16,41 @@ pub struct Args {
     project: ProjectArgs,
 }
 
-pub fn run(args: &Args) -> Exit {
-    let world = match open(&args.project.dir) {
+pub fn run(args: &Args, out: &mut Output) -> Exit {
+    let world = match open(out, &args.project.dir) {
         Ok(world) => world,
         Err(exit) => return exit,
     };
     let build = compile(&world, &Selection { only: Vec::new() });
-    report(args.project.format, &build.sources, &build.diagnostics);
+    report(out, args.project.format, &build.sources, &build.diagnostics);
     if build.diagnostics.has_errors() {
         return Exit::Failure;
     }
     let findings = match verify(&args.out, &build.artifacts) {
         Ok(findings) => findings,
         Err(error) => {
-            eprintln!("error: cannot read {}: {error}", args.out.display());
+            out.errln(format_args!("error: cannot read {}: {error}", args.out.display()));
             return Exit::Usage;
         }
     };
     match args.project.format {
         crate::render::Format::Json => {
             let document = serde_json::json!({ "out": args.out.display().to_string(), "findings": findings });
-            println!("{}", serde_json::to_string_pretty(&document).unwrap_or_default());
+            out.outln(serde_json::to_string_pretty(&document).unwrap_or_default());
         }
         crate::render::Format::Text => {
             for finding in &findings {
-                eprintln!("{}: {}", finding.problem.as_str(), finding.path);
+                out.errln(format_args!("{}: {}", finding.problem.as_str(), finding.path));
             }
             if findings.is_empty() {
-                eprintln!("ok: {} matches a fresh build ({} files)", args.out.display(), build.artifacts.len());
+                out.errln(format_args!("ok: {} matches a fresh build ({} files)", args.out.display(), build.artifacts.len()));
             } else {
-                eprintln!(
+                out.errln(format_args!(
                     "{} file(s) in {} do not match a fresh build; run `placid build -o {}`",
                     findings.len(),
                     args.out.display(),
                     args.out.display()
-                );
+                ));
             }
         }
     }

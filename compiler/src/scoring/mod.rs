@@ -19,7 +19,7 @@ use placid_lang::suggest;
 use placid_targets::wasm::host::{Limits, Plugin};
 
 use crate::build::{Selection, compile};
-use crate::cli::{Exit, open, report};
+use crate::cli::{Exit, Output, open, report};
 use crate::render::Format;
 
 /// Interned codes of racks and NVLink domains for one batch.
@@ -46,46 +46,46 @@ pub struct Loaded {
 }
 
 /// Loads the project at `dir`, checks it and emits and loads the module of score `name`
-/// (the only score when `name` is `None`). Prints diagnostics and returns the exit code on
-/// failure.
-pub fn load(dir: &std::path::Path, name: Option<&str>, format: Format) -> Result<Loaded, Exit> {
-    let world = open(dir)?;
+/// (the only score when `name` is `None`). Prints diagnostics to `out` and returns the exit
+/// code on failure.
+pub fn load(out: &mut Output, dir: &std::path::Path, name: Option<&str>, format: Format) -> Result<Loaded, Exit> {
+    let world = open(out, dir)?;
     let build = compile(&world, &Selection { only: Vec::new() });
-    report_errors(format, &build.sources, &build.diagnostics)?;
+    report_errors(out, format, &build.sources, &build.diagnostics)?;
     let model = build.model;
     let names: Vec<&str> = model.scores.iter().map(|score| score.name.as_str()).collect();
     let score = match name {
         Some(name) => model.scores.iter().find(|score| score.name.as_str() == name).ok_or_else(|| {
             let help = suggest::help_for(name, names.iter().copied()).map(|help| format!(" ({help})")).unwrap_or_default();
-            eprintln!("error: the project has no score `{name}`{help}");
+            out.errln(format_args!("error: the project has no score `{name}`{help}"));
             Exit::Usage
         })?,
         None => match model.scores.as_slice() {
             [only] => only,
             [] => {
-                eprintln!("error: the project declares no score");
+                out.errln("error: the project declares no score");
                 return Err(Exit::Usage);
             }
             _ => {
-                eprintln!("error: the project has several scores; choose one with --score ({})", names.join(", "));
+                out.errln(format_args!("error: the project has several scores; choose one with --score ({})", names.join(", ")));
                 return Err(Exit::Usage);
             }
         },
     };
     let bytes = placid_targets::wasm::module(&model, score).map_err(|diagnostics| {
-        report(format, &build.sources, &diagnostics);
+        report(out, format, &build.sources, &diagnostics);
         Exit::Failure
     })?;
     let plugin = Plugin::load(&bytes, Limits::DEFAULT).map_err(|error| {
-        eprintln!("error[{}]: {error}", error.code.id());
+        out.errln(format_args!("error[{}]: {error}", error.code.id()));
         Exit::Failure
     })?;
     Ok(Loaded { model, bytes, plugin })
 }
 
-fn report_errors(format: Format, sources: &Sources, diagnostics: &placid_lang::diag::Diagnostics) -> Result<(), Exit> {
+fn report_errors(out: &mut Output, format: Format, sources: &Sources, diagnostics: &placid_lang::diag::Diagnostics) -> Result<(), Exit> {
     if diagnostics.has_errors() {
-        report(format, sources, diagnostics);
+        report(out, format, sources, diagnostics);
         return Err(Exit::Failure);
     }
     Ok(())
