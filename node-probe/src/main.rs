@@ -3,6 +3,7 @@
 //! node was written (warnings included), 2 when it could not be (no name, no architecture,
 //! bad flags or site file).
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -86,10 +87,40 @@ fn main() -> ExitCode {
     match run(&cli) {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("error: {message}");
+            note(&format!("error: {message}\n"));
             ExitCode::from(2)
         }
     }
+}
+
+/// Writes to stderr. `eprint!` panics when stderr is closed; a note nobody reads is no error.
+fn note(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// Writes the inventory to stdout. A closed pipe (`placid-probe | head -1`) ends the probe
+/// quietly, where `print!` would panic; any other failure is an error.
+fn print_inventory(text: &str) -> Result<(), String> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write the inventory: {error}")),
+        _ => Ok(()),
+    }
+}
+
+/// Writes `-o FILE` whole or not at all: a temporary file beside it, renamed over it, so a
+/// failed or killed probe never leaves a half-written inventory for `placid check` to read.
+fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
+    let error = |error: std::io::Error| format!("cannot write {}: {error}", path.display());
+    let name = path.file_name().ok_or_else(|| format!("cannot write {}: not a file name", path.display()))?;
+    let temp = path.with_file_name(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
+    let written = std::fs::File::create_new(&temp)
+        .and_then(|mut file| file.write_all(text.as_bytes()).and_then(|()| file.sync_all()))
+        .and_then(|()| std::fs::rename(&temp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written.map_err(error)
 }
 
 fn run(cli: &Cli) -> Result<ExitCode, String> {
@@ -120,7 +151,7 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
         }
     };
     let result = probe(&root, site, source);
-    eprint!("{}", notes::render(&result.diagnostics));
+    note(&notes::render(&result.diagnostics));
     if result.entry.is_none() {
         return Ok(ExitCode::from(2));
     }
@@ -134,18 +165,18 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
         }
     };
     match &cli.output {
-        Some(path) => std::fs::write(path, text).map_err(|error| format!("cannot write {}: {error}", path.display()))?,
-        None => print!("{text}"),
+        Some(path) => write_file(path, &text)?,
+        None => print_inventory(&text)?,
     }
     if let Some(window) = window {
         for sample in sample_nvlink(source, &result.gpus, window) {
-            eprintln!(
-                "nvlink gpu {} link {}: tx {:.1} GB/s, rx {:.1} GB/s",
+            note(&format!(
+                "nvlink gpu {} link {}: tx {:.1} GB/s, rx {:.1} GB/s\n",
                 sample.gpu,
                 sample.link,
                 sample.tx_bytes_per_second / 1e9,
                 sample.rx_bytes_per_second / 1e9
-            );
+            ));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -153,7 +184,7 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
 
 /// NVML missing is normal on CPU-only nodes; say it once, as a note, not as a failure.
 fn live_nvml_unavailable(unavailable: &Unavailable) {
-    eprintln!("note: NVML not available ({}); GPUs come from PCI sysfs only", unavailable.reason);
+    note(&format!("note: NVML not available ({}); GPUs come from PCI sysfs only\n", unavailable.reason));
 }
 
 fn site_of(cli: &Cli) -> Result<Site, String> {
