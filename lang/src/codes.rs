@@ -118,6 +118,8 @@ codes! {
         "`test` blocks describe a job and the placement or rejection the team expects; every name they use must resolve.";
     NvlinkIslands = 36, "nvlink-islands", "a node in an NVLink domain has GPUs that NVLink does not connect",
         "A node that names an NVLink domain should have all its GPUs reachable from each other over NVLink. When its NVLink links split the GPUs into separate islands (or it has no links at all), jobs placed there for NVLink locality run over PCIe instead. This is a warning: check the inventory (a failed link, a missing `nvlink` line) or drop the node from the domain.";
+    ValueOverflow = 37, "value-overflow", "numbers add up or multiply past what placid can count",
+        "placid adds and multiplies the numbers of a policy in fixed-size integers: reservations per cost center (GPUs x price x 24 hours), team budgets per cost center, host memory over the inventory, NVLink bandwidth over a GPU's links. When such a total does not fit, placid reports the value that made it overflow instead of wrapping around to a small number that would pass every check. The numbers involved are far beyond any real cluster; check the value for a typo (an extra digit, a wrong unit).";
     SlurmNameCollision = 40, "slurm-name-collision", "two names become the same Slurm QOS or account",
         "sacctmgr lowercases QOS and account names, and `root` is the account every tree hangs from. Tiers whose names differ only in case, a team account equal to a cost center or another team's account, or an account named `root`, would silently merge into one Slurm object. Rename one of them (a team can set `account \"...\"`).";
     SlurmGresType = 41, "slurm-gres-type", "a GPU model name that Slurm would re-parse in `Gres=`",

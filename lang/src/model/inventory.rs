@@ -130,9 +130,12 @@ impl Node {
     }
 
     /// The NVLink bandwidth every GPU of the node has at least (sum over its links), zero
-    /// without NVLink. This is what a job spread over the node's GPUs can count on.
+    /// without NVLink. This is what a job spread over the node's GPUs can count on. The sum
+    /// saturates: the checker refuses a GPU whose links add up past `u64` (E037), but its
+    /// other passes ask this of the same model before the build stops.
     pub fn nvlink_bandwidth(&self) -> Bandwidth {
-        let per_gpu = self.gpus.iter().map(|gpu| gpu.links.iter().map(|link| link.bandwidth.bits_per_second).sum::<u64>());
+        let per_gpu =
+            self.gpus.iter().map(|gpu| gpu.links.iter().fold(0u64, |sum, link| sum.saturating_add(link.bandwidth.bits_per_second)));
         Bandwidth { bits_per_second: per_gpu.min().unwrap_or(0) }
     }
 }
