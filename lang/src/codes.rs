@@ -84,6 +84,8 @@ codes! {
         "placid never converts currencies. Budgets and node costs must use the project's currency.";
     MissingProject = 16, "missing-project", "the project file has no `project` node",
         "`placid.kdl` must start with `project \"name\"`.";
+    NestingTooDeep = 17, "nesting-too-deep", "a file nests blocks deeper than placid reads",
+        "Children blocks (`{ ... }`) may nest at most 64 levels, and one block comment (`/* ... */`) may have at most 256 parts (runs of text, `*`, `/` and nested comments). placid's files nest a few levels; the bound keeps a small file of deep braces from exhausting the parser's stack. Flatten the file, close the braces that were left open, or write long comments as `//` lines.";
     EmptyPool = 20, "empty-pool", "a pool selects no node of the inventory",
         "A pool whose selector matches no node cannot host anything. Check the selector against the inventory (`placid graph` shows domains and racks).";
     ReservationExceedsPool = 21, "reservation-exceeds-pool", "a reservation asks for more GPUs than its pool has",

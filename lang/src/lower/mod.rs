@@ -100,9 +100,10 @@ pub fn load(world: &dyn World) -> Compilation {
         }
     }
 
-    // A file that does not parse hides its declarations; lowering the rest would report every
-    // reference to them as unresolved. Syntax errors are reported alone.
-    if cx.diagnostics.iter().any(|diagnostic| diagnostic.code == Code::KdlSyntax) {
+    // A file that does not parse (or nests too deep to parse) hides its declarations;
+    // lowering the rest would report every reference to them as unresolved. Syntax errors
+    // are reported alone.
+    if cx.diagnostics.iter().any(|diagnostic| matches!(diagnostic.code, Code::KdlSyntax | Code::NestingTooDeep)) {
         let mut diagnostics = cx.diagnostics;
         diagnostics.sort();
         return Compilation { sources, model: Model { project: settings.project, ..Model::default() }, diagnostics };
