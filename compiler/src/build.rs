@@ -92,7 +92,7 @@ fn target_inputs(world: &dyn World, model: &placid_lang::model::Model) -> Result
         let pattern = format!("{}/{name}", directory.as_str().trim_end_matches('/'));
         let paths = world.glob(&pattern).unwrap_or_default();
         for path in paths {
-            let text = world.read(&path).map_err(|error| {
+            let text = world.read(&path, placid_lang::source::MAX_POLICY_BYTES).map_err(|error| {
                 Box::new(
                     Diagnostic::error(
                         Code::UnreadableSource,
