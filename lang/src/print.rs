@@ -7,7 +7,6 @@
 
 use std::fmt::Write as _;
 
-use crate::cpulist;
 use crate::inventory_json::{JsonCpu, JsonGpu, JsonInventory, JsonMigInstances, JsonNode, JsonNuma, JsonNvLink, JsonProfile};
 use crate::model::{Cpu, Gpu, Mig, Model, Node};
 
@@ -116,7 +115,7 @@ fn write_cpu(out: &mut String, cpu: &Cpu) {
         out.push('\n');
     }
     for numa in &cpu.numa {
-        let _ = write!(out, "        numa {} cpus={}", numa.id, quote(&cpulist::format(&numa.cpus)));
+        let _ = write!(out, "        numa {} cpus={}", numa.id, quote(&numa.cpus.to_string()));
         if let Some(memory) = numa.memory {
             let _ = write!(out, " memory={}", quote(&memory.to_string()));
         }
@@ -205,7 +204,7 @@ fn json_cpu(cpu: &Cpu) -> JsonCpu {
         numa: cpu
             .numa
             .iter()
-            .map(|numa| JsonNuma { id: numa.id, cpus: cpulist::format(&numa.cpus), memory: numa.memory.map(|memory| memory.to_string()) })
+            .map(|numa| JsonNuma { id: numa.id, cpus: numa.cpus.to_string(), memory: numa.memory.map(|memory| memory.to_string()) })
             .collect(),
     }
 }

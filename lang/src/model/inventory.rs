@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::cpulist::CpuSet;
 use crate::model::{DomainId, NodeId, RackId};
 use crate::name::{LabelKey, Name};
 use crate::span::Span;
@@ -254,8 +255,8 @@ impl ProfileVerdict {
 pub struct NumaNode {
     /// The kernel's node id.
     pub id: u32,
-    /// Logical CPUs of the node, sorted; empty for memory-only nodes (GPU HBM on C2C hosts).
-    pub cpus: Vec<u32>,
+    /// Logical CPUs of the node; empty for memory-only nodes (GPU HBM on C2C hosts).
+    pub cpus: CpuSet,
     /// Memory of the node, when known.
     pub memory: Option<Bytes>,
 }
