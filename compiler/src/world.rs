@@ -89,6 +89,10 @@ impl World for FsWorld {
         paths.sort();
         Ok(paths)
     }
+
+    fn is_symlink(&self, path: &RelPath) -> bool {
+        std::fs::symlink_metadata(self.canonical_root.join(path.as_str())).is_ok_and(|metadata| metadata.file_type().is_symlink())
+    }
 }
 
 /// Reads the regular file at `path`, refusing anything else before reading from it, and a

@@ -113,6 +113,9 @@ pub trait World {
     /// Lists the files matching a glob pattern (relative to the root), sorted. Implementations
     /// must not return paths that leave the project root, including through symlinks.
     fn glob(&self, pattern: &str) -> Result<Vec<RelPath>, WorldError>;
+    /// Whether the file at `path` is itself a symbolic link (where a world can have them):
+    /// template overrides are code, and one file must not stand in for another.
+    fn is_symlink(&self, path: &RelPath) -> bool;
 }
 
 /// One loaded source file.
@@ -195,6 +198,10 @@ impl World for MemoryWorld {
         let pattern = glob::Pattern::new(pattern).map_err(|error| WorldError::unreadable(format!("invalid pattern: {error}")))?;
         let options = glob::MatchOptions { require_literal_separator: true, ..glob::MatchOptions::new() };
         Ok(self.files.keys().filter(|path| pattern.matches_with(path, options)).filter_map(|path| RelPath::new(path).ok()).collect())
+    }
+
+    fn is_symlink(&self, _path: &RelPath) -> bool {
+        false
     }
 }
 

@@ -116,4 +116,8 @@ impl World for GitWorld<'_> {
         paths.sort();
         Ok(paths)
     }
+
+    fn is_symlink(&self, path: &RelPath) -> bool {
+        self.project_tree.get_path(std::path::Path::new(path.as_str())).is_ok_and(|entry| entry.filemode() == SYMLINK_MODE)
+    }
 }

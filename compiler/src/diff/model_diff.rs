@@ -167,6 +167,8 @@ pub enum DangerKind {
     PreemptionChange,
     /// Who preempts whom changed.
     PriorityReorder,
+    /// A Slurm template override changed: code that runs at every submission.
+    TemplateOverride,
 }
 
 impl DangerKind {
@@ -178,6 +180,7 @@ impl DangerKind {
             DangerKind::Deletion => "deletion",
             DangerKind::PreemptionChange => "preemption change",
             DangerKind::PriorityReorder => "priority reorder",
+            DangerKind::TemplateOverride => "template overrides changed",
         }
     }
 }
