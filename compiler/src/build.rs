@@ -8,7 +8,8 @@ use std::path::{Component, Path, PathBuf};
 
 use placid_lang::codes::Code;
 use placid_lang::diag::{Diagnostic, Diagnostics};
-use placid_lang::source::{Sources, World};
+use placid_lang::lower::read_error;
+use placid_lang::source::{MAX_POLICY_BYTES, Sources, World};
 use placid_lang::span::Span;
 use placid_targets::{Artifact, Inputs, TargetKind};
 use sha2::{Digest, Sha256};
@@ -47,10 +48,11 @@ pub fn compile(world: &dyn World, selection: &Selection) -> Build {
     if build.diagnostics.has_errors() {
         return build;
     }
-    let inputs = match target_inputs(world, &build.model) {
+    let inputs = match target_inputs(world, &build.model, &mut build.sources) {
         Ok(inputs) => inputs,
-        Err(diagnostic) => {
-            build.diagnostics.push(*diagnostic);
+        Err(diagnostics) => {
+            build.diagnostics.extend(diagnostics);
+            build.diagnostics.sort();
             return build;
         }
     };
@@ -86,29 +88,56 @@ pub fn compile(world: &dyn World, selection: &Selection) -> Build {
 }
 
 /// Reads the project files targets need (they do no IO): the Slurm template overrides in
-/// the directory named by `target "slurm" templates=`, one file per built-in template name.
-fn target_inputs(world: &dyn World, model: &placid_lang::model::Model) -> Result<Inputs, Box<Diagnostic>> {
+/// the directory named by `target "slurm" templates=`, added to `sources` like every file a
+/// build reads (so the source hash and `placid diff` see them). Templates are code run by
+/// every submission: a directory with no file, a file that is no template name (a typo
+/// would silently keep the built-in) and a template that is a symlink (one file standing in
+/// for another) are errors (E048), all reported at once.
+fn target_inputs(world: &dyn World, model: &placid_lang::model::Model, sources: &mut Sources) -> Result<Inputs, Diagnostics> {
     let mut inputs = Inputs::default();
     let Some(settings) = &model.project.slurm else { return Ok(inputs) };
     let Some(directory) = &settings.templates else { return Ok(inputs) };
-    for name in [placid_targets::slurm::STAGE_TEMPLATE, placid_targets::slurm::SUBMIT_TEMPLATE] {
-        let pattern = format!("{}/{name}", directory.as_str().trim_end_matches('/'));
-        let paths = world.glob(&pattern).unwrap_or_default();
-        for path in paths {
-            let text = world.read(&path).map_err(|error| {
-                Box::new(
-                    Diagnostic::error(
-                        Code::UnreadableSource,
-                        settings.span,
-                        format!("cannot read Slurm template {path}: {}", error.reason),
-                    )
-                    .label("templates directory named here"),
-                )
-            })?;
-            inputs.slurm_templates.overrides.insert(name.to_owned(), text);
+    let span = directory.span;
+    let mut diagnostics = Diagnostics::new();
+    let known = [placid_targets::slurm::STAGE_TEMPLATE, placid_targets::slurm::SUBMIT_TEMPLATE];
+    let paths = world.glob(&format!("{}/*", directory.value)).unwrap_or_else(|error| {
+        diagnostics.push(read_error(&error, format!("cannot list the Slurm templates in `{}`", directory.value), span));
+        Vec::new()
+    });
+    if paths.is_empty() && diagnostics.is_empty() {
+        diagnostics.push(
+            Diagnostic::error(Code::SlurmTemplateOverride, span, format!("`{}` is not a directory of Slurm templates", directory.value))
+                .label("no file here")
+                .help(format!("create the directory with the templates to override ({}), or remove `templates=`", known.join(", "))),
+        );
+    }
+    for path in paths {
+        let name = path.as_str().rsplit('/').next().unwrap_or_default();
+        let Some(known_name) = known.iter().find(|known| **known == name) else {
+            diagnostics.push(
+                Diagnostic::error(Code::SlurmTemplateOverride, span, format!("`{path}` is not a Slurm template"))
+                    .label("in this templates directory")
+                    .maybe_help(placid_lang::suggest::help_for(name, known)),
+            );
+            continue;
+        };
+        if world.is_symlink(&path) {
+            diagnostics.push(
+                Diagnostic::error(Code::SlurmTemplateOverride, span, format!("Slurm template `{path}` is a symlink"))
+                    .label("in this templates directory")
+                    .help("templates are reviewed as code: put the template itself here, not a link to another file"),
+            );
+            continue;
+        }
+        match world.read(&path, MAX_POLICY_BYTES) {
+            Ok(text) => {
+                inputs.slurm_templates.overrides.insert((*known_name).to_owned(), text.clone());
+                sources.add(path, text);
+            }
+            Err(error) => diagnostics.push(read_error(&error, format!("cannot read Slurm template `{path}`"), span)),
         }
     }
-    Ok(inputs)
+    if diagnostics.is_empty() { Ok(inputs) } else { Err(diagnostics) }
 }
 
 /// The hex sha256 of `bytes`.

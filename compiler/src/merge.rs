@@ -10,21 +10,24 @@ use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::lower::{InventoryEntry, InventoryFormat, assemble_inventory, read_inventory_file};
 use placid_lang::model::{DomainId, Model, Node};
 use placid_lang::name::Name;
-use placid_lang::source::{RelPath, Sources};
+use placid_lang::source::{MAX_INVENTORY_BYTES, RelPath, Sources};
 use placid_lang::span::Span;
 
+use crate::world::read_regular;
+
 /// Reads inventory files (KDL, or JSON by extension) into `sources`; returns the entries of
-/// each file in order, with every diagnostic (unreadable files included).
+/// each file in order, with every diagnostic (unreadable files included). Like a project's
+/// files, only regular files are read, and at most [`MAX_INVENTORY_BYTES`] of each.
 pub fn read_inventories(sources: &mut Sources, paths: &[PathBuf]) -> (Vec<Vec<InventoryEntry>>, Diagnostics) {
     let mut diagnostics = Diagnostics::new();
     let mut files = Vec::new();
     for path in paths {
-        let text = match std::fs::read_to_string(path) {
+        let text = match read_regular(path, MAX_INVENTORY_BYTES) {
             Ok(text) => text,
             Err(error) => {
                 diagnostics.push(
-                    Diagnostic::error(Code::UnreadableSource, Span::DETACHED, format!("cannot read {}: {error}", path.display()))
-                        .help("name readable inventory files written by placid-probe"),
+                    Diagnostic::error(error.code, Span::DETACHED, format!("cannot read {}: {}", path.display(), error.reason))
+                        .help("name regular inventory files written by placid-probe"),
                 );
                 continue;
             }
@@ -40,12 +43,14 @@ pub fn read_inventories(sources: &mut Sources, paths: &[PathBuf]) -> (Vec<Vec<In
     (files, diagnostics)
 }
 
-/// The inventory files of a directory (`*.kdl`, `*.json`), sorted.
+/// The inventory files of a directory (`*.kdl`, `*.json`), sorted. Entries that are not
+/// directories are listed whatever they are, so that reading refuses a FIFO or a device by
+/// name rather than leaving it out unnoticed.
 pub fn inventory_files_in(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(Result::ok)
         .map(|entry| entry.path())
-        .filter(|path| path.is_file() && path.extension().is_some_and(|extension| extension == "kdl" || extension == "json"))
+        .filter(|path| !path.is_dir() && path.extension().is_some_and(|extension| extension == "kdl" || extension == "json"))
         .collect();
     paths.sort();
     Ok(paths)

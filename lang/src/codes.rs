@@ -84,6 +84,12 @@ codes! {
         "placid never converts currencies. Budgets and node costs must use the project's currency.";
     MissingProject = 16, "missing-project", "the project file has no `project` node",
         "`placid.kdl` must start with `project \"name\"`.";
+    NestingTooDeep = 17, "nesting-too-deep", "a file nests blocks deeper than placid reads",
+        "Children blocks (`{ ... }`) may nest at most 64 levels, and one block comment (`/* ... */`) may have at most 256 parts (runs of text, `*`, `/` and nested comments). placid's files nest a few levels; the bound keeps a small file of deep braces from exhausting the parser's stack. Flatten the file, close the braces that were left open, or write long comments as `//` lines.";
+    FileTooLarge = 18, "file-too-large", "a source file is larger than placid reads",
+        "placid reads policy files (`placid.kdl`, included files, Slurm template overrides) of at most 4 MiB and inventory files of at most 64 MiB, and stops reading at the limit. Split a large inventory into several files (inventory patterns take globs), or check that the pattern does not match something that is not a policy (a log, an image).";
+    SpecialFile = 19, "special-file", "a source path names a FIFO, socket, device or directory",
+        "placid reads regular files only: a FIFO would block it, and a device such as `/dev/zero` never ends. It checks the file type before reading and opens files so that a FIFO cannot block. Replace the path with a regular file, or narrow the glob that matched it.";
     EmptyPool = 20, "empty-pool", "a pool selects no node of the inventory",
         "A pool whose selector matches no node cannot host anything. Check the selector against the inventory (`placid graph` shows domains and racks).";
     ReservationExceedsPool = 21, "reservation-exceeds-pool", "a reservation asks for more GPUs than its pool has",
@@ -118,6 +124,8 @@ codes! {
         "`test` blocks describe a job and the placement or rejection the team expects; every name they use must resolve.";
     NvlinkIslands = 36, "nvlink-islands", "a node in an NVLink domain has GPUs that NVLink does not connect",
         "A node that names an NVLink domain should have all its GPUs reachable from each other over NVLink. When its NVLink links split the GPUs into separate islands (or it has no links at all), jobs placed there for NVLink locality run over PCIe instead. This is a warning: check the inventory (a failed link, a missing `nvlink` line) or drop the node from the domain.";
+    ValueOverflow = 37, "value-overflow", "numbers add up or multiply past what placid can count",
+        "placid adds and multiplies the numbers of a policy in fixed-size integers: reservations per cost center (GPUs x price x 24 hours), team budgets per cost center, host memory over the inventory, NVLink bandwidth over a GPU's links. When such a total does not fit, placid reports the value that made it overflow instead of wrapping around to a small number that would pass every check. The numbers involved are far beyond any real cluster; check the value for a typo (an extra digit, a wrong unit).";
     SlurmNameCollision = 40, "slurm-name-collision", "two names become the same Slurm QOS or account",
         "sacctmgr lowercases QOS and account names, and `root` is the account every tree hangs from. Tiers whose names differ only in case, a team account equal to a cost center or another team's account, or an account named `root`, would silently merge into one Slurm object. Rename one of them (a team can set `account \"...\"`).";
     SlurmGresType = 41, "slurm-gres-type", "a GPU model name that Slurm would re-parse in `Gres=`",
@@ -132,6 +140,10 @@ codes! {
         "Before 25.05, Slurm's block topology treats every block as the base block size (the first `BlockSizes`), and a block smaller than the base is fatal. placid makes the base the smallest NVLink domain and groups nodes without NVLink into blocks of that size, so a larger NVLink domain, or a group that took a short rest of nodes, holds more nodes than `--segment` placement can use as one block. Make the NVLink domains the same size and the nodes without NVLink a multiple of it, or target Slurm 25.05+, whose topology.yaml accepts blocks of any size.";
     SlurmFairshareOverflow = 46, "slurm-fairshare-overflow", "a cost center's teams' shares sum past Slurm's 32-bit `Fairshare`",
         "A cost center's account gets `Fairshare=` the sum of its teams' shares, and sacctmgr stores fair shares as 32-bit numbers. Shares are relative weights: scale them all down, or split the cost center.";
+    SlurmTemplateLimit = 47, "slurm-template-limit", "an sbatch template override runs too long or renders too much",
+        "Template overrides are code that placid runs at every build: each render gets a fuel budget of 1,000,000 (minijinja charges about one per instruction and one per 64 bytes a template creates, so this bounds time and memory, string multiplication such as `\"x\" * 1000000000` included) and may write at most 1 MiB of script. The built-in templates use a small fraction of both. An override that loops over large ranges or builds huge strings is refused at its `templates=`; simplify it.";
+    SlurmTemplateOverride = 48, "slurm-template-override", "a `templates=` directory or a file in it is not a usable template override",
+        "`target \"slurm\" templates=` names a directory whose files replace the built-in `stage.sbatch.j2` and `submit.sh.j2`. Every file there must be one of those names (a misspelt file would leave the built-in template in use without a word), the directory must exist and hold at least one, and a template may not be a symlink: overrides are reviewed as code, and a link would let another file stand in for the one reviewed.";
     KubernetesInvalidName = 50, "kubernetes-invalid-name", "a name cannot become a valid Kubernetes object name",
         "Kubernetes object names are DNS-1123 labels: at most 63 lower-case letters, digits and `-`, starting and ending with a letter or digit. placid lower-cases names and turns `_` and `.` into `-` (tier `P0` becomes `p0`); a name that still is not valid after that, or that grows too long once placid adds a suffix (`p0-1000`), is refused. Rename the element.";
     KubernetesNameCollision = 51, "kubernetes-name-collision", "two elements become the same Kubernetes object",

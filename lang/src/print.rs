@@ -7,7 +7,6 @@
 
 use std::fmt::Write as _;
 
-use crate::cpulist;
 use crate::inventory_json::{JsonCpu, JsonGpu, JsonInventory, JsonMigInstances, JsonNode, JsonNuma, JsonNvLink, JsonProfile};
 use crate::model::{Cpu, Gpu, Mig, Model, Node};
 
@@ -47,9 +46,11 @@ pub fn quote(text: &str) -> String {
     out
 }
 
-/// Code points KDL 2.0 forbids in documents even inside strings (direction controls, BOM).
+/// Code points KDL 2.0 forbids in documents even inside strings (direction controls, BOM),
+/// and the line and paragraph separators, which it reads as newlines: a quoted string may
+/// not contain one unescaped.
 fn is_kdl_disallowed(character: char) -> bool {
-    matches!(character, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+    matches!(character, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2028}' | '\u{2029}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
 }
 
 fn write_node(out: &mut String, model: &Model, node: &Node) {
@@ -114,7 +115,7 @@ fn write_cpu(out: &mut String, cpu: &Cpu) {
         out.push('\n');
     }
     for numa in &cpu.numa {
-        let _ = write!(out, "        numa {} cpus={}", numa.id, quote(&cpulist::format(&numa.cpus)));
+        let _ = write!(out, "        numa {} cpus={}", numa.id, quote(&numa.cpus.to_string()));
         if let Some(memory) = numa.memory {
             let _ = write!(out, " memory={}", quote(&memory.to_string()));
         }
@@ -203,7 +204,7 @@ fn json_cpu(cpu: &Cpu) -> JsonCpu {
         numa: cpu
             .numa
             .iter()
-            .map(|numa| JsonNuma { id: numa.id, cpus: cpulist::format(&numa.cpus), memory: numa.memory.map(|memory| memory.to_string()) })
+            .map(|numa| JsonNuma { id: numa.id, cpus: numa.cpus.to_string(), memory: numa.memory.map(|memory| memory.to_string()) })
             .collect(),
     }
 }
@@ -425,10 +426,11 @@ mod tests {
 
     #[test]
     fn quoting_keeps_hostile_strings_inside_one_value() {
-        let text = format!("node \"a\" arch=\"x86_64\" {{ cpu harts=1 model={} }}", quote("x\" }\nnode \"evil\" arch=\"x86_64\u{202E}"));
+        let hostile = "x\" }\nnode \"evil\" arch=\"x86_64\u{202E}\u{2028}";
+        let text = format!("node \"a\" arch=\"x86_64\" {{ cpu harts=1 model={} }}", quote(hostile));
         let (entries, diagnostics) = read_inventory_file(FileId(0), &text, InventoryFormat::Kdl);
         assert!(!diagnostics.has_errors(), "{diagnostics:?}");
         assert_eq!(entries.len(), 1);
-        assert_eq!(entries[0].node.cpu.model.as_deref(), Some("x\" }\nnode \"evil\" arch=\"x86_64\u{202E}"));
+        assert_eq!(entries[0].node.cpu.model.as_deref(), Some(hostile));
     }
 }

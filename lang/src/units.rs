@@ -322,6 +322,12 @@ impl fmt::Display for Percent {
 }
 
 impl Money {
+    /// The largest amount placid accepts, in minor units: a quadrillion dollars, far beyond
+    /// any budget or price. The bound leaves room for what one amount becomes downstream:
+    /// Slurm's billing minutes are 60 times a daily budget (targets/src/slurm/billing.rs) and
+    /// still fit in an `i64`. Sums and products of amounts are checked where they are formed.
+    pub const MAX_MINOR: i64 = 100_000_000_000_000_000;
+
     /// Parses the decimal text of an amount (`3.10`, `12000`) in `currency`, exactly.
     pub fn parse(currency: Currency, text: &str) -> Result<Money, UnitError> {
         let digits = currency.minor_digits();
@@ -333,8 +339,11 @@ impl Money {
         let decimal = Decimal::parse(number).ok_or_else(|| unit_error(format!("`{text}` is not an amount"), help.clone()))?;
         let minor = decimal
             .scale_to_integer(10u128.pow(digits))
-            .and_then(|value| i64::try_from(value).ok())
             .ok_or_else(|| unit_error(format!("`{text}` has more decimals than {} allows or is too large", currency.code()), help))?;
+        let largest = Money { currency, minor: Money::MAX_MINOR };
+        let minor = i64::try_from(minor).ok().filter(|minor| *minor <= Money::MAX_MINOR).ok_or_else(|| {
+            unit_error(format!("`{text}` is more than the largest amount placid accepts"), format!("amounts are at most {largest}"))
+        })?;
         Ok(Money { currency, minor: if negative { -minor } else { minor } })
     }
 
@@ -392,6 +401,15 @@ mod tests {
         assert!(Money::parse(Currency::Usd, "3.105").is_err());
         assert_eq!(Money::parse(Currency::Jpy, "1200").unwrap().minor, 1200);
         assert!(Money::parse(Currency::Jpy, "12.5").is_err());
+    }
+
+    #[test]
+    fn money_is_bounded_so_billing_minutes_fit() {
+        assert_eq!(Money::parse(Currency::Usd, "1000000000000000").map(|money| money.minor), Ok(Money::MAX_MINOR));
+        let error = Money::parse(Currency::Usd, "1000000000000000.01").unwrap_err();
+        assert_eq!(error.help, "amounts are at most (usd)1000000000000000.00");
+        assert!(Money::parse(Currency::Usd, "92233720368547758.07").is_err());
+        assert!(Money::MAX_MINOR.checked_mul(60).is_some());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use placid_lang::cpulist::CpuSet;
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::{Arch, Cpu};
 
@@ -37,7 +38,7 @@ pub fn read(root: &Root, diagnostics: &mut Diagnostics) -> CpuReport {
     let arch = arch_of(&records).or_else(|| if root.is_live() { Arch::parse(std::env::consts::ARCH) } else { None });
     let online = online_cpus(root, diagnostics);
     let listed = processors(&records).count();
-    let harts = u32::try_from(if listed > 0 { listed } else { online.len() }).unwrap_or(u32::MAX);
+    let harts = if listed > 0 { u32::try_from(listed) } else { u32::try_from(online.count()) }.unwrap_or(u32::MAX);
     let (cores, sockets) = topology(root, &online, &records);
     let mut cpu = Cpu { harts, cores, sockets, numa_nodes: 1, ..Cpu::default() };
     let mut report = CpuReport { arch, cpu: cpu.clone(), riscv: None, x86_level: None };
@@ -75,16 +76,16 @@ fn arch_of(records: &[Record]) -> Option<Arch> {
     }
 }
 
-fn online_cpus(root: &Root, diagnostics: &mut Diagnostics) -> Vec<u32> {
+fn online_cpus(root: &Root, diagnostics: &mut Diagnostics) -> CpuSet {
     match root.read_optional("/sys/devices/system/cpu/online") {
         Ok(Some(text)) => placid_lang::cpulist::parse(&text).unwrap_or_else(|reason| {
             diagnostics.push(notes::garbled("/sys/devices/system/cpu/online", &reason));
-            Vec::new()
+            CpuSet::default()
         }),
-        Ok(None) => Vec::new(),
+        Ok(None) => CpuSet::default(),
         Err(error) => {
             diagnostics.push(notes::unreadable(&error));
-            Vec::new()
+            CpuSet::default()
         }
     }
 }
@@ -93,20 +94,20 @@ fn online_cpus(root: &Root, diagnostics: &mut Diagnostics) -> Vec<u32> {
 /// hardware threads of one core; `core_id` alone repeats per cluster on SG2042) and distinct
 /// packages. Old kernels write -1 ids and made-up sibling lists, so any -1 means unknown. On
 /// x86_64, /proc/cpuinfo's `physical id`/`core id` stand in when sysfs lacks topology.
-fn topology(root: &Root, online: &[u32], records: &[Record]) -> (Option<u32>, Option<u32>) {
+fn topology(root: &Root, online: &CpuSet, records: &[Record]) -> (Option<u32>, Option<u32>) {
     let read = |cpu: u32, name: &str| root.read(&format!("/sys/devices/system/cpu/cpu{cpu}/topology/{name}")).ok();
-    let per_cpu: Option<Vec<(i64, Vec<u32>)>> = online
+    let per_cpu: Option<Vec<(i64, CpuSet)>> = online
         .iter()
         .map(|cpu| {
-            let package = read(*cpu, "physical_package_id")?.trim().parse::<i64>().ok().filter(|id| *id >= 0)?;
-            read(*cpu, "core_id")?.trim().parse::<i64>().ok().filter(|id| *id >= 0)?;
-            let siblings = read(*cpu, "core_cpus_list").or_else(|| read(*cpu, "thread_siblings_list"))?;
+            let package = read(cpu, "physical_package_id")?.trim().parse::<i64>().ok().filter(|id| *id >= 0)?;
+            read(cpu, "core_id")?.trim().parse::<i64>().ok().filter(|id| *id >= 0)?;
+            let siblings = read(cpu, "core_cpus_list").or_else(|| read(cpu, "thread_siblings_list"))?;
             let siblings = placid_lang::cpulist::parse(&siblings).ok().filter(|siblings| siblings.contains(cpu))?;
             Some((package, siblings))
         })
         .collect();
     if let Some(per_cpu) = per_cpu.filter(|per_cpu| !per_cpu.is_empty()) {
-        let cores: BTreeSet<&Vec<u32>> = per_cpu.iter().map(|(_, siblings)| siblings).collect();
+        let cores: BTreeSet<&CpuSet> = per_cpu.iter().map(|(_, siblings)| siblings).collect();
         let sockets: BTreeSet<i64> = per_cpu.iter().map(|(package, _)| *package).collect();
         return (u32::try_from(cores.len()).ok(), u32::try_from(sockets.len()).ok());
     }

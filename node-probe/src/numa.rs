@@ -2,6 +2,7 @@
 //! `cpumap` hex mask), and `meminfo`'s `MemTotal`. Also the host's total memory from
 //! `/proc/meminfo`. Memory-only nodes (GPU HBM on coherent NVLink-C2C hosts) have no CPUs.
 
+use placid_lang::cpulist::CpuSet;
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::NumaNode;
 use placid_lang::units::Bytes;
@@ -23,14 +24,14 @@ pub fn read(root: &Root, diagnostics: &mut Diagnostics) -> Vec<NumaNode> {
             Ok(Some(text)) => placid_lang::cpulist::parse(&text).map_err(|reason| (format!("{dir}/cpulist"), reason)),
             Ok(None) => match root.read_optional(&format!("{dir}/cpumap")) {
                 Ok(Some(text)) => cpumap(&text).map_err(|reason| (format!("{dir}/cpumap"), reason)),
-                Ok(None) => Ok(Vec::new()),
+                Ok(None) => Ok(CpuSet::default()),
                 Err(error) => Err((error.path, error.reason)),
             },
             Err(error) => Err((error.path, error.reason)),
         };
         let cpus = cpus.unwrap_or_else(|(path, reason)| {
             diagnostics.push(notes::garbled(&path, &reason));
-            Vec::new()
+            CpuSet::default()
         });
         let memory = match root.read_optional(&format!("{dir}/meminfo")) {
             Ok(Some(text)) => mem_total(&text),
@@ -77,7 +78,7 @@ fn mem_total(text: &str) -> Option<Bytes> {
 }
 
 /// A `cpumap` mask: comma-separated 32-bit hex groups, most significant first.
-fn cpumap(text: &str) -> Result<Vec<u32>, String> {
+fn cpumap(text: &str) -> Result<CpuSet, String> {
     let groups: Vec<&str> = text.trim().split(',').collect();
     if groups.len() > 2048 {
         return Err("the CPU mask is implausibly long".to_owned());
@@ -91,8 +92,7 @@ fn cpumap(text: &str) -> Result<Vec<u32>, String> {
             }
         }
     }
-    cpus.sort_unstable();
-    Ok(cpus)
+    Ok(cpus.into_iter().collect())
 }
 
 #[cfg(test)]

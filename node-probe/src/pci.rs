@@ -3,6 +3,7 @@
 //! driver, so it is what the probe reports when NVML is absent, together with the model and
 //! UUID the driver publishes in `/proc/driver/nvidia/gpus/<bdf>/information` when loaded.
 
+use placid_lang::cpulist::CpuSet;
 use placid_lang::diag::Diagnostics;
 
 use crate::notes;
@@ -21,7 +22,7 @@ pub struct PciGpu {
     /// NUMA node of the slot, when the platform reports one (sysfs says -1 otherwise).
     pub numa: Option<u32>,
     /// CPUs local to the slot.
-    pub local_cpus: Vec<u32>,
+    pub local_cpus: CpuSet,
     /// Model name from the driver's /proc file, when loaded.
     pub driver_model: Option<String>,
     /// UUID from the driver's /proc file, when loaded.

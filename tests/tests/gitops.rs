@@ -131,6 +131,23 @@ fn share_change_reports_shares_guarantees_and_quota_reductions() {
 }
 
 #[test]
+fn a_changed_template_override_is_flagged_for_review_as_code() {
+    let fixture = Fixture::cluster();
+    fixture.edit("placid.kdl", "cluster=\"ml\"", "cluster=\"ml\" templates=\"slurm-templates\"");
+    fixture.write("slurm-templates/submit.sh.j2", "#!/bin/sh\n# {{ plan }}\n");
+    fixture.commit("a submit template override");
+    fixture.branch("base");
+    // A comment only: the scripts stay the same, the code that renders them does not.
+    fixture.write("slurm-templates/submit.sh.j2", "#!/bin/sh\n{# reviewed? #}# {{ plan }}\n");
+    fixture.commit("the override changes");
+    let report = fixture.diff_commits("base", "HEAD");
+    assert_eq!(report.outcome, Outcome::Changes);
+    assert_eq!(danger_kinds(&report), [DangerKind::TemplateOverride], "{:?}", report.dangers);
+    let comment = markdown::render(&report);
+    assert!(comment.contains("**template overrides changed**: slurm-templates/submit.sh.j2 changed: review it as code"), "{comment}");
+}
+
+#[test]
 fn identical_revisions_report_no_changes() {
     let fixture = Fixture::cluster();
     let report = fixture.diff_commits("HEAD", "main");

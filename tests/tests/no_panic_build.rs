@@ -1,8 +1,10 @@
 //! No policy makes `placid build` panic, however odd its numbers: the bundled examples with
-//! one number replaced by an extreme (0, 1, the edges of u32 and u64, negatives), two values
-//! swapped or a line deleted go through loading, every checker pass and every target, and
-//! come back as diagnostics or a complete build. `lang/tests/no_panic.rs` covers loading alone with
-//! arbitrary bytes; this covers the arithmetic of the checker and the emitters.
+//! one number, or every number of a file at once, replaced by an extreme (0, 1, the edges of
+//! u32, i64 and u64, negatives, huge decimals), two values swapped or a line deleted go
+//! through loading, every checker pass and every target, and come back as diagnostics or a
+//! complete build. Tests build with overflow checks (the root Cargo.toml), so a sum that
+//! wraps panics here. `lang/tests/no_panic.rs` covers loading alone with arbitrary bytes;
+//! this covers the arithmetic of the checker and the emitters.
 
 use placid_compiler::build::{Selection, compile};
 use placid_lang::source::MemoryWorld;
@@ -64,7 +66,38 @@ fn numbers(text: &str) -> Vec<(usize, usize)> {
     runs
 }
 
-const EXTREMES: &[&str] = &["0", "1", "2", "3", "63", "4294967295", "4294967296", "18446744073709551615", "99999999999999999999999", "-1"];
+const EXTREMES: &[&str] = &[
+    "0",
+    "1",
+    "2",
+    "3",
+    "63",
+    "4294967295",
+    "4294967296",
+    "9223372036854775807",
+    "9223372036854775808",
+    "18446744073709551615",
+    "18446744073709551616",
+    "99999999999999999999999",
+    "1000000000000000",
+    "99999999999999999.99",
+    "0.000000000000000000001",
+    "-1",
+];
+
+/// `text` with every run of digits replaced by `extreme`: every numeric field of a file at
+/// its limit together, which is what makes sums overflow (two budgets, many reservations).
+fn every_number_replaced(text: &str, extreme: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (start, end) in numbers(text) {
+        out.push_str(&text[last..start]);
+        out.push_str(extreme);
+        last = end;
+    }
+    out.push_str(&text[last..]);
+    out
+}
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
@@ -108,6 +141,17 @@ proptest! {
 }
 
 #[test]
+fn every_number_of_a_file_at_an_extreme_never_panics() {
+    for name in examples() {
+        for (path, text) in files(&name) {
+            for extreme in EXTREMES {
+                build_with(&name, &path, &every_number_replaced(&text, extreme));
+            }
+        }
+    }
+}
+
+#[test]
 fn every_unmodified_example_builds_clean_in_this_harness() {
     // Without this, a harness that stopped every build at loading would pass the properties.
     for name in examples() {
@@ -126,4 +170,5 @@ fn the_number_finder_finds_every_run() {
     assert_eq!(numbers("gpus=16 share 40\nx"), [(5, 7), (14, 16)]);
     assert_eq!(numbers("12"), [(0, 2)]);
     assert_eq!(numbers("none"), []);
+    assert_eq!(every_number_replaced("gpus=16 share 4", "0"), "gpus=0 share 0");
 }

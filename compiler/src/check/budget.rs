@@ -1,38 +1,64 @@
 //! Money: reserved capacity is paid for around the clock and must fit the daily budget of the
 //! tier's cost center; team budgets must fit their cost center's. All sums are in integer
-//! minor units, so they are exact.
+//! minor units, so they are exact, and bounded: a total past `i64` is reported (E037) at the
+//! value that made it overflow, never wrapped into a small total that passes.
 
 use std::collections::BTreeMap;
 
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::{CostCenterId, Model, PoolId};
+use placid_lang::span::Span;
 use placid_lang::units::Money;
 
-/// The daily cost of reserving `gpus` GPUs of `pool`, priced at the pool's most expensive
-/// node (a reservation may land on any of them), or `None` when no node has a price.
-pub fn reservation_daily_cost(model: &Model, pool: PoolId, gpus: u32) -> Option<Money> {
-    let price = model.pool(pool).nodes.iter().filter_map(|id| model.node(*id).cost_per_gpu_hour).max_by_key(|money| money.minor)?;
-    Some(Money { currency: price.currency, minor: price.minor.saturating_mul(i64::from(gpus)).saturating_mul(24) })
+use super::total_within;
+
+/// The price of one GPU-hour in `pool`: its most expensive node's (a reservation may land on
+/// any of them), or `None` when no node has a price.
+fn gpu_hour_price(model: &Model, pool: PoolId) -> Option<Money> {
+    model.pool(pool).nodes.iter().filter_map(|id| model.node(*id).cost_per_gpu_hour).max_by_key(|money| money.minor)
+}
+
+/// An amount as the non-negative integer sums are formed in (lowering refuses negative
+/// amounts, in KDL and JSON alike).
+fn minor(money: Money) -> u128 {
+    u128::from(money.minor.unsigned_abs())
+}
+
+/// A total of money that does not fit the integer placid counts money in.
+fn overflow(span: Span, what: String, label: &str) -> Diagnostic {
+    Diagnostic::error(Code::ValueOverflow, span, what)
+        .label(label.to_owned())
+        .help("the amounts are far beyond any real budget; check them for extra digits")
 }
 
 pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
-    let mut reserved: BTreeMap<CostCenterId, (i64, Vec<placid_lang::span::Span>)> = BTreeMap::new();
+    // Per cost center: the daily cost of each reservation (GPUs x price x 24, exact in u128)
+    // and where it is declared.
+    let mut reserved: BTreeMap<CostCenterId, Vec<(u128, Span)>> = BTreeMap::new();
     for tier in &model.tiers {
         let Some(cost_center) = &tier.cost_center else {
             continue;
         };
         for reservation in &tier.reservations {
-            if let Some(cost) = reservation_daily_cost(model, reservation.pool, reservation.gpus) {
-                let entry = reserved.entry(cost_center.value).or_default();
-                entry.0 = entry.0.saturating_add(cost.minor);
-                entry.1.push(reservation.span);
+            if let Some(price) = gpu_hour_price(model, reservation.pool) {
+                let cost = minor(price) * u128::from(reservation.gpus) * 24;
+                reserved.entry(cost_center.value).or_default().push((cost, reservation.span));
             }
         }
     }
-    for (id, (minor, spans)) in reserved {
+    for (id, costs) in reserved {
         let cost_center = model.cost_center(id);
         let Some(budget) = &cost_center.daily_budget else {
             continue;
+        };
+        let spans: Vec<Span> = costs.iter().map(|(_, span)| *span).collect();
+        let minor = match total_within(costs, i64::MAX as u128) {
+            Ok(total) => total as i64,
+            Err(span) => {
+                let what = format!("the reservations of cost center `{}` cost more a day than placid can count", cost_center.name);
+                diagnostics.push(overflow(span, what, "this reservation makes the daily cost overflow"));
+                continue;
+            }
         };
         if minor > budget.value.minor {
             let cost = Money { currency: budget.value.currency, minor };
@@ -52,7 +78,7 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
             diagnostics.push(diagnostic.help("reserve fewer GPUs, use cheaper nodes, or raise the budget"));
         }
     }
-    let mut team_budgets: BTreeMap<CostCenterId, Vec<(&str, Money, placid_lang::span::Span)>> = BTreeMap::new();
+    let mut team_budgets: BTreeMap<CostCenterId, Vec<(&str, Money, Span)>> = BTreeMap::new();
     for team in &model.teams {
         if let Some(budget) = &team.daily_budget {
             team_budgets.entry(team.cost_center.value).or_default().push((team.name.as_str(), budget.value, budget.span));
@@ -63,7 +89,14 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
         let Some(limit) = &cost_center.daily_budget else {
             continue;
         };
-        let total: i64 = budgets.iter().map(|(_, money, _)| money.minor).sum();
+        let total = match total_within(budgets.iter().map(|(_, money, span)| (minor(*money), *span)), i64::MAX as u128) {
+            Ok(total) => total as i64,
+            Err(span) => {
+                let what = format!("the team budgets of cost center `{}` add up past what placid can count", cost_center.name);
+                diagnostics.push(overflow(span, what, "this budget makes the total overflow"));
+                continue;
+            }
+        };
         if total > limit.value.minor {
             let sum = Money { currency: limit.value.currency, minor: total };
             let (_, _, last_span) = budgets[budgets.len() - 1];

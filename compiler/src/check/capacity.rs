@@ -46,8 +46,10 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
     }
     for (pool_id, reservations) in by_pool {
         let pool = model.pool(pool_id);
-        let total: u32 = reservations.iter().map(|(_, gpus, _)| gpus).sum();
-        if reservations.len() > 1 && total > pool.gpus && reservations.iter().all(|(_, gpus, _)| *gpus <= pool.gpus) {
+        // Each reservation fits a u32, their sum may not: add them in u64, where any number
+        // of them fits, so the comparison sees the true total.
+        let total: u64 = reservations.iter().map(|(_, gpus, _)| u64::from(*gpus)).sum();
+        if reservations.len() > 1 && total > u64::from(pool.gpus) && reservations.iter().all(|(_, gpus, _)| *gpus <= pool.gpus) {
             let (_, _, last_span) = reservations[reservations.len() - 1];
             let parts: Vec<String> = reservations.iter().map(|(tier, gpus, _)| format!("{tier}: {gpus}")).collect();
             let mut diagnostic = Diagnostic::error(
@@ -55,7 +57,7 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
                 last_span,
                 format!("reservations in pool `{}` add up to {total} GPUs, but it has {}", pool.name, pool.gpus),
             )
-            .label(format!("{} GPUs over", total - pool.gpus))
+            .label(format!("{} GPUs over", total - u64::from(pool.gpus)))
             .help(format!("reservations: {}; lower them so they fit in {} GPUs together", parts.join(", "), pool.gpus));
             for (_, _, span) in &reservations[..reservations.len() - 1] {
                 diagnostic = diagnostic.with_secondary(*span, "also reserved here");

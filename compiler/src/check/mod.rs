@@ -7,10 +7,14 @@ mod capacity;
 mod migrations;
 mod plans;
 mod preemption;
+#[cfg(test)]
+mod tests;
 pub mod topology;
+mod totals;
 
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::Model;
+use placid_lang::span::Span;
 
 /// Runs every pass over `model` and returns all diagnostics, sorted.
 pub fn check(model: &Model) -> Diagnostics {
@@ -22,6 +26,22 @@ pub fn check(model: &Model) -> Diagnostics {
     topology::check(model, &topology, &mut diagnostics);
     plans::check(model, &mut diagnostics);
     migrations::check(model, &mut diagnostics);
+    totals::check(model, &mut diagnostics);
     diagnostics.sort();
     diagnostics
+}
+
+/// The exact total of non-negative `values`, or the span of the value that takes it past
+/// `limit` (reported as E037 by the caller, which knows what the total is). Every value a
+/// policy can hold is far below `u128::MAX`, so the running total is exact until it passes
+/// `limit`, where the sum stops.
+fn total_within(values: impl IntoIterator<Item = (u128, Span)>, limit: u128) -> Result<u128, Span> {
+    let mut total: u128 = 0;
+    for (value, span) in values {
+        total = total.saturating_add(value);
+        if total > limit {
+            return Err(span);
+        }
+    }
+    Ok(total)
 }

@@ -7,7 +7,7 @@
 //! and symbolic links are refused rather than followed: in a commit they could point anywhere.
 
 use git2::{ObjectType, Repository, Tree, TreeWalkMode, TreeWalkResult};
-use placid_lang::source::{RelPath, World, WorldError};
+use placid_lang::source::{RelPath, World, WorldError, glob_base};
 
 /// The project directory of one commit.
 pub struct GitWorld<'repo> {
@@ -45,35 +45,34 @@ impl<'repo> GitWorld<'repo> {
     /// The subtree holding every match of `pattern`: the directory named by its literal
     /// leading components, so `inventory/*.kdl` walks only `inventory/`.
     fn search_root(&self, pattern: &str) -> Option<(String, Tree<'repo>)> {
-        let components: Vec<&str> = pattern.split('/').collect();
-        let literal: Vec<&str> =
-            components[..components.len().saturating_sub(1)].iter().copied().take_while(|part| !has_glob_syntax(part)).collect();
-        if literal.is_empty() {
+        let prefix = glob_base(pattern);
+        if prefix.is_empty() {
             return Some((String::new(), self.project_tree.clone()));
         }
-        let prefix = literal.join("/");
-        let entry = self.project_tree.get_path(std::path::Path::new(&prefix)).ok()?;
+        let entry = self.project_tree.get_path(std::path::Path::new(prefix)).ok()?;
         let tree = entry.to_object(self.repo).ok()?.into_tree().ok()?;
         Some((format!("{prefix}/"), tree))
     }
 }
 
-fn has_glob_syntax(component: &str) -> bool {
-    component.contains(['*', '?', '[', ']'])
-}
-
 fn world_error(reason: String) -> WorldError {
-    WorldError { reason }
+    WorldError::unreadable(reason)
 }
 
 impl World for GitWorld<'_> {
-    fn read(&self, path: &RelPath) -> Result<String, WorldError> {
+    fn read(&self, path: &RelPath, max_bytes: u64) -> Result<String, WorldError> {
         let entry = self.project_tree.get_path(std::path::Path::new(path.as_str())).map_err(|_| world_error("no such file".into()))?;
         if entry.filemode() == SYMLINK_MODE {
             return Err(world_error("it is a symbolic link, which placid does not follow in git revisions".into()));
         }
         if entry.kind() != Some(ObjectType::Blob) {
             return Err(world_error("it is not a file".into()));
+        }
+        // The header says the size without inflating the object.
+        let (size, _) =
+            self.repo.odb().and_then(|odb| odb.read_header(entry.id())).map_err(|error| world_error(error.message().to_owned()))?;
+        if size as u64 > max_bytes {
+            return Err(WorldError::too_large(max_bytes));
         }
         let blob = self.repo.find_blob(entry.id()).map_err(|error| world_error(error.message().to_owned()))?;
         String::from_utf8(blob.content().to_vec()).map_err(|_| world_error("the file is not UTF-8 text".into()))
@@ -111,10 +110,14 @@ impl World for GitWorld<'_> {
             TreeWalkResult::Ok
         });
         if let Some(reason) = refused {
-            return Err(world_error(reason));
+            return Err(WorldError::outside_root(reason));
         }
         walked.map_err(|error| world_error(error.message().to_owned()))?;
         paths.sort();
         Ok(paths)
+    }
+
+    fn is_symlink(&self, path: &RelPath) -> bool {
+        self.project_tree.get_path(std::path::Path::new(path.as_str())).is_ok_and(|entry| entry.filemode() == SYMLINK_MODE)
     }
 }

@@ -14,6 +14,7 @@ pub mod render;
 pub mod report;
 pub mod verify;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use git2::Repository;
@@ -21,6 +22,7 @@ use placid_lang::source::World;
 
 use crate::build::{Build, Selection, compile};
 use crate::diff::git_world::GitWorld;
+use crate::diff::model_diff::{Danger, DangerKind};
 use crate::diff::report::{DiffReport, RevisionReport};
 use crate::world::FsWorld;
 
@@ -101,13 +103,46 @@ pub fn compare(base_label: &str, base: &Build, head_label: &str, head: &Build) -
     // A base with errors has a partial model: comparing with it would report everything the
     // errors hid as "added", so only its diagnostics are reported.
     let both_built = !base.diagnostics.has_errors() && !head.diagnostics.has_errors();
+    let templates = if both_built { template_changes(base, head) } else { Vec::new() };
     // The semantic and the artifact comparison share nothing, so they run at once.
     let (model, artifacts) = std::thread::scope(|scope| {
         let artifacts = scope.spawn(|| both_built.then(|| artifacts::diff_artifacts(&base.artifacts, &head.artifacts)));
         let model = (!base.diagnostics.has_errors()).then(|| model_diff::diff_models(&base.model, &head.model, &head.diagnostics));
         (model, artifacts.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     });
-    DiffReport::new(base_report, head_report, model, artifacts)
+    DiffReport::new(base_report, head_report, model, artifacts, templates)
+}
+
+/// The Slurm template overrides that differ between two builds, each a danger: they are
+/// code every job submission runs, to be reviewed as such, whatever the scripts they render
+/// show for the plans of today.
+fn template_changes(base: &Build, head: &Build) -> Vec<Danger> {
+    let overrides = |build: &'_ Build| -> BTreeMap<String, String> {
+        let Some(directory) = build.model.project.slurm.as_ref().and_then(|settings| settings.templates.as_ref()) else {
+            return BTreeMap::new();
+        };
+        let prefix = format!("{}/", directory.value);
+        build
+            .sources
+            .iter()
+            .filter(|(_, file)| file.path.as_str().starts_with(&prefix))
+            .map(|(_, file)| (file.path.to_string(), file.text.clone()))
+            .collect()
+    };
+    let (before, after) = (overrides(base), overrides(head));
+    let paths: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let change = match (before.get(path), after.get(path)) {
+                (None, _) => "added",
+                (_, None) => "removed",
+                (Some(old), Some(new)) if old != new => "changed",
+                _ => return None,
+            };
+            Some(Danger { kind: DangerKind::TemplateOverride, message: format!("{path} {change}: review it as code") })
+        })
+        .collect()
 }
 
 /// The project directory relative to the root of the repository's work tree (`""` at the

@@ -167,6 +167,8 @@ pub enum DangerKind {
     PreemptionChange,
     /// Who preempts whom changed.
     PriorityReorder,
+    /// A Slurm template override changed: code that runs at every submission.
+    TemplateOverride,
 }
 
 impl DangerKind {
@@ -178,6 +180,7 @@ impl DangerKind {
             DangerKind::Deletion => "deletion",
             DangerKind::PreemptionChange => "preemption change",
             DangerKind::PriorityReorder => "priority reorder",
+            DangerKind::TemplateOverride => "template overrides changed",
         }
     }
 }
@@ -452,8 +455,13 @@ fn node_moves(base: &Model, head: &Model) -> Vec<NodeMove> {
     moves
 }
 
-fn money_total(model: &Model, amounts: impl Iterator<Item = i64>) -> String {
-    placid_lang::units::Money { currency: model.project.currency, minor: amounts.sum() }.to_string()
+fn money_total(model: &Model, mut amounts: impl Iterator<Item = i64>) -> String {
+    // Each amount is bounded, a project-wide total of them is not: say so rather than wrap.
+    let total = amounts.try_fold(0i64, i64::checked_add);
+    total.map_or_else(
+        || "too large to add up".to_owned(),
+        |minor| placid_lang::units::Money { currency: model.project.currency, minor }.to_string(),
+    )
 }
 
 /// A policy-wide quantity, printed.

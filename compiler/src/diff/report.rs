@@ -105,9 +105,17 @@ pub struct DiffReport {
 }
 
 impl DiffReport {
-    /// Assembles the report and computes its summary.
-    pub fn new(base: RevisionReport, head: RevisionReport, model: Option<ModelDiff>, artifacts: Option<Vec<FileChange>>) -> DiffReport {
+    /// Assembles the report and computes its summary; `templates` are the changed Slurm
+    /// template overrides, dangers of their own.
+    pub fn new(
+        base: RevisionReport,
+        head: RevisionReport,
+        model: Option<ModelDiff>,
+        artifacts: Option<Vec<FileChange>>,
+        templates: Vec<Danger>,
+    ) -> DiffReport {
         let mut dangers: Vec<Danger> = model.as_ref().map(|model| model.dangers.clone()).unwrap_or_default();
+        dangers.extend(templates);
         let files = artifacts.as_deref().unwrap_or_default();
         let mut by_category: BTreeMap<Category, usize> = BTreeMap::new();
         let mut deletions = 0;
@@ -134,7 +142,8 @@ impl DiffReport {
             dangers: dangers.len(),
             capacity_check_passed: head.compiled(),
         };
-        let changed = !base.compiled() || model.as_ref().is_some_and(|model| !model.is_empty()) || !files.is_empty();
+        // A template override can change without changing today's scripts; it is still a change.
+        let changed = !base.compiled() || model.as_ref().is_some_and(|model| !model.is_empty()) || !files.is_empty() || !dangers.is_empty();
         let outcome = if !head.compiled() {
             Outcome::HeadErrors
         } else if changed {

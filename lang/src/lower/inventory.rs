@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::cpulist::CpuSet;
 use crate::diag::{Code, Diagnostic};
 use crate::inventory_json::{JsonCpu, JsonGpu, JsonInventory, JsonNode};
 use crate::lower::ParsedFile;
@@ -299,7 +300,7 @@ fn lower_numa(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<NumaNode> {
                 None
             }
         }),
-        None => Some(Vec::new()),
+        None => Some(CpuSet::default()),
     };
     let memory = props.get("memory").map(|value| value.bytes(cx));
     Some(NumaNode { id: id?, cpus: cpus?, memory: memory.lowered()? })

@@ -16,7 +16,7 @@ use kdl::KdlDocument;
 
 use crate::diag::{Code, Diagnostic, Diagnostics};
 use crate::model::Model;
-use crate::source::{RelPath, Sources, World};
+use crate::source::{MAX_INVENTORY_BYTES, MAX_POLICY_BYTES, RelPath, Sources, World, WorldError};
 use crate::span::{FileId, Span};
 use crate::syntax;
 
@@ -54,13 +54,14 @@ pub fn load(world: &dyn World) -> Compilation {
     let mut sources = Sources::new();
     let mut cx = Cx::new();
     let project_path = RelPath::new(PROJECT_FILE).unwrap_or_else(|_| unreachable!("a valid literal path"));
-    let project_text = match world.read(&project_path) {
+    let project_text = match world.read(&project_path, MAX_POLICY_BYTES) {
         Ok(text) => text,
         Err(error) => {
-            cx.error(
-                Diagnostic::error(Code::UnreadableSource, Span::DETACHED, format!("cannot read {PROJECT_FILE}: {}", error.reason))
-                    .help("run placid in (or point it at) a directory with a placid.kdl project file"),
-            );
+            let help = match error.code {
+                Code::UnreadableSource => "run placid in (or point it at) a directory with a placid.kdl project file",
+                code => read_help(code),
+            };
+            cx.error(Diagnostic::error(error.code, Span::DETACHED, format!("cannot read {PROJECT_FILE}: {}", error.reason)).help(help));
             return Compilation { sources, model: Model::default(), diagnostics: cx.diagnostics };
         }
     };
@@ -75,7 +76,7 @@ pub fn load(world: &dyn World) -> Compilation {
             if path.as_str() == PROJECT_FILE {
                 continue;
             }
-            if let Some(id) = read(&mut cx, world, &mut sources, path, *span) {
+            if let Some(id) = read(&mut cx, world, &mut sources, path, MAX_POLICY_BYTES, *span) {
                 policy_files.push(parse_file(&mut cx, &sources, id));
             }
         }
@@ -87,7 +88,7 @@ pub fn load(world: &dyn World) -> Compilation {
     let mut inventory_nodes = Vec::new();
     for (pattern, span) in &settings.inventory {
         for path in expand(&mut cx, world, pattern, *span, "inventory") {
-            let Some(id) = read(&mut cx, world, &mut sources, path.clone(), *span) else {
+            let Some(id) = read(&mut cx, world, &mut sources, path.clone(), MAX_INVENTORY_BYTES, *span) else {
                 continue;
             };
             if path.as_str().ends_with(".json") {
@@ -100,9 +101,10 @@ pub fn load(world: &dyn World) -> Compilation {
         }
     }
 
-    // A file that does not parse hides its declarations; lowering the rest would report every
-    // reference to them as unresolved. Syntax errors are reported alone.
-    if cx.diagnostics.iter().any(|diagnostic| diagnostic.code == Code::KdlSyntax) {
+    // A file that does not parse (or nests too deep to parse) hides its declarations;
+    // lowering the rest would report every reference to them as unresolved. Syntax errors
+    // are reported alone.
+    if cx.diagnostics.iter().any(|diagnostic| matches!(diagnostic.code, Code::KdlSyntax | Code::NestingTooDeep)) {
         let mut diagnostics = cx.diagnostics;
         diagnostics.sort();
         return Compilation { sources, model: Model { project: settings.project, ..Model::default() }, diagnostics };
@@ -147,17 +149,28 @@ fn parse_file(cx: &mut Cx, sources: &Sources, id: FileId) -> ParsedFile {
     ParsedFile { id, document }
 }
 
-fn read(cx: &mut Cx, world: &dyn World, sources: &mut Sources, path: RelPath, span: Span) -> Option<FileId> {
-    match world.read(&path) {
+fn read(cx: &mut Cx, world: &dyn World, sources: &mut Sources, path: RelPath, max_bytes: u64, span: Span) -> Option<FileId> {
+    match world.read(&path, max_bytes) {
         Ok(text) => Some(sources.add(path, text)),
         Err(error) => {
-            cx.error(
-                Diagnostic::error(Code::UnreadableSource, span, format!("cannot read `{path}`: {}", error.reason))
-                    .label("named here")
-                    .help("check that the file exists and is readable"),
-            );
+            cx.error(read_error(&error, format!("cannot read `{path}`"), span));
             None
         }
+    }
+}
+
+/// The diagnostic for a file a [`World`] could not read, at `span` (what named the file).
+pub fn read_error(error: &WorldError, what: String, span: Span) -> Diagnostic {
+    Diagnostic::error(error.code, span, format!("{what}: {}", error.reason)).label("named here").help(read_help(error.code))
+}
+
+/// How to fix a file that could not be read, by the code a [`World`] gave the problem.
+fn read_help(code: Code) -> &'static str {
+    match code {
+        Code::FileTooLarge => "split it into smaller files (include and inventory patterns take globs), or narrow the pattern",
+        Code::SpecialFile => "placid reads regular files only; replace it, or narrow the pattern that matched it",
+        Code::IncludeOutsideRoot => "files may not leave the project root, also not through symlinks",
+        _ => "check that the file exists and is readable",
     }
 }
 
@@ -187,9 +200,9 @@ fn expand(cx: &mut Cx, world: &dyn World, pattern: &str, span: Span, what: &str)
         Ok(paths) => paths,
         Err(error) => {
             cx.error(
-                Diagnostic::error(Code::IncludeOutsideRoot, span, format!("{what} pattern `{}`: {}", pattern.escape_debug(), error.reason))
+                Diagnostic::error(error.code, span, format!("{what} pattern `{}`: {}", pattern.escape_debug(), error.reason))
                     .label("refused")
-                    .help("includes may not leave the project root, also not through symlinks"),
+                    .help(read_help(error.code)),
             );
             Vec::new()
         }

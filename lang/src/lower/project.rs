@@ -154,7 +154,7 @@ fn lower_slurm(cx: &mut Cx, node: &NodeReader<'_>) -> Option<SlurmSettings> {
         Some(value) => {
             let text = value.string(cx)?;
             match RelPath::new(&text.value) {
-                Ok(path) => Some(path),
+                Ok(path) => Some(Spanned::new(path, value.span)),
                 Err(reason) => {
                     cx.error(
                         Diagnostic::error(Code::IncludeOutsideRoot, value.span, format!("templates path refused: {reason}"))

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::cpulist::CpuSet;
 use crate::model::{DomainId, NodeId, RackId};
 use crate::name::{LabelKey, Name};
 use crate::span::Span;
@@ -130,9 +131,12 @@ impl Node {
     }
 
     /// The NVLink bandwidth every GPU of the node has at least (sum over its links), zero
-    /// without NVLink. This is what a job spread over the node's GPUs can count on.
+    /// without NVLink. This is what a job spread over the node's GPUs can count on. The sum
+    /// saturates: the checker refuses a GPU whose links add up past `u64` (E037), but its
+    /// other passes ask this of the same model before the build stops.
     pub fn nvlink_bandwidth(&self) -> Bandwidth {
-        let per_gpu = self.gpus.iter().map(|gpu| gpu.links.iter().map(|link| link.bandwidth.bits_per_second).sum::<u64>());
+        let per_gpu =
+            self.gpus.iter().map(|gpu| gpu.links.iter().fold(0u64, |sum, link| sum.saturating_add(link.bandwidth.bits_per_second)));
         Bandwidth { bits_per_second: per_gpu.min().unwrap_or(0) }
     }
 }
@@ -251,8 +255,8 @@ impl ProfileVerdict {
 pub struct NumaNode {
     /// The kernel's node id.
     pub id: u32,
-    /// Logical CPUs of the node, sorted; empty for memory-only nodes (GPU HBM on C2C hosts).
-    pub cpus: Vec<u32>,
+    /// Logical CPUs of the node; empty for memory-only nodes (GPU HBM on C2C hosts).
+    pub cpus: CpuSet,
     /// Memory of the node, when known.
     pub memory: Option<Bytes>,
 }

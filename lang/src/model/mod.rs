@@ -110,7 +110,8 @@ impl Model {
             .filter(|stage| stage.pool.value == migration.from.value)
             .filter(|stage| stage.class.as_ref().is_some_and(|class| migration.classes.iter().any(|moved| moved.value == class.value)))
             .map(|stage| u64::from(stage.gpus.value) * u64::from(stage.trials.max(1)))
-            .sum();
+            // Saturating is exact here: the result is capped at the pool's GPUs below.
+            .fold(0, u64::saturating_add);
         if stage_gpus == 0 { source.gpus } else { u32::try_from(stage_gpus).unwrap_or(u32::MAX).min(source.gpus) }
     }
 

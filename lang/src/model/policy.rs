@@ -90,8 +90,9 @@ pub struct SlurmSettings {
     /// Whether slurmdbd accounting is in use (QOS and associations); without it tiers become
     /// partitions.
     pub accounting: bool,
-    /// A directory of minijinja templates overriding the built-in sbatch templates.
-    pub templates: Option<RelPath>,
+    /// A directory of minijinja templates overriding the built-in sbatch templates, and
+    /// where `templates=` names it.
+    pub templates: Option<Spanned<RelPath>>,
 }
 
 /// `target "kubernetes" ...`.

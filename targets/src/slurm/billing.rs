@@ -17,9 +17,10 @@ pub fn gpu_weight(model: &Model, pool: &Pool) -> u64 {
     pool.nodes.iter().filter_map(|id| model.node(*id).cost_per_gpu_hour).map(minor_units).max().unwrap_or(0)
 }
 
-/// A daily budget in billing-minutes.
+/// A daily budget in billing-minutes. Amounts are at most [`Money::MAX_MINOR`], which leaves
+/// room for the factor 60; a saturated value would be Slurm's INFINITE, no limit at all.
 pub fn budget_minutes(budget: Money) -> u64 {
-    minor_units(budget).saturating_mul(60)
+    minor_units(budget) * 60
 }
 
 /// Whether any team or cost center has a daily budget.

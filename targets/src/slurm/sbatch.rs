@@ -5,8 +5,15 @@
 //! Invariant: templates only see names and numbers from the model (no free text), and the
 //! stage order in the submit script follows the plan's `after` edges, which the checker
 //! guarantees point to earlier stages, so every dependency's job id exists when it is used.
+//!
+//! Overrides are code placid runs: every render is bounded in work (minijinja's fuel, which
+//! also charges for the data a template creates, so `"x" * 1000000000` is refused before it
+//! is built) and in output (a writer that refuses bytes past the limit). An overrun is E047
+//! at the override's `templates=`.
 
-use minijinja::{Environment, Value, context};
+use std::io::Write;
+
+use minijinja::{Environment, ErrorKind, Value, context};
 use placid_lang::codes::Code;
 use placid_lang::diag::{Diagnostic, Diagnostics};
 use placid_lang::model::{Model, Plan, Preemption, Stage};
@@ -23,9 +30,72 @@ pub const SUBMIT_TEMPLATE: &str = "submit.sh.j2";
 const BUILT_IN: &[(&str, &str)] =
     &[(STAGE_TEMPLATE, include_str!("templates/stage.sbatch.j2")), (SUBMIT_TEMPLATE, include_str!("templates/submit.sh.j2"))];
 
+/// The fuel one render may burn: minijinja charges about one per instruction executed and
+/// one per 64 bytes a template creates, so this bounds a render's time (well under a second)
+/// and memory (about 64 MB). The built-in templates burn about 100 per stage script, and
+/// about 35 per stage of a plan for its submit script.
+const TEMPLATE_FUEL: u64 = 1_000_000;
+
+/// The largest script one render may write; the built-in templates write about 600 bytes
+/// per stage script, and about 100 per stage of a plan for its submit script.
+const MAX_SCRIPT_BYTES: usize = 1 << 20;
+
+/// Why a render failed.
+enum Failure {
+    /// The template does not render (an undefined filter, a type error).
+    Template(minijinja::Error),
+    /// It ran past one of the bounds, said in words.
+    Limit(String),
+}
+
+/// An output that refuses to grow past [`MAX_SCRIPT_BYTES`].
+#[derive(Default)]
+struct Bounded {
+    bytes: Vec<u8>,
+    overrun: bool,
+}
+
+impl Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() + buf.len() > MAX_SCRIPT_BYTES {
+            self.overrun = true;
+            return Err(std::io::Error::other("the script is too large"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Renders template `name` with `context` within the fuel and output bounds.
+fn render_bounded(environment: &Environment<'_>, name: &str, context: Value) -> Result<String, Failure> {
+    let mut out = Bounded::default();
+    let rendered = environment.get_template(name).and_then(|template| template.render_captured_to(context, &mut out).map(drop));
+    match rendered {
+        Ok(()) => Ok(String::from_utf8_lossy(&out.bytes).into_owned()),
+        Err(_) if out.overrun => {
+            Err(Failure::Limit(format!("writes more than {} of script", placid_lang::units::Bytes(MAX_SCRIPT_BYTES as u64))))
+        }
+        Err(error) if error.kind() == ErrorKind::OutOfFuel => Err(Failure::Limit(format!("runs out of its fuel ({TEMPLATE_FUEL})"))),
+        Err(error) => Err(Failure::Template(error)),
+    }
+}
+
 /// Renders every plan's scripts under `slurm/plans/<plan>/`.
 pub fn render(model: &Model, templates: &SlurmTemplates, accounting: bool, span: Span) -> Result<Vec<Artifact>, Diagnostics> {
     let mut environment = Environment::new();
+    environment.set_fuel(Some(TEMPLATE_FUEL));
+    // A limit is the override's to answer for, so it is reported where `templates=` names it.
+    let limit_span = model.project.slurm.as_ref().and_then(|settings| settings.templates.as_ref()).map_or(span, |templates| templates.span);
+    let failed = |failure: Failure, name: &str, render_span: Span| match failure {
+        Failure::Template(error) => template_error(render_span, name, &error),
+        Failure::Limit(what) => Diagnostic::error(Code::SlurmTemplateLimit, limit_span, format!("sbatch template `{name}` {what}"))
+            .label("templates directory named here")
+            .help("overrides get bounded work and output: loop over less, or build smaller strings"),
+    };
     let mut diagnostics = Diagnostics::new();
     for (name, built_in) in BUILT_IN {
         let source = templates.overrides.get(*name).map_or(*built_in, String::as_str);
@@ -42,24 +112,26 @@ pub fn render(model: &Model, templates: &SlurmTemplates, accounting: bool, span:
         let mut stage_values = Vec::new();
         for (index, stage) in plan.stages.iter().enumerate() {
             let file = format!("{}.sbatch", stage.name);
-            match environment
-                .get_template(STAGE_TEMPLATE)
-                .and_then(|template| template.render(stage_context(model, plan, stage, accounting)))
-            {
+            match render_bounded(&environment, STAGE_TEMPLATE, stage_context(model, plan, stage, accounting)) {
                 Ok(text) => artifacts.push(Artifact::text(format!("{directory}/{file}"), with_final_newline(text))),
-                Err(error) => diagnostics.push(template_error(stage.span, STAGE_TEMPLATE, &error)),
+                Err(failure) => diagnostics.push(failed(failure, STAGE_TEMPLATE, stage.span)),
             }
             let after: Vec<usize> = stage.after.iter().map(|after| after.value).collect();
             stage_values.push(context! { index, name => stage.name.as_str(), file, after });
         }
         let team = model.team(plan.team.value);
         let submit = context! { plan => plan.name.as_str(), team => team.name.as_str(), stages => stage_values };
-        match environment.get_template(SUBMIT_TEMPLATE).and_then(|template| template.render(submit)) {
+        match render_bounded(&environment, SUBMIT_TEMPLATE, submit) {
             Ok(text) => artifacts.push(Artifact::text(format!("{directory}/submit.sh"), with_final_newline(text))),
-            Err(error) => diagnostics.push(template_error(plan.span, SUBMIT_TEMPLATE, &error)),
+            Err(failure) => diagnostics.push(failed(failure, SUBMIT_TEMPLATE, plan.span)),
         }
     }
-    if diagnostics.is_empty() { Ok(artifacts) } else { Err(diagnostics) }
+    if diagnostics.is_empty() {
+        Ok(artifacts)
+    } else {
+        diagnostics.sort();
+        Err(diagnostics)
+    }
 }
 
 /// minijinja drops a template's final newline; scripts end with one.

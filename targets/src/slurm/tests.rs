@@ -122,6 +122,34 @@ fn a_broken_override_template_is_reported() {
 }
 
 #[test]
+fn template_overrides_are_bounded_in_work_and_output() {
+    let policy = format!("{POLICY}plan \"p\" team=\"vision\" {{ stage \"s\" tier=\"P1\" pool=\"all\" gpus=2 }}\n");
+    let overridden = |source: &str| {
+        let mut templates = SlurmTemplates::default();
+        templates.overrides.insert(super::STAGE_TEMPLATE.to_owned(), source.to_owned());
+        emit_project(NODES, &policy, &templates)
+    };
+    // Each rendered before: 4 million loop steps; a 100 MB string (9.6 GB with one more
+    // digit of repeats); a 2 MB script.
+    for source in [
+        "{% for i in range(2000) %}{% for j in range(2000) %}x{% endfor %}{% endfor %}",
+        "{{ \"x\" * 100000000 }}",
+        "{{ \"x\" * 2000000 }}",
+    ] {
+        assert_eq!(overridden(source).map(|_| ()), Err(vec![Code::SlurmTemplateLimit]), "{source}");
+    }
+    // Recursion ends at minijinja's own limit, as a template error, without a crash.
+    let recursive = "{% for i in [1] recursive %}{{ loop([1]) }}{% endfor %}";
+    assert_eq!(overridden(recursive).map(|_| ()), Err(vec![Code::SlurmTemplate]));
+    // Within the bounds, an override is free to do real work.
+    let artifacts = overridden("{% for i in range(1000) %}#{{ i }}\n{% endfor %}{{ \"=\" * 100000 }}").unwrap_or_default();
+    assert_eq!(
+        file(&artifacts, "slurm/plans/p/s.sbatch").len(),
+        100_000 + 1 + (0..1000).map(|i: u32| i.to_string().len() + 2).sum::<usize>()
+    );
+}
+
+#[test]
 fn durations_use_slurm_time_format() {
     assert_eq!(super::slurm_time(600), "00:10:00");
     assert_eq!(super::slurm_time(90_061), "1-01:01:01");
