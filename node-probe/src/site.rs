@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use kdl::{KdlDocument, KdlValue};
+use kdl::KdlValue;
 use placid_lang::model::CapacityKind;
 use placid_lang::name::{LabelKey, Name, is_label_value};
 use placid_lang::units::{Currency, Money};
@@ -41,7 +41,11 @@ pub struct Site {
 impl Site {
     /// Reads a site file. Returns a message naming the bad line otherwise.
     pub fn parse(text: &str) -> Result<Site, String> {
-        let document = KdlDocument::parse_v2(text).map_err(|error| format!("not valid KDL 2.0: {error}"))?;
+        // lang's parse: its nesting pre-scan keeps a hostile site file from overflowing the stack.
+        let (document, diagnostics) = placid_lang::syntax::parse(placid_lang::span::FileId(0), text);
+        if let Some(first) = diagnostics.iter().next() {
+            return Err(format!("not valid KDL 2.0: {}", first.message));
+        }
         let mut site = Site::default();
         for node in document.nodes() {
             let key = node.name().value();
@@ -125,6 +129,13 @@ mod tests {
         assert_eq!(site.capacity, Some(CapacityKind::Reserved));
         assert_eq!(site.cost_per_gpu_hour, Some(Money { currency: Currency::Usd, minor: 310 }));
         assert_eq!(site.labels.len(), 1);
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_a_stack_overflow() {
+        let text = "a {".repeat(2000);
+        let error = Site::parse(&text).unwrap_err();
+        assert!(error.contains("nest"), "{error}");
     }
 
     #[test]
