@@ -412,3 +412,29 @@ fn too_many_filters_is_a_diagnostic() {
     let diagnostics = module(&model, &model.scores[0]).err().map(|diagnostics| diagnostics.into_vec()).unwrap_or_default();
     assert_eq!(diagnostics[0].code, Code::TooManyPredicates);
 }
+
+fn penalty(when: &str) -> Penalty {
+    Penalty { span: Span::DETACHED, amount: 0.5, when: parsed(when, Type::Bool) }
+}
+
+fn build_errors(score: Score) -> Vec<Code> {
+    let model = model_with(score);
+    let result = module(&model, &model.scores[0]);
+    result.err().map(|diagnostics| diagnostics.into_vec().into_iter().map(|diagnostic| diagnostic.code).collect()).unwrap_or_default()
+}
+
+#[test]
+fn too_many_penalties_is_a_diagnostic() {
+    let at_limit = vec![penalty("node.gpus_free > 1"); 256];
+    assert_eq!(build_errors(Score { penalties: at_limit.clone(), ..example_score() }), Vec::<Code>::new());
+    let over = [at_limit, vec![penalty("node.gpus_free > 2")]].concat();
+    assert_eq!(build_errors(Score { penalties: over, ..example_score() }), vec![Code::TooManyPenalties]);
+}
+
+#[test]
+fn a_function_larger_than_hosts_load_is_a_diagnostic() {
+    // 256 penalties of 80 comparisons each: about 16 bytes of code per comparison.
+    let when = (0..80).map(|index| format!("node.gpus_free > {index}")).collect::<Vec<_>>().join(" && ");
+    let score = Score { penalties: vec![penalty(&when); 256], ..example_score() };
+    assert_eq!(build_errors(score), vec![Code::EmittedModuleTooLarge]);
+}
