@@ -23,3 +23,10 @@ pub const MEMORY_MAX_PAGES: u64 = 1024;
 pub const ERROR_NEGATIVE_COUNT: i32 = -1;
 /// Bytes per page of linear memory.
 pub const PAGE_SIZE: u64 = 65536;
+/// Largest module the emitter writes and the host loads. Emitted modules are one function,
+/// one memory and a few hundred bytes of `placid.meta`; a real score is a few KiB.
+pub const MAX_MODULE_BYTES: usize = 1 << 20;
+/// Largest function body the emitter writes and the host compiles. Cranelift's time grows
+/// faster than linearly with the size of one function, so this, not the module size, bounds
+/// how long compiling takes (docs/wasm-abi.md gives the measurements).
+pub const MAX_FUNCTION_BYTES: usize = 256 << 10;

@@ -57,11 +57,20 @@ pub fn emit(program: &Program<'_>, meta: &[u8]) -> Result<Vec<u8>, Diagnostics> 
     exports.export(abi::EXPORT_HEAP_BASE, ExportKind::Global, 1);
     exports.export(abi::EXPORT_SCORE_BATCH, ExportKind::Func, 0);
     module.section(&exports);
+    let function = batch_function(program);
+    // Hosts refuse larger code before compiling it (it could take them longer to compile than
+    // a scheduler waits), so a module they would refuse is an error here, at the score.
+    if function.byte_len() > abi::MAX_FUNCTION_BYTES {
+        return Err(too_large(program, "function", function.byte_len(), abi::MAX_FUNCTION_BYTES));
+    }
     let mut code = CodeSection::new();
-    code.function(&batch_function(program));
+    code.function(&function);
     module.section(&code);
     module.section(&CustomSection { name: abi::META_SECTION.into(), data: meta.into() });
     let bytes = module.finish();
+    if bytes.len() > abi::MAX_MODULE_BYTES {
+        return Err(too_large(program, "module", bytes.len(), abi::MAX_MODULE_BYTES));
+    }
     if let Err(error) = wasmparser::Validator::new().validate_all(&bytes) {
         let mut diagnostics = Diagnostics::new();
         diagnostics.push(
@@ -76,6 +85,25 @@ pub fn emit(program: &Program<'_>, meta: &[u8]) -> Result<Vec<u8>, Diagnostics> 
         return Err(diagnostics);
     }
     Ok(bytes)
+}
+
+fn too_large(program: &Program<'_>, what: &str, bytes: usize, limit: usize) -> Diagnostics {
+    let mut diagnostics = Diagnostics::new();
+    diagnostics.push(
+        Diagnostic::error(
+            Code::EmittedModuleTooLarge,
+            program.score.span,
+            format!(
+                "the {what} of score `{}` would be {} KiB, above the {} KiB a host loads",
+                program.score.name,
+                bytes.div_ceil(1024),
+                limit >> 10
+            ),
+        )
+        .label("this score's expression, filters and penalties")
+        .help("simplify the expressions or split the score into smaller ones"),
+    );
+    diagnostics
 }
 
 fn f64_arg(offset: usize) -> MemArg {

@@ -2,13 +2,16 @@
 //! is not a well-formed plugin before compiling it, and runs batches under limits.
 //!
 //! Invariants: only `.wasm` bytes are accepted (never precompiled code, which wasmtime can only
-//! trust from itself); a module is validated, checked for imports, start functions, memory
-//! maximum, ABI version and `placid.meta` before it is compiled; there is no WASI and the
+//! trust from itself); a module is checked for its size and the size of each function body,
+//! validated, checked for imports, start functions, memory maximum, ABI version and
+//! `placid.meta` before it is compiled, and compiled under a deadline; there is no WASI and the
 //! linker defines nothing; every call runs under an epoch deadline, a memory limit and a
-//! bounded stack, and a trap or timeout is an `Err` for that call, never a crash.
+//! bounded stack, and a trap, a timeout or an impossible result is an `Err` for that call,
+//! never a crash and never a trusted answer.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
 use placid_lang::diag::Code;
@@ -22,7 +25,7 @@ use super::meta::Meta;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct HostError {
-    /// [`Code::PluginRefused`] or [`Code::PluginFailed`].
+    /// [`Code::PluginRefused`], [`Code::PluginFailed`] or [`Code::PluginResultInvalid`].
     pub code: Code,
     /// What happened, in one sentence.
     pub message: String,
@@ -45,11 +48,26 @@ pub struct Limits {
     pub deadline: Duration,
     /// Native stack the guest may use, in bytes.
     pub max_stack: usize,
+    /// Largest module accepted, in bytes.
+    pub module_bytes: usize,
+    /// Largest function body accepted, in bytes.
+    pub function_bytes: usize,
+    /// Wall-clock time compiling the module may take.
+    pub compile_deadline: Duration,
 }
 
 impl Limits {
-    /// Limits for the scheduler extender and `placid score`: 64 MiB, 100 ms, 512 KiB stack.
-    pub const DEFAULT: Limits = Limits { memory_bytes: 64 << 20, deadline: Duration::from_millis(100), max_stack: 512 << 10 };
+    /// Limits for the scheduler extender and `placid score`: 64 MiB of memory, 100 ms per call,
+    /// 512 KiB of stack, and the module and function sizes placid emits at most, compiled
+    /// within 2 s (a module at those sizes compiles in well under a second).
+    pub const DEFAULT: Limits = Limits {
+        memory_bytes: 64 << 20,
+        deadline: Duration::from_millis(100),
+        max_stack: 512 << 10,
+        module_bytes: abi::MAX_MODULE_BYTES,
+        function_bytes: abi::MAX_FUNCTION_BYTES,
+        compile_deadline: Duration::from_secs(2),
+    };
 }
 
 /// How often the epoch advances; deadlines are whole ticks.
@@ -98,7 +116,7 @@ impl Plugin {
         config.epoch_interruption(true);
         config.max_wasm_stack(limits.max_stack);
         let engine = Engine::new(&config).map_err(|error| refused(format!("cannot configure wasmtime: {error}")))?;
-        let module = Module::new(&engine, bytes).map_err(|error| refused(format!("the module does not compile: {error}")))?;
+        let module = compile(&engine, bytes, limits.compile_deadline)?;
         let ticker = Arc::new(Ticker::start(&engine));
         Ok(Plugin { engine, module, meta, limits, ticker })
     }
@@ -126,7 +144,7 @@ impl Plugin {
             store,
             memory,
             batch,
-            deadline: deadline_ticks(self.limits.deadline),
+            deadline: self.limits.deadline,
             row_stride: self.meta.row_stride as usize,
             params_size: self.meta.params_size as usize,
             _ticker: self.ticker.clone(),
@@ -134,12 +152,43 @@ impl Plugin {
     }
 }
 
+/// Ticks that last at least `deadline`: the first tick may come right after the deadline is
+/// set, so one more than the deadline's length in ticks.
 fn deadline_ticks(deadline: Duration) -> u64 {
-    (deadline.as_millis() / TICK.as_millis()).max(1) as u64
+    deadline.as_nanos().div_ceil(TICK.as_nanos()) as u64 + 1
+}
+
+/// Compiles `bytes` on a thread of its own and gives up after `deadline`. wasmtime cannot stop
+/// Cranelift once it has started (there is no fuel for compiling), so a module that runs past
+/// the deadline is refused and its thread is left to finish on its own: the size limits
+/// checked before bound how long that takes, and nothing waits for it.
+fn compile(engine: &Engine, bytes: &[u8], deadline: Duration) -> Result<Module, HostError> {
+    let (sender, receiver) = mpsc::sync_channel(1);
+    let (engine, owned) = (engine.clone(), bytes.to_vec());
+    std::thread::Builder::new()
+        .name("placid-compile".into())
+        .spawn(move || {
+            let _ = sender.send(Module::new(&engine, &owned));
+        })
+        .map_err(|error| refused(format!("cannot start compiling the module: {error}")))?;
+    match receiver.recv_timeout(deadline) {
+        Ok(compiled) => compiled.map_err(|error| refused(format!("the module does not compile: {error}"))),
+        Err(RecvTimeoutError::Timeout) => {
+            Err(refused(format!("the module did not compile within {} ms, this host's compile deadline", deadline.as_millis())))
+        }
+        Err(RecvTimeoutError::Disconnected) => Err(refused("compiling the module failed")),
+    }
 }
 
 /// Static checks of an untrusted module, before anything is compiled; returns its meta.
 fn inspect(bytes: &[u8], limits: Limits) -> Result<Meta, HostError> {
+    if bytes.len() > limits.module_bytes {
+        return Err(refused(format!(
+            "the module is {} KiB, above this host's limit of {} KiB",
+            bytes.len().div_ceil(1024),
+            limits.module_bytes >> 10
+        )));
+    }
     wasmparser::Validator::new().validate_all(bytes).map_err(|error| refused(format!("the module is not valid Wasm: {error}")))?;
     let mut meta_bytes = None;
     let mut memory_max = None;
@@ -161,6 +210,13 @@ fn inspect(bytes: &[u8], limits: Limits) -> Result<Meta, HostError> {
                 }
             }
             Payload::StartSection { .. } => return Err(refused("the module has a start function; placid plugins run only when called")),
+            Payload::CodeSectionEntry(body) if body.range().len() > limits.function_bytes => {
+                return Err(refused(format!(
+                    "a function body of the module is {} KiB, above this host's limit of {} KiB",
+                    body.range().len().div_ceil(1024),
+                    limits.function_bytes >> 10
+                )));
+            }
             Payload::MemorySection(reader) => {
                 for memory in reader {
                     let memory = memory.map_err(|error| refused(error.to_string()))?;
@@ -238,7 +294,7 @@ pub struct Worker {
     store: Store<StoreLimits>,
     memory: Memory,
     batch: TypedFunc<(i32, i32, i32, i32, i32), i32>,
-    deadline: u64,
+    deadline: Duration,
     row_stride: usize,
     params_size: usize,
     _ticker: Arc<Ticker>,
@@ -261,7 +317,7 @@ pub struct Scores {
     pub scores: Vec<f64>,
     /// Failure mask per node.
     pub failed: Vec<u32>,
-    /// How many nodes passed every filter (the module's return value).
+    /// How many nodes passed every filter (the module's return value, checked to be `0..=n`).
     pub feasible: usize,
 }
 
@@ -291,8 +347,14 @@ fn align8(offset: usize) -> usize {
 impl Worker {
     /// Copies, runs and reads one batch: `rows` holds `rows.len() / fields` node rows.
     pub fn score(&mut self, params: &[f64], rows: &[f64]) -> Result<Scores, HostError> {
+        self.score_within(params, rows, self.deadline)
+    }
+
+    /// [`Worker::score`], stopping the call after `time_left` when that is shorter than the
+    /// plugin's deadline (a request that has little time left gives the plugin no more).
+    pub fn score_within(&mut self, params: &[f64], rows: &[f64], time_left: Duration) -> Result<Scores, HostError> {
         let staged = self.stage(params, rows)?;
-        let feasible = self.run(&staged)?;
+        let feasible = self.run_within(&staged, time_left.min(self.deadline))?;
         let mut scores = Scores::default();
         self.read(&staged, &mut scores);
         scores.feasible = feasible;
@@ -328,7 +390,11 @@ impl Worker {
 
     /// Runs the plugin on a staged batch; returns how many nodes are feasible.
     pub fn run(&mut self, staged: &Staged) -> Result<usize, HostError> {
-        self.store.set_epoch_deadline(self.deadline);
+        self.run_within(staged, self.deadline)
+    }
+
+    fn run_within(&mut self, staged: &Staged, time_left: Duration) -> Result<usize, HostError> {
+        self.store.set_epoch_deadline(deadline_ticks(time_left));
         let pointer = |offset: usize| i32::try_from(offset).map_err(|_| failed("the batch does not fit a 32-bit memory"));
         let args =
             (pointer(staged.params)?, pointer(staged.rows)?, pointer(staged.count)?, pointer(staged.scores)?, pointer(staged.reasons)?);
@@ -337,7 +403,16 @@ impl Worker {
             Some(trap) => failed(format!("the plugin trapped: {trap}")),
             None => failed(format!("the plugin failed: {error}")),
         })?;
-        usize::try_from(result).map_err(|_| failed(format!("the plugin returned error code {result}")))
+        // The count is the plugin's claim, not a fact: a module that says more nodes passed
+        // than it was given (or returns an error code for a count the host knows is valid) is
+        // broken or hostile, and none of its results are used.
+        match usize::try_from(result) {
+            Ok(feasible) if feasible <= staged.count => Ok(feasible),
+            _ => Err(HostError {
+                code: Code::PluginResultInvalid,
+                message: format!("the plugin returned {result} as the number of feasible nodes of a batch of {}", staged.count),
+            }),
+        }
     }
 
     /// Reads the results of a batch that has run.

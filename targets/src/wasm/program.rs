@@ -12,6 +12,10 @@ use placid_lang::model::{Direction, Score};
 
 /// At most this many filters per score: the failure mask of a node is one `u32`.
 pub const MAX_PREDICATES: usize = 32;
+/// At most this many penalties per score. Each penalty is code in the plugin's one function,
+/// which a host compiles before its first request; real policies use a handful, and 256 of
+/// them compile in milliseconds where 80,000 took minutes.
+pub const MAX_PENALTIES: usize = 256;
 
 /// A score with its layout.
 #[derive(Clone, Debug)]
@@ -37,6 +41,20 @@ impl<'a> Program<'a> {
                 )
                 .label("too many filters")
                 .help("combine filters with `&&`; each filter is one bit of the failure mask"),
+            );
+            return Err(diagnostics);
+        }
+        if let Some(first_extra) = score.penalties.get(MAX_PENALTIES) {
+            let mut diagnostics = Diagnostics::new();
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::TooManyPenalties,
+                    score.span,
+                    format!("score `{}` has {} penalties; a Wasm plugin holds at most {MAX_PENALTIES}", score.name, score.penalties.len()),
+                )
+                .label("too many penalties")
+                .with_secondary(first_extra.span, format!("penalty {} of this score", MAX_PENALTIES + 1))
+                .help("merge penalties that share a condition (their amounts add up), or split the score"),
             );
             return Err(diagnostics);
         }

@@ -13,6 +13,7 @@ use wasm_encoder::{
     GlobalType, ImportSection, Instruction, MemorySection, MemoryType, Module, TypeSection, ValType,
 };
 
+use super::abi;
 use super::host::{HostError, Limits, Plugin};
 use super::native::Evaluator;
 use super::{Meta, Program, module};
@@ -235,6 +236,8 @@ struct Hostile {
     abi_version: i32,
     meta: Option<Vec<u8>>,
     body: Vec<Instruction<'static>>,
+    /// Bytes of an extra custom section, to make the module large.
+    padding: usize,
 }
 
 impl Hostile {
@@ -245,7 +248,7 @@ impl Hostile {
     }
 
     fn new(body: Vec<Instruction<'static>>) -> Hostile {
-        Hostile { import: false, memory_max: Some(16), abi_version: 1, meta: Some(Hostile::valid_meta()), body }
+        Hostile { import: false, memory_max: Some(16), abi_version: 1, meta: Some(Hostile::valid_meta()), body, padding: 0 }
     }
 
     fn bytes(&self) -> Vec<u8> {
@@ -284,6 +287,9 @@ impl Hostile {
         module.section(&code);
         if let Some(meta) = &self.meta {
             module.section(&CustomSection { name: "placid.meta".into(), data: meta.as_slice().into() });
+        }
+        if self.padding > 0 {
+            module.section(&CustomSection { name: "padding".into(), data: vec![0; self.padding].into() });
         }
         module.finish()
     }
@@ -411,4 +417,69 @@ fn too_many_filters_is_a_diagnostic() {
     let model = model_with(Score { filters, ..example_score() });
     let diagnostics = module(&model, &model.scores[0]).err().map(|diagnostics| diagnostics.into_vec()).unwrap_or_default();
     assert_eq!(diagnostics[0].code, Code::TooManyPredicates);
+}
+
+fn penalty(when: &str) -> Penalty {
+    Penalty { span: Span::DETACHED, amount: 0.5, when: parsed(when, Type::Bool) }
+}
+
+fn build_errors(score: Score) -> Vec<Code> {
+    let model = model_with(score);
+    let result = module(&model, &model.scores[0]);
+    result.err().map(|diagnostics| diagnostics.into_vec().into_iter().map(|diagnostic| diagnostic.code).collect()).unwrap_or_default()
+}
+
+#[test]
+fn too_many_penalties_is_a_diagnostic() {
+    let at_limit = vec![penalty("node.gpus_free > 1"); 256];
+    assert_eq!(build_errors(Score { penalties: at_limit.clone(), ..example_score() }), Vec::<Code>::new());
+    let over = [at_limit, vec![penalty("node.gpus_free > 2")]].concat();
+    assert_eq!(build_errors(Score { penalties: over, ..example_score() }), vec![Code::TooManyPenalties]);
+}
+
+#[test]
+fn a_function_larger_than_hosts_load_is_a_diagnostic() {
+    // 256 penalties of 80 comparisons each: about 16 bytes of code per comparison.
+    let when = (0..80).map(|index| format!("node.gpus_free > {index}")).collect::<Vec<_>>().join(" && ");
+    let score = Score { penalties: vec![penalty(&when); 256], ..example_score() };
+    assert_eq!(build_errors(score), vec![Code::EmittedModuleTooLarge]);
+}
+
+/// A body of `count` `nop`s that returns 0: as large as a test needs, cheap to compile.
+fn nops(count: usize) -> Vec<Instruction<'static>> {
+    let mut body = vec![Instruction::Nop; count];
+    body.push(Instruction::I32Const(0));
+    body
+}
+
+#[test]
+fn an_oversized_module_or_function_is_refused_before_compiling() {
+    let error = refusal(&Hostile { padding: abi::MAX_MODULE_BYTES, ..Hostile::new(returns_zero()) });
+    assert_eq!(error.code, Code::PluginRefused);
+    assert!(error.message.contains("above this host's limit of 1024 KiB"), "{error}");
+    let error = refusal(&Hostile::new(nops(abi::MAX_FUNCTION_BYTES + 1)));
+    assert!(error.message.contains("a function body of the module is 257 KiB"), "{error}");
+    let at_limit = Plugin::load(&Hostile::new(nops(abi::MAX_FUNCTION_BYTES - 16)).bytes(), Limits::DEFAULT);
+    assert!(at_limit.is_ok(), "{:?}", at_limit.err());
+}
+
+#[test]
+fn compiling_past_the_deadline_is_refused_without_waiting() {
+    let bytes = Hostile::new(nops(abi::MAX_FUNCTION_BYTES - 16)).bytes();
+    let limits = Limits { compile_deadline: std::time::Duration::from_millis(1), ..Limits::DEFAULT };
+    let started = std::time::Instant::now();
+    let error = Plugin::load(&bytes, limits).err().unwrap_or_else(|| panic!("compiled within 1 ms"));
+    assert_eq!(error.code, Code::PluginRefused);
+    assert!(error.message.contains("did not compile within 1 ms"), "{error}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+}
+
+#[test]
+fn a_feasible_count_outside_the_batch_is_not_trusted() {
+    // The batch of `run_hostile` has two nodes: 3, i32::MAX and any negative value are lies.
+    for claimed in [3, i32::MAX, -1, -5] {
+        let error = run_hostile(vec![Instruction::I32Const(claimed)]);
+        assert_eq!(error.code, Code::PluginResultInvalid, "{claimed}: {error}");
+        assert!(error.message.contains(&format!("returned {claimed} as the number of feasible nodes of a batch of 2")), "{error}");
+    }
 }
