@@ -8,7 +8,7 @@ use std::time::Duration;
 use placid_targets::k8s::scheduler::EXTENDER_PORT;
 
 use crate::cli::{Exit, ScoreArgs};
-use crate::extender::{Extender, Settings, router};
+use crate::extender::{Extender, Settings, serve};
 use crate::render::Format;
 
 /// Arguments of `placid extender`.
@@ -19,15 +19,25 @@ pub struct Args {
     /// Address to listen on (the port the Kubernetes target's scheduler config calls).
     #[arg(long, default_value_t = SocketAddr::from(([127, 0, 0, 1], EXTENDER_PORT)))]
     listen: SocketAddr,
-    /// Largest request body, in MiB.
+    /// Largest request body, in MiB (413 above).
     #[arg(long, default_value_t = Settings::DEFAULT.max_body >> 20)]
     max_body_mib: usize,
-    /// Time limit of one request, in milliseconds.
+    /// Most nodes one request may list (413 above).
+    #[arg(long, default_value_t = Settings::DEFAULT.max_nodes)]
+    max_nodes: usize,
+    /// Time limit of one request, from its head to its answer, in milliseconds (503 after).
     #[arg(long, default_value_t = Settings::DEFAULT.timeout.as_millis() as u64)]
     timeout_ms: u64,
-    /// Requests served at once.
+    /// Requests worked on at once (503 when all are busy).
     #[arg(long, default_value_t = Settings::DEFAULT.concurrency)]
     concurrency: usize,
+    /// Time a connection has to send a request head, after opening or after its previous
+    /// answer, in milliseconds (closed after).
+    #[arg(long, default_value_t = Settings::DEFAULT.header_timeout.as_millis() as u64)]
+    header_timeout_ms: u64,
+    /// Connections served at once (more wait until one closes).
+    #[arg(long, default_value_t = Settings::DEFAULT.max_connections)]
+    max_connections: usize,
 }
 
 pub fn run(args: &Args) -> Exit {
@@ -35,11 +45,19 @@ pub fn run(args: &Args) -> Exit {
         Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
-    let settings =
-        Settings { max_body: args.max_body_mib << 20, timeout: Duration::from_millis(args.timeout_ms), concurrency: args.concurrency };
+    let settings = Settings {
+        max_body: args.max_body_mib << 20,
+        max_nodes: args.max_nodes,
+        timeout: Duration::from_millis(args.timeout_ms),
+        concurrency: args.concurrency,
+        header_timeout: Duration::from_millis(args.header_timeout_ms),
+        max_connections: args.max_connections,
+    };
     let policy = loaded.plugin.meta().policy.clone();
     let extender = Arc::new(Extender::new(loaded.plugin, &loaded.model, settings));
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(settings.concurrency.max(1)).enable_all().build() {
+    // Scoring runs on the blocking pool, one thread per request worked on; the async
+    // workers (one per core) only move bytes.
+    let runtime = match tokio::runtime::Builder::new_multi_thread().max_blocking_threads(settings.concurrency.max(1)).enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("error: cannot start the runtime: {error}");
@@ -55,14 +73,8 @@ pub fn run(args: &Args) -> Exit {
             }
         };
         eprintln!("placid extender: score `{policy}` on http://{} (POST /filter, /prioritize)", args.listen);
-        let served = axum::serve(listener, router(extender, settings)).with_graceful_shutdown(shutdown_signal()).await;
-        match served {
-            Ok(()) => Exit::Ok,
-            Err(error) => {
-                eprintln!("error: the server failed: {error}");
-                Exit::Usage
-            }
-        }
+        serve(listener, extender, shutdown_signal()).await;
+        Exit::Ok
     })
 }
 

@@ -4,6 +4,11 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+/// How long a read or write may block: longer than any extender deadline, so a probe of a
+/// server that never answers fails instead of hanging.
+const PATIENCE: Duration = Duration::from_secs(30);
 
 /// One connection to an extender.
 pub struct Client {
@@ -25,6 +30,8 @@ impl Client {
     pub fn connect(address: SocketAddr) -> std::io::Result<Client> {
         let stream = TcpStream::connect(address)?;
         stream.set_nodelay(true)?;
+        stream.set_read_timeout(Some(PATIENCE))?;
+        stream.set_write_timeout(Some(PATIENCE))?;
         Ok(Client { reader: BufReader::new(stream.try_clone()?), writer: stream })
     }
 
