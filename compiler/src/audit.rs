@@ -354,7 +354,7 @@ fn sparse_map(entry: &mut tar::Entry<'_, &mut dyn Read>) -> Result<Option<Sparse
 
 /// `[o1, l1, o2, l2, ...]` as `(offset, length)` pairs, bounded in number.
 fn pairs(numbers: &[u64]) -> Result<Vec<(u64, u64)>, String> {
-    if numbers.len() % 2 != 0 || numbers.len() / 2 > MAX_SPARSE_REGIONS {
+    if !numbers.len().is_multiple_of(2) || numbers.len() / 2 > MAX_SPARSE_REGIONS {
         return Err(format!("a sparse map of {} numbers", numbers.len()));
     }
     Ok(numbers.chunks(2).map(|pair| (pair[0], pair[1])).collect())
