@@ -148,3 +148,24 @@ fn a_migration_into_its_own_pool_is_rejected() {
     let body = format!("migration \"m\" from=\"x86-pcie\" to=\"x86-pcie\" {{\n{PHASES}\n}}\n");
     assert_eq!(check(&body), vec![Code::MigrationSamePool]);
 }
+
+#[test]
+fn every_emitted_rollout_object_carries_its_migration_label() {
+    // The planned objects carry `<prefix>/migration`; the Kubernetes tree writes placid's
+    // metadata in place of theirs, and used to drop that label on the way.
+    let build = build_clean("migration");
+    let prefix = &build.model.project.kubernetes.as_ref().expect("the example enables Kubernetes").label_prefix.value;
+    let label = format!("{prefix}/migration");
+    let mut seen = 0;
+    for artifact in build.artifacts.iter().filter(|artifact| artifact.path.starts_with("kubernetes/")) {
+        let text = String::from_utf8_lossy(&artifact.bytes);
+        if !(text.contains("kind: Rollout") || text.contains("kind: AnalysisTemplate")) {
+            continue;
+        }
+        seen += 1;
+        let object: serde_yaml::Value = serde_yaml::from_str(&text).unwrap_or_else(|error| panic!("{}: {error}", artifact.path));
+        let value = &object["metadata"]["labels"][label.as_str()];
+        assert!(value.as_str().is_some_and(|name| !name.is_empty()), "{} lacks {label}:\n{text}", artifact.path);
+    }
+    assert_eq!(seen, 9, "two Rollouts and seven AnalysisTemplates");
+}

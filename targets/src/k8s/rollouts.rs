@@ -3,6 +3,8 @@
 //! other object, so they get placid's metadata, a sync wave after the queues, and a place in
 //! the kustomization and in Argo CD's whitelist.
 
+use std::collections::BTreeMap;
+
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::Model;
 
@@ -34,9 +36,21 @@ pub(crate) fn emit(model: &Model, list: &mut ObjectList, diagnostics: &mut Diagn
         let span = span_of(&object.name);
         let names =
             ObjectName::fixed(&object.namespace, span).and_then(|namespace| Ok((namespace, ObjectName::fixed(&object.name, span)?)));
-        let pushed = names.and_then(|(namespace, name)| list.push(NewObject::namespaced(kind, namespace, name, span), &object.value));
+        let pushed = names.and_then(|(namespace, name)| {
+            let mut meta = NewObject::namespaced(kind, namespace, name, span);
+            // The list writes placid's metadata in place of the planned object's; the plan's own
+            // labels (`<prefix>/migration`, which selectors and dashboards match) carry over.
+            meta.labels = planned_labels(&object.value);
+            list.push(meta, &object.value)
+        });
         if let Err(diagnostic) = pushed {
             diagnostics.push(diagnostic);
         }
     }
+}
+
+/// `metadata.labels` of a planned object.
+fn planned_labels(value: &serde_json::Value) -> BTreeMap<String, String> {
+    let labels = value.pointer("/metadata/labels").and_then(serde_json::Value::as_object);
+    labels.into_iter().flatten().filter_map(|(key, value)| Some((key.clone(), value.as_str()?.to_owned()))).collect()
 }
