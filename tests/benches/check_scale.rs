@@ -23,14 +23,14 @@ fn peak_rss_mib() -> f64 {
 fn measure(size: Size, format: InventoryFormat, runs: usize) -> (Duration, Duration) {
     let dir = tempfile::tempdir().expect("temp dir");
     write_project(dir.path(), size, format).expect("write synthetic project");
-    let world = placid_compiler::world::FsWorld::new(dir.path()).expect("open project");
+    let world = placid_driver::world::FsWorld::new(dir.path()).expect("open project");
     let mut loads = Vec::new();
     let mut checks = Vec::new();
     for _ in 0..runs {
         let start = Instant::now();
         let compilation = placid_lang::load(&world);
         let loaded = Instant::now();
-        let diagnostics = placid_compiler::check::check(&compilation.model);
+        let diagnostics = placid_check::check(&compilation.model);
         let checked = Instant::now();
         assert!(!compilation.diagnostics.has_errors() && !diagnostics.has_errors(), "synthetic project has errors");
         assert_eq!(compilation.model.nodes.len(), size.nodes);

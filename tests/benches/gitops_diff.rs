@@ -7,9 +7,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use git2::{IndexAddOption, Repository, Signature};
-use placid_compiler::build::{Selection, compile};
-use placid_compiler::diff::{DiffRequest, Revision, compare, diff};
-use placid_compiler::world::FsWorld;
+use placid_driver::build::{Selection, compile};
+use placid_driver::world::FsWorld;
+use placid_gitops::{DiffRequest, Revision, compare, diff};
 use placid_lang::lower::InventoryFormat;
 use placid_tests::synthetic::{Size, median, write_project};
 

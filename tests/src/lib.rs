@@ -53,16 +53,16 @@ pub fn copy_tree(from: &Path, to: &Path, skip: &[&str]) {
 }
 
 /// Compiles the project in `dir` with every enabled target.
-pub fn build(dir: &Path) -> placid_compiler::build::Build {
-    let world = placid_compiler::world::FsWorld::new(dir).unwrap_or_else(|error| panic!("cannot open {}: {error}", dir.display()));
-    placid_compiler::build::compile(&world, &placid_compiler::build::Selection { only: Vec::new() })
+pub fn build(dir: &Path) -> placid_driver::build::Build {
+    let world = placid_driver::world::FsWorld::new(dir).unwrap_or_else(|error| panic!("cannot open {}: {error}", dir.display()));
+    placid_driver::build::compile(&world, &placid_driver::build::Selection { only: Vec::new() })
 }
 
 /// Compiles an example and panics with the rendered diagnostics if it has errors.
-pub fn build_clean(name: &str) -> placid_compiler::build::Build {
+pub fn build_clean(name: &str) -> placid_driver::build::Build {
     let build = build(&example(name));
     if build.diagnostics.has_errors() {
-        panic!("example {name} does not compile:\n{}", placid_compiler::render::text(&build.sources, &build.diagnostics, false));
+        panic!("example {name} does not compile:\n{}", placid_driver::render::text(&build.sources, &build.diagnostics, false));
     }
     build
 }

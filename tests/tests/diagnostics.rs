@@ -35,7 +35,7 @@ fn every_broken_variant_reports_its_code_at_the_expected_place() {
             if expected.severity == placid_lang::diag::Severity::Error {
                 assert!(build.artifacts.is_empty(), "{name}/{case}: a failed build must produce no artifacts");
             }
-            let rendered = placid_compiler::render::text(&build.sources, &build.diagnostics, false);
+            let rendered = placid_driver::render::text(&build.sources, &build.diagnostics, false);
             insta::assert_snapshot!(format!("{name}__{case}"), rendered);
             checked += 1;
         }
@@ -47,7 +47,7 @@ fn every_broken_variant_reports_its_code_at_the_expected_place() {
 fn every_example_checks_clean() {
     for name in examples() {
         let build = build(&example(&name));
-        let rendered = placid_compiler::render::text(&build.sources, &build.diagnostics, false);
+        let rendered = placid_driver::render::text(&build.sources, &build.diagnostics, false);
         assert!(!build.diagnostics.has_errors(), "example {name}:\n{rendered}");
     }
 }

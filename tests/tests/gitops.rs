@@ -6,13 +6,13 @@
 use std::path::{Path, PathBuf};
 
 use git2::{IndexAddOption, Oid, Repository, Signature};
-use placid_compiler::diff::describe::ElementKind;
-use placid_compiler::diff::model_diff::{DangerKind, ModelDiff, Preempts, Status};
-use placid_compiler::diff::render::terminal::{self, Colour};
-use placid_compiler::diff::render::{json, markdown};
-use placid_compiler::diff::report::{DiffReport, Outcome};
-use placid_compiler::diff::verify::{Finding, Problem, verify};
-use placid_compiler::diff::{DiffRequest, Revision, diff};
+use placid_gitops::describe::ElementKind;
+use placid_gitops::model_diff::{DangerKind, ModelDiff, Preempts, Status};
+use placid_gitops::render::terminal::{self, Colour};
+use placid_gitops::render::{json, markdown};
+use placid_gitops::report::{DiffReport, Outcome};
+use placid_gitops::verify::{Finding, Problem, verify};
+use placid_gitops::{DiffRequest, Revision, diff};
 
 /// A git repository in a temp dir holding a copy of the cluster example under `cluster/`.
 struct Fixture {
@@ -375,11 +375,11 @@ fn pull_request_comments_for_realistic_changes() {
 fn verify_names_hand_edited_missing_and_extra_files() {
     let out = tempfile::tempdir().expect("temp dir");
     let build = placid_tests::build_clean("cluster");
-    placid_compiler::build::write_atomically(out.path(), &build.artifacts).expect("write output");
+    placid_driver::build::write_atomically(out.path(), &build.artifacts).expect("write output");
     assert_eq!(verify(out.path(), &build.artifacts).expect("verify"), Vec::<Finding>::new());
 
     std::fs::write(out.path().join("kubernetes-extra.yaml"), "kind: ConfigMap\n").expect("extra file");
-    let manifest = out.path().join(placid_compiler::build::MANIFEST);
+    let manifest = out.path().join(placid_driver::build::MANIFEST);
     let mut edited = std::fs::read_to_string(&manifest).expect("manifest");
     edited.push_str("\n// edited by hand\n");
     std::fs::write(&manifest, edited).expect("hand edit");

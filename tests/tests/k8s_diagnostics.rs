@@ -1,7 +1,7 @@
 //! The Kubernetes target's diagnostics (E050-E059): a small in-memory project per case, with
 //! the expected code and the source text its primary span must point at.
 
-use placid_compiler::build::{Selection, compile};
+use placid_driver::build::{Selection, compile};
 use placid_lang::diag::Code;
 use placid_lang::source::MemoryWorld;
 use placid_targets::TargetKind;

@@ -6,7 +6,7 @@
 //! wraps panics here. `lang/tests/no_panic.rs` covers loading alone with arbitrary bytes;
 //! this covers the arithmetic of the checker and the emitters.
 
-use placid_compiler::build::{Selection, compile};
+use placid_driver::build::{Selection, compile};
 use placid_lang::source::MemoryWorld;
 use placid_tests::{example, examples};
 use proptest::prelude::*;

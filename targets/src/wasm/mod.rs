@@ -1,13 +1,12 @@
 //! The Wasm target: each `score` block becomes `wasm/<score>.wasm`, a sandboxed module
-//! implementing placid ABI v1 (docs/wasm-abi.md); plus the native evaluator that is its oracle
-//! and the wasmtime host that runs untrusted modules with limits.
+//! implementing placid ABI v1 (docs/wasm-abi.md); plus the native evaluator that is its oracle.
+//! The host that runs modules lives in `placid-scoring`, so that this crate stays pure.
 //!
 //! Invariants: emission is a pure function of the model (same input, same bytes); every
 //! emitted module validates; the native evaluator and the module agree bit for bit.
 
 pub mod abi;
 mod codegen;
-pub mod host;
 pub mod meta;
 pub mod native;
 pub mod program;
@@ -44,6 +43,3 @@ pub fn module(model: &Model, score: &Score) -> Result<Vec<u8>, Diagnostics> {
     let meta = Meta::new(model, &program);
     codegen::emit(&program, &meta.to_bytes())
 }
-
-#[cfg(test)]
-mod tests;

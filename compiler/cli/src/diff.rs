@@ -1,0 +1,59 @@
+//! `placid diff`: compile the project at two revisions and report the semantic and artifact
+//! differences as text, a Markdown pull-request comment or JSON.
+
+use std::path::PathBuf;
+
+use placid_driver::render::{Choice, Format};
+
+use crate::pipeline;
+use crate::{Exit, Output, choice};
+use placid_gitops::render::terminal::Colour;
+use placid_gitops::render::{DiffFormat, json, markdown, terminal};
+use placid_gitops::report::Outcome;
+use placid_gitops::{DiffRequest, Revision, diff};
+
+/// Arguments of `placid diff`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The base revision (`origin/main`, a tag, a commit).
+    #[arg(long)]
+    base: String,
+    /// The head revision; the working tree, uncommitted changes included, when absent.
+    #[arg(long)]
+    head: Option<String>,
+    /// The project directory (holding placid.kdl), inside a git work tree.
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// Output format.
+    #[arg(long, value_parser = choice::<DiffFormat>(), default_value = DiffFormat::Text.name())]
+    format: DiffFormat,
+    /// Exit with 0 when nothing changes, 1 when something does, 2 when head has errors.
+    #[arg(long)]
+    exit_code: bool,
+}
+
+pub fn run(args: &Args, out: &mut Output) -> Exit {
+    let request = DiffRequest {
+        dir: args.dir.clone(),
+        base: Revision::Commit(args.base.clone()),
+        head: args.head.clone().map_or(Revision::WorkingTree, Revision::Commit),
+    };
+    let report = match diff(&request) {
+        Ok(report) => report,
+        Err(error) => {
+            let format = if args.format == DiffFormat::Json { Format::Json } else { Format::Text };
+            return pipeline::fail(out, format, error.into());
+        }
+    };
+    let text = match args.format {
+        DiffFormat::Text => terminal::render(&report, if out.stdout_color() { Colour::Always } else { Colour::Never }),
+        DiffFormat::Markdown => markdown::render(&report),
+        DiffFormat::Json => json::render(&report),
+    };
+    out.out(text);
+    match (report.outcome, args.exit_code) {
+        (Outcome::HeadErrors, _) => Exit::Usage,
+        (Outcome::Changes, true) => Exit::Failure,
+        _ => Exit::Ok,
+    }
+}

@@ -1,0 +1,102 @@
+//! The one path every command takes through a project: open the directory, compile, report
+//! every diagnostic (warnings included) in the chosen format, and turn the outcome into an
+//! exit code. A command's own findings join the same report, so `--format json` prints one
+//! document, and a command's own failures are coded diagnostics like the policy's.
+
+use std::path::Path;
+
+use placid_driver::build::{Build, Selection, compile};
+use placid_driver::render::{self, Format};
+use placid_driver::world::FsWorld;
+use placid_lang::diag::{Code, Diagnostic, Diagnostics};
+use placid_lang::source::Sources;
+use placid_lang::span::Span;
+
+use crate::{Exit, Output, ProjectArgs};
+
+/// Top-level fields a command adds to the JSON report (`drift`, `findings`, ...).
+pub type Fields = serde_json::Map<String, serde_json::Value>;
+
+/// An opened and compiled project.
+pub struct Compiled {
+    /// The project's files, for commands that write beside them.
+    pub world: FsWorld,
+    /// The model, artifacts and diagnostics.
+    pub build: Build,
+}
+
+/// Opens the project at `dir`, or reports why not (exit 2).
+pub fn open(out: &mut Output, format: Format, dir: &Path) -> Result<FsWorld, Exit> {
+    FsWorld::new(dir).map_err(|error| {
+        let diagnostic =
+            Diagnostic::error(Code::InputUnreadable, Span::DETACHED, format!("cannot open project directory {}: {error}", dir.display()))
+                .help("pass the directory that holds placid.kdl");
+        fail(out, format, diagnostic)
+    })
+}
+
+/// Opens and compiles the project; nothing is reported yet, so the command can add its own
+/// findings to the one report.
+pub fn compile_project(out: &mut Output, project: &ProjectArgs, selection: &Selection) -> Result<Compiled, Exit> {
+    let world = open(out, project.format, &project.dir)?;
+    let build = compile(&world, selection);
+    Ok(Compiled { world, build })
+}
+
+/// Opens, compiles and reports the whole project, for commands that go on only with a clean
+/// model. Text reports go to stderr whatever happens; a JSON report is printed when there
+/// are errors, and otherwise the command's own document is the output, so the warnings go to
+/// stderr as text.
+pub fn checked(out: &mut Output, project: &ProjectArgs, selection: &Selection) -> Result<Compiled, Exit> {
+    let compiled = compile_project(out, project, selection)?;
+    let diagnostics = &compiled.build.diagnostics;
+    let format = if diagnostics.has_errors() { project.format } else { Format::Text };
+    match report(out, format, &compiled.build.sources, diagnostics, Fields::new()) {
+        Exit::Ok => Ok(compiled),
+        exit => Err(exit),
+    }
+}
+
+/// Reports `diagnostics` in `format` (text on stderr, one JSON document with `fields` on
+/// stdout) and returns the exit code they call for: 1 with errors, 0 without.
+pub fn report(out: &mut Output, format: Format, sources: &Sources, diagnostics: &Diagnostics, fields: Fields) -> Exit {
+    match format {
+        Format::Text => {
+            if !diagnostics.is_empty() {
+                let color = out.stderr_color();
+                out.err(render::text(sources, diagnostics, color));
+            }
+        }
+        Format::Json => {
+            let mut document = render::json(sources, diagnostics);
+            if let serde_json::Value::Object(map) = &mut document {
+                map.extend(fields);
+            }
+            out.outln(render::json_text(&document));
+        }
+    }
+    if diagnostics.has_errors() { Exit::Failure } else { Exit::Ok }
+}
+
+/// Reports a command's own failure (an unreadable input, a missing tool) as one coded
+/// diagnostic, and returns exit 2: the policy was not what failed.
+pub fn fail(out: &mut Output, format: Format, diagnostic: Diagnostic) -> Exit {
+    let mut diagnostics = Diagnostics::new();
+    diagnostics.push(diagnostic);
+    report(out, format, &Sources::new(), &diagnostics, Fields::new());
+    Exit::Usage
+}
+
+/// [`fail`] for an input the command cannot read.
+pub fn unreadable(out: &mut Output, format: Format, what: &str, path: &Path, error: impl std::fmt::Display) -> Exit {
+    let diagnostic = Diagnostic::error(Code::InputUnreadable, Span::DETACHED, format!("cannot read {what} {}: {error}", path.display()))
+        .help("check the path and its permissions");
+    fail(out, format, diagnostic)
+}
+
+/// [`fail`] for an output the command cannot write.
+pub fn unwritable(out: &mut Output, format: Format, path: &Path, error: impl std::fmt::Display) -> Exit {
+    let diagnostic = Diagnostic::error(Code::OutputUnwritable, Span::DETACHED, format!("cannot write {}: {error}", path.display()))
+        .help("the file's directory must be writable; the file was left as it was");
+    fail(out, format, diagnostic)
+}

@@ -1,0 +1,145 @@
+//! The `placid` binary as users run it: exit codes, output formats, atomic builds, `fmt` and
+//! `graph`, in temp directories.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../policy-examples").join(name)
+}
+
+fn examples() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../policy-examples"))
+        .expect("policy-examples exists")
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().join("placid.kdl").is_file())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn placid(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_placid")).args(args).env("NO_COLOR", "1").output().expect("run placid")
+}
+
+fn copy_example(name: &str, to: &Path) {
+    let status = Command::new("cp").arg("-r").arg(example(name)).arg(to).status().expect("cp");
+    assert!(status.success());
+}
+
+#[test]
+fn exit_codes_are_zero_one_two() {
+    let ok = placid(&["check", example("cluster").to_str().expect("utf-8 path")]);
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("p");
+    copy_example("cluster", &project);
+    std::fs::write(project.join("policy/tiers.kdl"), "tier \"P9\" { priority 1; preemption \"sometimes\" }\n").expect("write");
+    let bad = placid(&["check", project.to_str().expect("utf-8 path")]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("placid::E005"));
+
+    let missing = placid(&["check", "/nonexistent/placid-project"]);
+    assert_eq!(missing.status.code(), Some(2));
+    let usage = placid(&["check", "--no-such-flag"]);
+    assert_eq!(usage.status.code(), Some(2));
+}
+
+#[test]
+fn json_diagnostics_carry_code_and_position() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("p");
+    copy_example("cluster", &project);
+    std::fs::write(project.join("policy/extra.kdl"), "pool \"empty\" { select arch=\"aarch64\" }\n").expect("write");
+    let output = placid(&["check", project.to_str().expect("utf-8 path"), "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON on stdout");
+    let first = &report["diagnostics"][0];
+    assert_eq!(first["code"], "placid::E020");
+    assert_eq!(first["name"], "empty-pool");
+    assert_eq!(first["location"]["file"], "policy/extra.kdl");
+    assert_eq!(first["location"]["line"], 1);
+    assert_eq!(first["location"]["column"], 6);
+}
+
+#[test]
+fn a_failed_build_leaves_the_previous_output_untouched() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("p");
+    let out = dir.path().join("out");
+    copy_example("cluster", &project);
+    let first = placid(&["build", project.to_str().expect("utf-8 path"), "-o", out.to_str().expect("utf-8 path")]);
+    assert_eq!(first.status.code(), Some(0), "{}", String::from_utf8_lossy(&first.stderr));
+    let manifest = std::fs::read(out.join("manifest.json")).expect("manifest written");
+
+    std::fs::write(project.join("policy/extra.kdl"), "pool \"empty\" { select arch=\"aarch64\" }\n").expect("write");
+    let failed = placid(&["build", project.to_str().expect("utf-8 path"), "-o", out.to_str().expect("utf-8 path")]);
+    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(std::fs::read(out.join("manifest.json")).expect("manifest still there"), manifest);
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with(".placid"))
+        .collect();
+    assert!(leftovers.is_empty(), "staging directories left behind: {leftovers:?}");
+}
+
+#[test]
+fn examples_are_formatted_and_fmt_fixes_a_messy_file() {
+    for name in examples() {
+        let output = placid(&["fmt", "--check", example(&name).to_str().expect("utf-8 path")]);
+        assert_eq!(output.status.code(), Some(0), "example {name} is not formatted: {}", String::from_utf8_lossy(&output.stdout));
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("p");
+    copy_example("cluster", &project);
+    std::fs::write(project.join("policy/extra.kdl"), "pool   \"more\"   {\n  select  arch=\"x86_64\"   // legacy\n}\n").expect("write");
+    let check = placid(&["fmt", "--check", project.to_str().expect("utf-8 path")]);
+    assert_eq!(check.status.code(), Some(1));
+    let fix = placid(&["fmt", project.to_str().expect("utf-8 path")]);
+    assert_eq!(fix.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(project.join("policy/extra.kdl")).expect("read"),
+        "pool \"more\" {\n    select arch=\"x86_64\" // legacy\n}\n"
+    );
+    let again = placid(&["fmt", "--check", project.to_str().expect("utf-8 path")]);
+    assert_eq!(again.status.code(), Some(0));
+}
+
+#[test]
+fn graph_prints_the_topology_and_plans_as_dot() {
+    let topology = placid(&["graph", example("cluster").to_str().expect("utf-8 path")]);
+    assert_eq!(topology.status.code(), Some(0));
+    let dot = String::from_utf8_lossy(&topology.stdout);
+    assert!(dot.starts_with("graph topology {"));
+    assert!(dot.contains("NVLink nvl-a") && dot.contains("6x NVLink"));
+    let plans = placid(&["graph", "--kind", "plans", example("cluster").to_str().expect("utf-8 path")]);
+    assert!(String::from_utf8_lossy(&plans.stdout).contains("plan asr-sweep (team speech)"));
+}
+
+#[test]
+fn audit_binaries_exits_with_the_ci_gate() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).expect("mkdir");
+    // This test binary is a real x86_64 (or aarch64) ELF without a riscv64 build.
+    let foreign = dir.path().join("foreign");
+    std::fs::create_dir(&foreign).expect("mkdir");
+    std::fs::copy(std::env::current_exe().expect("test binary"), foreign.join("tool")).expect("copy");
+    let path = |path: &Path| path.to_str().expect("utf-8 path").to_owned();
+
+    let passing = placid(&["audit-binaries", "--format", "json", &path(&empty)]);
+    assert_eq!(passing.status.code(), Some(0), "{}", String::from_utf8_lossy(&passing.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&passing.stdout).expect("JSON output");
+    assert_eq!(json["passes"], true);
+
+    let failing = placid(&["audit-binaries", &path(&foreign)]);
+    assert_eq!(failing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&failing.stdout).contains("no riscv64 build"));
+
+    let absent = placid(&["audit-binaries", &path(&dir.path().join("nope"))]);
+    assert_eq!(absent.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&absent.stderr).contains("placid::E095"), "{}", String::from_utf8_lossy(&absent.stderr));
+}

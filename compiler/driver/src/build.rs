@@ -1,0 +1,544 @@
+//! The build driver: load, check, emit every enabled target, and write the output tree
+//! atomically (a temp dir beside the output, swapped into place) with a manifest of hashes.
+//! Output is deterministic: artifacts are sorted by path and nothing depends on time.
+//! Writing never deletes what placid did not write: [`check_output`] refuses the project,
+//! git repositories, `/`, files, links and other people's directories.
+
+use std::path::{Component, Path, PathBuf};
+
+use placid_lang::codes::Code;
+use placid_lang::diag::{Diagnostic, Diagnostics};
+use placid_lang::lower::read_error;
+use placid_lang::source::{MAX_POLICY_BYTES, Sources, World};
+use placid_lang::span::Span;
+use placid_targets::{Artifact, Inputs, TargetKind};
+use sha2::{Digest, Sha256};
+
+use placid_check as check;
+
+/// A compiled project: the model, its sources, diagnostics and (when clean) artifacts.
+pub struct Build {
+    /// Every source file read.
+    pub sources: Sources,
+    /// The checked model.
+    pub model: placid_lang::model::Model,
+    /// Diagnostics of lowering, checking and emitting.
+    pub diagnostics: Diagnostics,
+    /// Artifacts sorted by path, including the manifest; empty when there are errors.
+    pub artifacts: Vec<Artifact>,
+}
+
+/// Which targets to emit.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// Only these targets (all enabled ones when empty).
+    pub only: Vec<TargetKind>,
+}
+
+/// The path of the manifest inside the output tree.
+pub const MANIFEST: &str = "manifest.json";
+
+/// Loads, checks and emits the project `world` provides.
+pub fn compile(world: &dyn World, selection: &Selection) -> Build {
+    let compilation = placid_lang::load(world);
+    let mut diagnostics = compilation.diagnostics;
+    diagnostics.extend(check::check(&compilation.model));
+    diagnostics.sort();
+    let mut build = Build { sources: compilation.sources, model: compilation.model, diagnostics, artifacts: Vec::new() };
+    if build.diagnostics.has_errors() {
+        return build;
+    }
+    let inputs = match target_inputs(world, &build.model, &mut build.sources) {
+        Ok(inputs) => inputs,
+        Err(diagnostics) => {
+            build.diagnostics.extend(diagnostics);
+            build.diagnostics.sort();
+            return build;
+        }
+    };
+    let mut artifacts = Vec::new();
+    for target in TargetKind::ALL.iter().copied().filter(|target| target.enabled(&build.model)) {
+        if !selection.only.is_empty() && !selection.only.contains(&target) {
+            continue;
+        }
+        build.diagnostics.extend(target.warnings(&build.model));
+        match target.emit_with(&build.model, &inputs) {
+            Ok(emitted) => artifacts.extend(emitted),
+            Err(errors) => build.diagnostics.extend(errors),
+        }
+    }
+    // Migration phase scripts and runbooks come from the same plan as the Rollouts; they are
+    // files for people and admins, not for Argo CD, so `--target kubernetes` leaves them out.
+    if selection.only.is_empty() || selection.only.contains(&TargetKind::Slurm) {
+        match placid_targets::migration::artifacts(&build.model) {
+            Ok(emitted) => artifacts.extend(emitted),
+            Err(errors) => build.diagnostics.extend(errors),
+        }
+    }
+    // Target warnings arrive after the checker's: one sort puts every diagnostic in source order.
+    build.diagnostics.sort();
+    if build.diagnostics.has_errors() {
+        return build;
+    }
+    artifacts.sort();
+    artifacts.push(manifest(&build.sources, &artifacts));
+    artifacts.sort();
+    build.artifacts = artifacts;
+    build
+}
+
+/// Reads the project files targets need (they do no IO): the Slurm template overrides in
+/// the directory named by `target "slurm" templates=`, added to `sources` like every file a
+/// build reads (so the source hash and `placid diff` see them). Templates are code run by
+/// every submission: a directory with no file, a file that is no template name (a typo
+/// would silently keep the built-in) and a template that is a symlink (one file standing in
+/// for another) are errors (E048), all reported at once.
+fn target_inputs(world: &dyn World, model: &placid_lang::model::Model, sources: &mut Sources) -> Result<Inputs, Diagnostics> {
+    let mut inputs = Inputs::default();
+    let Some(settings) = &model.project.slurm else { return Ok(inputs) };
+    let Some(directory) = &settings.templates else { return Ok(inputs) };
+    let span = directory.span;
+    let mut diagnostics = Diagnostics::new();
+    let known = [placid_targets::slurm::STAGE_TEMPLATE, placid_targets::slurm::SUBMIT_TEMPLATE];
+    let paths = world.glob(&format!("{}/*", directory.value)).unwrap_or_else(|error| {
+        diagnostics.push(read_error(&error, format!("cannot list the Slurm templates in `{}`", directory.value), span));
+        Vec::new()
+    });
+    if paths.is_empty() && diagnostics.is_empty() {
+        diagnostics.push(
+            Diagnostic::error(Code::SlurmTemplateOverride, span, format!("`{}` is not a directory of Slurm templates", directory.value))
+                .label("no file here")
+                .help(format!("create the directory with the templates to override ({}), or remove `templates=`", known.join(", "))),
+        );
+    }
+    for path in paths {
+        let name = path.as_str().rsplit('/').next().unwrap_or_default();
+        let Some(known_name) = known.iter().find(|known| **known == name) else {
+            diagnostics.push(
+                Diagnostic::error(Code::SlurmTemplateOverride, span, format!("`{path}` is not a Slurm template"))
+                    .label("in this templates directory")
+                    .maybe_help(placid_lang::suggest::help_for(name, known)),
+            );
+            continue;
+        };
+        if world.is_symlink(&path) {
+            diagnostics.push(
+                Diagnostic::error(Code::SlurmTemplateOverride, span, format!("Slurm template `{path}` is a symlink"))
+                    .label("in this templates directory")
+                    .help("templates are reviewed as code: put the template itself here, not a link to another file"),
+            );
+            continue;
+        }
+        match world.read(&path, MAX_POLICY_BYTES) {
+            Ok(text) => {
+                inputs.slurm_templates.overrides.insert((*known_name).to_owned(), text.clone());
+                sources.add(path, text);
+            }
+            Err(error) => diagnostics.push(read_error(&error, format!("cannot read Slurm template `{path}`"), span)),
+        }
+    }
+    if diagnostics.is_empty() { Ok(inputs) } else { Err(diagnostics) }
+}
+
+/// The hex sha256 of `bytes`.
+pub fn sha256(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// A hash of every source (path and content), identifying the input of a build.
+pub fn source_hash(sources: &Sources) -> String {
+    let mut hasher = Sha256::new();
+    let mut files: Vec<_> = sources.iter().map(|(_, file)| file).collect();
+    files.sort_by(|left, right| left.path.cmp(&right.path));
+    for file in files {
+        hasher.update(file.path.as_str().as_bytes());
+        hasher.update([0]);
+        hasher.update((file.text.len() as u64).to_le_bytes());
+        hasher.update(file.text.as_bytes());
+    }
+    hex::encode(hasher.finalize())
+}
+
+fn manifest(sources: &Sources, artifacts: &[Artifact]) -> Artifact {
+    let files: serde_json::Map<String, serde_json::Value> =
+        artifacts.iter().map(|artifact| (artifact.path.clone(), serde_json::Value::String(sha256(&artifact.bytes)))).collect();
+    let manifest = serde_json::json!({
+        "placid-version": env!("CARGO_PKG_VERSION"),
+        "source-hash": source_hash(sources),
+        "artifacts": files,
+    });
+    let mut text = crate::render::json_text(&manifest);
+    text.push('\n');
+    Artifact::text(MANIFEST, text)
+}
+
+/// Writes `artifacts` to `out` for a build of the project at `root` (canonical) that read
+/// `sources`, after [`check_output`] said `out` may be replaced.
+pub fn write_output(out: &Path, force: bool, root: &Path, sources: &Sources, artifacts: &[Artifact]) -> Result<(), Box<Diagnostic>> {
+    let target = check_output(out, force, root, sources)?;
+    write_atomically(&target, artifacts).map_err(|error| unwritable(out, &error))
+}
+
+/// The real path `placid build -o out` may replace, or why not. Never `/`, the project, a
+/// directory holding the project or one of its sources, a git work tree or a git directory
+/// (`force` or not); an existing directory only when it is empty or holds the manifest of an
+/// earlier build, unless `force`; never a file or a symlink.
+pub fn check_output(out: &Path, force: bool, root: &Path, sources: &Sources) -> Result<PathBuf, Box<Diagnostic>> {
+    let existing = Existing::at(out).map_err(|error| unwritable(out, &error))?;
+    let not_directory = |what: &str, help: &str| {
+        refusal(Code::OutputNotDirectory, format!("the output {} is {what}, not a directory", out.display()), help)
+    };
+    match existing {
+        Existing::Symlink => {
+            return Err(not_directory("a symbolic link", "name the directory the link points to, or remove the link"));
+        }
+        Existing::File => return Err(not_directory("a file", "the output is a directory tree: choose another path, or remove the file")),
+        Existing::Nothing | Existing::Directory => {}
+    }
+    let real = real_path(out).map_err(|error| unwritable(out, &error))?;
+    if let Some(overlap) = overlap(&real, root, sources) {
+        return Err(refusal(
+            Code::OutputOverlapsProject,
+            format!("the output {} {overlap}; replacing it would delete what placid did not write", out.display()),
+            "write the output to a directory of its own, such as `generated/` beside the project",
+        ));
+    }
+    if existing == Existing::Directory && !force && !holds_earlier_build(&real).map_err(|error| unwritable(out, &error))? {
+        return Err(refusal(
+            Code::OutputNotPlacid,
+            format!("the output {} exists and holds files placid did not write (no manifest of an earlier build)", out.display()),
+            "choose a new or empty directory, or pass --force to replace this one",
+        ));
+    }
+    Ok(real)
+}
+
+/// What a path names, without following a symlink at its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Existing {
+    Nothing,
+    Directory,
+    Symlink,
+    File,
+}
+
+impl Existing {
+    fn at(path: &Path) -> std::io::Result<Existing> {
+        // Rebuilt from its components, `out/` loses the slash that would make lstat follow a link.
+        let path: PathBuf = path.components().collect();
+        match std::fs::symlink_metadata(path) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Existing::Nothing),
+            Err(error) => Err(error),
+            Ok(metadata) if metadata.file_type().is_symlink() => Ok(Existing::Symlink),
+            Ok(metadata) if metadata.is_dir() => Ok(Existing::Directory),
+            Ok(_) => Ok(Existing::File),
+        }
+    }
+}
+
+/// `path` with every symlink resolved, also when it does not exist yet: the real path of its
+/// nearest existing ancestor, then the missing components, whose `..` undo the one before
+/// (a missing directory is no symlink), as `create_dir_all` and `rename` will see them.
+fn real_path(path: &Path) -> std::io::Result<PathBuf> {
+    let absolute = std::path::absolute(path)?;
+    let components: Vec<Component> = absolute.components().collect();
+    for existing in (1..=components.len()).rev() {
+        let prefix: PathBuf = components[..existing].iter().collect();
+        match prefix.canonicalize() {
+            Ok(mut real) => {
+                for component in &components[existing..] {
+                    match component {
+                        Component::ParentDir => {
+                            real.pop();
+                        }
+                        Component::Normal(name) => real.push(name),
+                        Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+                    }
+                }
+                return Ok(real);
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Err(std::io::Error::new(std::io::ErrorKind::NotFound, "no part of the path exists"))
+}
+
+/// How the real output path `out` overlaps what must survive a build, if it does.
+fn overlap(out: &Path, root: &Path, sources: &Sources) -> Option<String> {
+    if out.parent().is_none() {
+        return Some("is the file-system root".to_owned());
+    }
+    if out == root {
+        return Some("is the project directory".to_owned());
+    }
+    if root.starts_with(out) {
+        return Some(format!("contains the project directory {}", root.display()));
+    }
+    // `.git` itself, a work tree's `.git` file, and everything inside them hold history.
+    if out.components().any(|component| component.as_os_str() == ".git") {
+        return Some("lies inside a git directory".to_owned());
+    }
+    // Any work tree around the project contains it (caught above); this is someone else's.
+    if std::fs::symlink_metadata(out.join(".git")).is_ok() {
+        return Some("is a git work tree".to_owned());
+    }
+    sources.iter().map(|(_, file)| &file.path).find_map(|path| {
+        let lexical = root.join(path.as_str());
+        let real = lexical.canonicalize().unwrap_or_else(|_| lexical.clone());
+        (lexical.starts_with(out) || real.starts_with(out)).then(|| format!("holds the project source {path}"))
+    })
+}
+
+/// Whether the existing directory `dir` may be replaced without `--force`: it is empty, or an
+/// earlier build wrote it (its manifest is placid's).
+fn holds_earlier_build(dir: &Path) -> std::io::Result<bool> {
+    if std::fs::read_dir(dir)?.next().is_none() {
+        return Ok(true);
+    }
+    Ok(is_placid_manifest(&dir.join(MANIFEST)))
+}
+
+/// Whether `path` is a manifest [`manifest`] wrote: a regular file (not a link to someone's
+/// JSON) holding exactly its fields, hashes in sha256 hex. Any `manifest.json` will not do.
+fn is_placid_manifest(path: &Path) -> bool {
+    let is_hash = |value: &serde_json::Value| {
+        value.as_str().is_some_and(|hash| hash.len() == 64 && hash.bytes().all(|byte| byte.is_ascii_hexdigit()))
+    };
+    let Ok(metadata) = std::fs::symlink_metadata(path) else { return false };
+    let Some(text) = metadata.is_file().then(|| std::fs::read(path).ok()).flatten() else { return false };
+    let Ok(serde_json::Value::Object(fields)) = serde_json::from_slice(&text) else { return false };
+    fields.len() == 3
+        && fields.get("placid-version").is_some_and(serde_json::Value::is_string)
+        && fields.get("source-hash").is_some_and(is_hash)
+        && fields.get("artifacts").and_then(serde_json::Value::as_object).is_some_and(|artifacts| artifacts.values().all(is_hash))
+}
+
+fn refusal(code: Code, message: String, help: &str) -> Box<Diagnostic> {
+    Box::new(Diagnostic::error(code, Span::DETACHED, message).help(help))
+}
+
+fn unwritable(out: &Path, error: &std::io::Error) -> Box<Diagnostic> {
+    refusal(
+        Code::OutputUnwritable,
+        format!("cannot write the output {}: {error}", out.display()),
+        "the tree is written beside the output and swapped into place: the parent directory must be writable, with room to spare",
+    )
+}
+
+/// The start of the names of placid's temp directories beside the output: the tree being
+/// staged and, once swapped, the previous tree being removed. Then the PID of the build, `-`
+/// and a random suffix, so the next build can tell a killed build's leftovers from a running one's.
+const TEMP_PREFIX: &str = ".placid-build-";
+
+/// Writes `artifacts` to `out` atomically: into a fresh temp dir beside `out`, then swapped
+/// with it in one step, so `out` is always either the previous tree or the new one. On an
+/// error before the swap the previous `out` is left untouched; after it, only removing the
+/// previous tree can fail, and the next build removes what is left. `out` must be a directory
+/// or not exist (see [`check_output`] for what `placid build` also refuses).
+pub fn write_atomically(out: &Path, artifacts: &[Artifact]) -> std::io::Result<()> {
+    let parent = directory_of(out);
+    std::fs::create_dir_all(parent)?;
+    remove_stale_temp_dirs(parent);
+    let staging = tempfile::Builder::new().prefix(&format!("{TEMP_PREFIX}{}-", std::process::id())).tempdir_in(parent)?;
+    for artifact in artifacts {
+        let path = staging.path().join(&artifact.path);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(&path, &artifact.bytes)?;
+    }
+    match Existing::at(out)? {
+        Existing::Nothing => {
+            std::fs::rename(staging.path(), out)?;
+            // Moved into place: nothing left for the temp dir to clean up.
+            let _ = staging.keep();
+            Ok(())
+        }
+        Existing::Directory => {
+            exchange(staging.path(), out)?;
+            // The staging path now holds the previous tree.
+            staging.close()
+        }
+        Existing::Symlink | Existing::File => {
+            Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "it is a file or a symbolic link, not a directory"))
+        }
+    }
+}
+
+/// Swaps the directories `a` and `b` in one step, so that neither path is missing at any
+/// moment: Linux's `renameat2(RENAME_EXCHANGE)`. Where that is unavailable (other systems,
+/// file systems that answer EINVAL or ENOSYS), three renames through `a` with `-old` appended
+/// do the same, but leave `b` missing if the process is killed between the first two.
+pub fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    if exchange_in_one_step(a, b)? { Ok(()) } else { exchange_by_renames(a, b) }
+}
+
+/// The fallback of [`exchange`]: `b` aside, `a` to `b`, the old `b` to `a`.
+fn exchange_by_renames(a: &Path, b: &Path) -> std::io::Result<()> {
+    let mut aside = a.as_os_str().to_owned();
+    aside.push("-old");
+    let aside = PathBuf::from(aside);
+    std::fs::rename(b, &aside)?;
+    if let Err(error) = std::fs::rename(a, b) {
+        let _ = std::fs::rename(&aside, b);
+        return Err(error);
+    }
+    std::fs::rename(&aside, a)
+}
+
+/// `renameat2(RENAME_EXCHANGE)`; `false` when the kernel or file system cannot exchange.
+#[cfg(target_os = "linux")]
+fn exchange_in_one_step(a: &Path, b: &Path) -> std::io::Result<bool> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    match renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => Ok(false),
+        Err(errno) => Err(errno.into()),
+    }
+}
+
+/// Only Linux exchanges two paths in one step.
+#[cfg(not(target_os = "linux"))]
+fn exchange_in_one_step(_: &Path, _: &Path) -> std::io::Result<bool> {
+    Ok(false)
+}
+
+/// Removes the temp directories of builds that were killed before they cleaned up, in the
+/// output's `parent`: only directories (not links) named exactly as placid names its own,
+/// whose build is no longer running. Best effort: a leftover that cannot be removed must not
+/// stop this build, and the next one tries again.
+fn remove_stale_temp_dirs(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.filter_map(Result::ok) {
+        let Some(pid) = entry.file_name().to_str().and_then(temp_dir_pid) else { continue };
+        let is_directory = entry.file_type().is_ok_and(|kind| kind.is_dir());
+        if is_directory && pid != std::process::id() && !process_is_running(pid) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// The PID in the name of one of placid's temp directories (`.placid-build-<pid>-<suffix>`);
+/// `None` for every other name.
+fn temp_dir_pid(name: &str) -> Option<u32> {
+    let (pid, suffix) = name.strip_prefix(TEMP_PREFIX)?.split_once('-')?;
+    let digits = !pid.is_empty() && pid.bytes().all(|byte| byte.is_ascii_digit());
+    let random = !suffix.is_empty() && suffix.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-');
+    if digits && random { pid.parse().ok() } else { None }
+}
+
+/// Whether process `pid` exists: signal 0 checks without sending anything, and EPERM means
+/// it exists under another user. Anything but "no such process" counts as running.
+#[cfg(unix)]
+fn process_is_running(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else { return true };
+    !matches!(rustix::process::test_kill_process(pid), Err(rustix::io::Errno::SRCH))
+}
+
+/// Without a way to ask, every build counts as running and nothing is removed.
+#[cfg(not(unix))]
+fn process_is_running(_: u32) -> bool {
+    true
+}
+
+/// Writes one file through a temp file in its directory renamed over it, so a crash never
+/// leaves it half-written (`placid fmt`, `placid inventory merge -o`).
+pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut temp = tempfile::NamedTempFile::new_in(directory_of(path))?;
+    std::io::Write::write_all(&mut temp, bytes)?;
+    temp.persist(path).map(|_| ()).map_err(|error| error.error)
+}
+
+/// The directory `path` lives in: `.` for a bare file name.
+fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two directories holding one file each, `a/from` = "a" and `b/from` = "b".
+    fn two_trees() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        for (path, text) in [(&a, "a"), (&b, "b")] {
+            std::fs::create_dir(path).expect("mkdir");
+            std::fs::write(path.join("from"), text).expect("write");
+        }
+        (dir, a, b)
+    }
+
+    fn assert_swapped(dir: &Path, a: &Path, b: &Path) {
+        assert_eq!(std::fs::read_to_string(a.join("from")).expect("a exists"), "b");
+        assert_eq!(std::fs::read_to_string(b.join("from")).expect("b exists"), "a");
+        assert_eq!(std::fs::read_dir(dir).expect("list").count(), 2, "nothing but the two trees is left");
+    }
+
+    #[test]
+    fn exchange_swaps_two_directories() {
+        let (dir, a, b) = two_trees();
+        exchange(&a, &b).expect("exchange");
+        assert_swapped(dir.path(), &a, &b);
+    }
+
+    #[test]
+    fn the_fallback_swaps_two_directories_too() {
+        let (dir, a, b) = two_trees();
+        exchange_by_renames(&a, &b).expect("exchange");
+        assert_swapped(dir.path(), &a, &b);
+    }
+
+    #[test]
+    fn only_placid_temp_dir_names_carry_a_pid() {
+        assert_eq!(temp_dir_pid(".placid-build-4242-a1B2c3"), Some(4242));
+        assert_eq!(temp_dir_pid(".placid-build-4242-a1B2c3-old"), Some(4242));
+        for other in [
+            ".placid-build-a1B2c3",
+            ".placid-build-4242-",
+            ".placid-build--a1",
+            ".placid-old-4242",
+            "placid-build-1-a",
+            ".placid-build-1-a/b",
+        ] {
+            assert_eq!(temp_dir_pid(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn a_manifest_placid_wrote_is_recognised_and_others_are_not() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join(MANIFEST);
+        let written = manifest(&Sources::new(), &[Artifact::text("slurm/slurm.conf", "ClusterName=ml\n")]);
+        std::fs::write(&path, &written.bytes).expect("write");
+        assert!(is_placid_manifest(&path));
+        for other in [
+            "{\"name\": \"my-package\", \"version\": \"1.0.0\"}",
+            "[]",
+            "not json",
+            "{\"placid-version\": \"0.1.0\", \"source-hash\": \"x\", \"artifacts\": {}}",
+        ] {
+            std::fs::write(&path, other).expect("write");
+            assert!(!is_placid_manifest(&path), "{other}");
+        }
+        let link = dir.path().join("link.json");
+        std::fs::write(&path, &written.bytes).expect("write");
+        std::os::unix::fs::symlink(&path, &link).expect("symlink");
+        assert!(!is_placid_manifest(&link), "a link to a manifest is not one");
+    }
+
+    #[test]
+    fn a_missing_output_resolves_through_its_existing_ancestor() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let real = dir.path().canonicalize().expect("canonical");
+        std::fs::create_dir(dir.path().join("project")).expect("mkdir");
+        std::os::unix::fs::symlink(dir.path().join("project"), dir.path().join("link")).expect("symlink");
+        assert_eq!(real_path(&dir.path().join("link/out")).expect("resolve"), real.join("project/out"));
+        assert_eq!(real_path(&dir.path().join("new/../project")).expect("resolve"), real.join("project"));
+        assert_eq!(real_path(&dir.path().join("new/./deeper/")).expect("resolve"), real.join("new/deeper"));
+    }
+}

@@ -1,0 +1,12 @@
+//! placid's driver: everything between the files of a project and the pure crates. It reads
+//! projects through [`world::FsWorld`], runs load -> check -> emit ([`build::compile`]),
+//! writes output trees atomically with their manifest, merges probed inventories and renders
+//! diagnostics ([`render`]: miette for people, JSON for machines).
+//!
+//! Invariant: the driver does IO and returns values; it never prints and never picks an
+//! exit code (that is the CLI's job).
+
+pub mod build;
+pub mod merge;
+pub mod render;
+pub mod world;

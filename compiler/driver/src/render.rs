@@ -1,0 +1,155 @@
+//! Rendering diagnostics: miette's graphical reports for people, one line each for summaries
+//! (the diff report), and a stable JSON form for machines. This is the only place that turns
+//! diagnostics into text, and the one place JSON documents become text.
+
+use std::fmt::Write as _;
+
+use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource, Report};
+use placid_lang::diag::{Diagnostic, Diagnostics, Severity};
+use placid_lang::source::Sources;
+
+/// How to print diagnostics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Human-readable reports with source snippets.
+    Text,
+    /// One JSON document with every diagnostic.
+    Json,
+}
+
+/// A closed set of named choices, such as an output format. The command line offers them
+/// by name, so library types need no knowledge of the argument parser.
+pub trait Choice: Copy + Send + Sync + 'static {
+    /// Every choice, in the order help lists them.
+    const ALL: &'static [Self];
+    /// The name users type.
+    fn name(self) -> &'static str;
+}
+
+impl Choice for Format {
+    const ALL: &'static [Format] = &[Format::Text, Format::Json];
+
+    fn name(self) -> &'static str {
+        match self {
+            Format::Text => "text",
+            Format::Json => "json",
+        }
+    }
+}
+
+impl Choice for placid_targets::TargetKind {
+    const ALL: &'static [placid_targets::TargetKind] = placid_targets::TargetKind::ALL;
+
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+/// Renders diagnostics for a terminal (`color` selects ANSI colours).
+pub fn text(sources: &Sources, diagnostics: &Diagnostics, color: bool) -> String {
+    let theme = if color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
+    let handler = GraphicalReportHandler::new_themed(theme).with_width(100).with_links(false);
+    let mut out = String::new();
+    for diagnostic in diagnostics.iter() {
+        let report = to_report(sources, diagnostic);
+        let _ = handler.render_report(&mut out, report.as_ref());
+        out.push('\n');
+    }
+    let errors = diagnostics.error_count();
+    let warnings = diagnostics.iter().count() - errors;
+    if errors + warnings > 0 {
+        let _ = writeln!(out, "{errors} error(s), {warnings} warning(s)");
+    }
+    out
+}
+
+/// One line: `policy/teams.kdl:3:5: placid::E010: message` (no place for a detached span).
+pub fn one_line(sources: &Sources, diagnostic: &Diagnostic) -> String {
+    let span = diagnostic.primary.span;
+    let place = match (sources.get(span.file), sources.line_col(span.file, span.start)) {
+        (Some(file), Some((line, column))) if !span.is_detached() => format!("{}:{line}:{column}: ", file.path),
+        _ => String::new(),
+    };
+    format!("{place}{}: {}", diagnostic.code.id(), diagnostic.message)
+}
+
+/// Pretty-printed JSON. Serialising placid's documents cannot fail (their map keys are all
+/// strings), so a failure is a bug, shown in the document instead of an empty output.
+pub fn json_text(value: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(value)
+        .unwrap_or_else(|error| serde_json::json!({ "error": format!("cannot serialise the document: {error}") }).to_string())
+}
+
+fn to_report(sources: &Sources, diagnostic: &Diagnostic) -> Report {
+    let severity = match diagnostic.severity {
+        Severity::Error => miette::Severity::Error,
+        Severity::Warning => miette::Severity::Warning,
+    };
+    let mut report = MietteDiagnostic::new(diagnostic.message.clone()).with_code(diagnostic.code.id()).with_severity(severity);
+    if let Some(help) = &diagnostic.help {
+        report = report.with_help(help.clone());
+    }
+    let file = diagnostic.primary.span.file;
+    let same_file = |span: placid_lang::span::Span| span.file == file && !span.is_detached();
+    let mut labels = Vec::new();
+    if same_file(diagnostic.primary.span) {
+        labels.push(LabeledSpan::new_primary_with_span(diagnostic.primary.message.clone(), range(diagnostic.primary.span)));
+    }
+    for label in diagnostic.secondary.iter().filter(|label| same_file(label.span)) {
+        labels.push(LabeledSpan::new_with_span(label.message.clone(), range(label.span)));
+    }
+    let mut notes = Vec::new();
+    for label in diagnostic.secondary.iter().filter(|label| !same_file(label.span) && !label.span.is_detached()) {
+        if let (Some(other), Some((line, column))) = (sources.get(label.span.file), sources.line_col(label.span.file, label.span.start)) {
+            notes.push(format!("{}: {}:{line}:{column}", label.message.clone().unwrap_or_default(), other.path));
+        }
+    }
+    if !notes.is_empty() {
+        let help = diagnostic.help.clone().map(|help| format!("{help}\n")).unwrap_or_default();
+        report = report.with_help(format!("{help}{}", notes.join("\n")));
+    }
+    report = report.with_labels(labels);
+    let report = Report::new(report);
+    match sources.get(file).filter(|_| !diagnostic.primary.span.is_detached()) {
+        Some(source) => report.with_source_code(NamedSource::new(source.path.as_str(), source.text.clone())),
+        None => report,
+    }
+}
+
+fn range(span: placid_lang::span::Span) -> (usize, usize) {
+    (span.start as usize, span.len())
+}
+
+/// The JSON form: `{"diagnostics": [{code, name, severity, message, file, line, column, ...}]}`.
+pub fn json(sources: &Sources, diagnostics: &Diagnostics) -> serde_json::Value {
+    let location = |span: placid_lang::span::Span| -> serde_json::Value {
+        if span.is_detached() {
+            return serde_json::Value::Null;
+        }
+        let path = sources.get(span.file).map(|file| file.path.to_string());
+        let (line, column) = sources.line_col(span.file, span.start).unwrap_or((0, 0));
+        let (end_line, end_column) = sources.line_col(span.file, span.end).unwrap_or((0, 0));
+        serde_json::json!({
+            "file": path, "line": line, "column": column, "end-line": end_line, "end-column": end_column,
+            "offset": span.start, "length": span.len(),
+        })
+    };
+    let items: Vec<serde_json::Value> = diagnostics
+        .iter()
+        .map(|diagnostic| {
+            serde_json::json!({
+                "code": diagnostic.code.id(),
+                "name": diagnostic.code.name(),
+                "severity": match diagnostic.severity { Severity::Error => "error", Severity::Warning => "warning" },
+                "message": diagnostic.message,
+                "location": location(diagnostic.primary.span),
+                "label": diagnostic.primary.message,
+                "help": diagnostic.help,
+                "related": diagnostic.secondary.iter().map(|label| serde_json::json!({
+                    "location": location(label.span), "label": label.message,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::json!({ "errors": diagnostics.error_count(), "diagnostics": items })
+}

@@ -1,0 +1,411 @@
+//! The HTTP server: connections, routes, limits, the instance pool and the two verbs.
+//!
+//! A request goes through four gates, each answering at once when it is shut: hyper reads
+//! the head (HTTP/1.1 only) on one of at most `max_connections` connections within
+//! `header_timeout`; the declared body size is checked (413); the request takes a place
+//! without waiting (503); the body is read within the request's deadline. Parsing, scoring
+//! and writing the answer then run on a blocking thread, so the async workers only move bytes
+//! and a heavy request cannot delay a light one on the same worker.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::host::{HostError, Plugin, Scores, Worker};
+use axum::Router;
+use axum::body::{Body, HttpBody};
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use placid_lang::diag::Code;
+use placid_lang::model::Model;
+use tokio::net::TcpListener;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::wire::{ErrorBody, ExtenderArgs, FilterResult, HostPriority, OutNodeList};
+use crate::kube::{self, KubeNode};
+use crate::rank::{extender_priorities, failed_names, is_feasible};
+use crate::{Codes, inventory_rows};
+
+/// Server limits (docs/targets/kubernetes.md, "Scheduler extender").
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// Largest request body, in bytes.
+    pub max_body: usize,
+    /// Most nodes one request may list, by name or as objects.
+    pub max_nodes: usize,
+    /// Time from a request's head to its answer; reading the body and scoring count, and the
+    /// plugin is interrupted when it runs out.
+    pub timeout: Duration,
+    /// Requests worked on at once (each on a blocking thread, with its own wasmtime instance).
+    pub concurrency: usize,
+    /// Time a connection has to send a complete request head, from when it opens or from the
+    /// end of its previous answer; so it also closes idle keep-alive connections.
+    pub header_timeout: Duration,
+    /// Connections served at once; more wait, accepted by the kernel but unread, until one
+    /// closes.
+    pub max_connections: usize,
+}
+
+impl Settings {
+    /// 8 MiB bodies and 15,000 nodes (three times the 5,000 Kubernetes supports in one
+    /// cluster): 15,000 names take under 4 MiB, and the 750 Node objects kube-scheduler sends
+    /// at most by default (`percentageOfNodesToScore`) about 8 MiB; 5 s (kube-scheduler's
+    /// default `httpTimeout`); 8 requests at once; 10 s for a request head; 512 connections,
+    /// within a default limit of 1,024 file descriptors.
+    pub const DEFAULT: Settings = Settings {
+        max_body: 8 << 20,
+        max_nodes: 15_000,
+        timeout: Duration::from_secs(5),
+        concurrency: 8,
+        header_timeout: Duration::from_secs(10),
+        max_connections: 512,
+    };
+}
+
+/// Bodies above this size, or of unknown size, are large: they may take only half of the
+/// places, so that small requests (a few thousand node names, a few Node objects) are still
+/// answered while large ones run.
+const LARGE_BODY: u64 = 64 << 10;
+
+/// How long to wait before accepting again after `accept` failed for want of resources (out
+/// of file descriptors, for instance), instead of spinning.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+/// The state shared by all requests.
+pub struct Extender {
+    plugin: Plugin,
+    pub(crate) settings: Settings,
+    /// Inventory rows by node name, for `nodeCacheCapable` requests; racks and domains are
+    /// interned in `codes`, which requests clone so parameters use the same codes.
+    cached_rows: HashMap<String, Vec<f64>>,
+    codes: Codes,
+    workers: Mutex<Vec<Worker>>,
+    places: Places,
+}
+
+/// Places for requests being worked on: every request takes one of `all`, and a large one
+/// also one of `large`, which has half as many.
+struct Places {
+    all: Arc<Semaphore>,
+    large: Arc<Semaphore>,
+}
+
+/// A request's place, given back when it is dropped (on the blocking thread, when the work is
+/// done, even if the client has gone).
+struct Place {
+    _all: OwnedSemaphorePermit,
+    _large: Option<OwnedSemaphorePermit>,
+}
+
+impl Places {
+    fn new(concurrency: usize) -> Places {
+        let concurrency = concurrency.max(1);
+        Places { all: Arc::new(Semaphore::new(concurrency)), large: Arc::new(Semaphore::new(concurrency.div_ceil(2))) }
+    }
+
+    /// A place now, or none: a busy extender answers 503 at once rather than queueing work
+    /// that kube-scheduler may have given up on by the time it starts.
+    fn take(&self, large: bool) -> Option<Place> {
+        let large = if large { Some(self.large.clone().try_acquire_owned().ok()?) } else { None };
+        Some(Place { _all: self.all.clone().try_acquire_owned().ok()?, _large: large })
+    }
+}
+
+/// Which verb a request is for.
+#[derive(Clone, Copy, Debug)]
+enum Verb {
+    Filter,
+    Prioritize,
+}
+
+impl Extender {
+    /// Serves `plugin`, with rows of the inventory of `model` for cached mode.
+    pub fn new(plugin: Plugin, model: &Model, settings: Settings) -> Extender {
+        let mut codes = Codes::default();
+        let rows = inventory_rows(model, &plugin, &mut codes);
+        let width = plugin.meta().node_fields.len();
+        let cached_rows = model
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(index, node)| (node.name.to_string(), rows.get(index * width..(index + 1) * width).unwrap_or_default().to_vec()))
+            .collect();
+        Extender { plugin, settings, cached_rows, codes, workers: Mutex::new(Vec::new()), places: Places::new(settings.concurrency) }
+    }
+
+    fn with_worker<T>(&self, run: impl FnOnce(&mut Worker) -> Result<T, HostError>) -> Result<T, HostError> {
+        let pooled = self.workers.lock().ok().and_then(|mut workers| workers.pop());
+        let mut worker = match pooled {
+            Some(worker) => worker,
+            None => self.plugin.worker()?,
+        };
+        let result = run(&mut worker);
+        if let Ok(mut workers) = self.workers.lock() {
+            workers.push(worker);
+        }
+        result
+    }
+
+    /// The batch of a request: node names in order, whether each is known, and the scores.
+    fn score(&self, args: &ExtenderArgs<'_>, deadline: Instant) -> Result<Batch, HostError> {
+        let meta = self.plugin.meta();
+        let mut codes = self.codes.clone();
+        let params = kube::pod_params(&meta.params, &args.pod, &mut codes);
+        let width = meta.node_fields.len();
+        let mut names = Vec::new();
+        let mut rows = Vec::new();
+        let mut unknown = Vec::new();
+        if let Some(node_names) = &args.node_names {
+            for name in node_names {
+                match self.cached_rows.get(name) {
+                    Some(row) => rows.extend_from_slice(row),
+                    None => {
+                        unknown.push(name.clone());
+                        continue;
+                    }
+                }
+                names.push(name.clone());
+            }
+        } else if let Some(nodes) = &args.nodes {
+            for item in &nodes.items {
+                let node = kube_node(item);
+                kube::node_row(&meta.node_fields, &node, &mut codes, &mut rows);
+                names.push(node.metadata.name);
+            }
+        }
+        let scores = if width == 0 {
+            Scores { scores: vec![0.0; names.len()], failed: vec![0; names.len()], feasible: names.len() }
+        } else {
+            let time_left = deadline.saturating_duration_since(Instant::now());
+            self.with_worker(|worker| worker.score_within(&params, &rows, time_left))?
+        };
+        Ok(Batch { names, unknown, scores })
+    }
+
+    /// One request, from its body to its answer.
+    async fn handle(self: Arc<Self>, verb: Verb, body: Body) -> Response {
+        let deadline = Instant::now() + self.settings.timeout;
+        let limit = self.settings.max_body;
+        // Clients that send `Content-Length` (kube-scheduler does) are refused before a byte of
+        // an oversized body is read.
+        let declared = body.size_hint().upper();
+        if declared.is_some_and(|length| length > limit as u64) {
+            return body_too_large(limit);
+        }
+        let Some(place) = self.places.take(declared.is_none_or(|length| length > LARGE_BODY)) else {
+            return refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Code::ExtenderOverloaded,
+                format!("the extender is already working on {} requests", self.settings.concurrency),
+                "kube-scheduler retries the pod; raise `--concurrency` if this happens without an attack",
+            );
+        };
+        let read = tokio::time::timeout_at(deadline.into(), Limited::new(body, limit).collect()).await;
+        let bytes = match read {
+            Ok(Ok(collected)) => collected.to_bytes(),
+            Ok(Err(error)) if error.is::<LengthLimitError>() => return body_too_large(limit),
+            Ok(Err(error)) => return bad_request(format!("the body could not be read: {error}")),
+            Err(_) => return deadline_passed(self.settings.timeout),
+        };
+        let answered = tokio::task::spawn_blocking(move || {
+            let _place = place;
+            self.answer(verb, &bytes, deadline)
+        });
+        answered.await.unwrap_or_else(|_| {
+            let body = ErrorBody { error: "the extender failed on this request".to_owned(), code: None, help: None };
+            (StatusCode::INTERNAL_SERVER_ERROR, axum::Json(body)).into_response()
+        })
+    }
+
+    /// Parses, scores and answers a request whose body has been read (on a blocking thread).
+    fn answer(&self, verb: Verb, body: &[u8], deadline: Instant) -> Response {
+        let args: ExtenderArgs<'_> = match serde_json::from_slice(body) {
+            Ok(args) => args,
+            Err(error) => return bad_request(format!("the body is not ExtenderArgs JSON: {error}")),
+        };
+        if args.node_count() > self.settings.max_nodes {
+            return refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Code::ExtenderRequestTooLarge,
+                format!("the request lists {} nodes, more than the {} this extender accepts", args.node_count(), self.settings.max_nodes),
+                "raise `--max-nodes` for a cluster this large",
+            );
+        }
+        let batch = self.score(&args, deadline);
+        // The plugin was stopped at the request's deadline rather than its own.
+        if batch.is_err() && Instant::now() >= deadline {
+            return deadline_passed(self.settings.timeout);
+        }
+        match verb {
+            Verb::Filter => self.filter(args, batch),
+            Verb::Prioritize => self.prioritize(args, batch),
+        }
+    }
+
+    fn filter(&self, args: ExtenderArgs<'_>, batch: Result<Batch, HostError>) -> Response {
+        let mut result = FilterResult::default();
+        let batch = match batch {
+            Ok(batch) => batch,
+            Err(error) => {
+                // Never fail open: an error makes kube-scheduler retry the pod later.
+                result.error = format!("placid plugin {}: {error}", self.plugin.meta().policy);
+                return axum::Json(result).into_response();
+            }
+        };
+        let meta = self.plugin.meta();
+        let mut passing = Vec::new();
+        for (index, name) in batch.names.iter().enumerate() {
+            let (score, mask) = (batch.scores.scores[index], batch.scores.failed[index]);
+            if is_feasible(score, mask) {
+                passing.push(index);
+            } else if mask != 0 {
+                result.failed_nodes.insert(name.clone(), format!("placid: failed {}", failed_names(meta, mask).join(", ")));
+            } else {
+                result.failed_nodes.insert(name.clone(), "placid: score undefined (a feature is missing)".to_owned());
+            }
+        }
+        for name in &batch.unknown {
+            result.failed_and_unresolvable.insert(name.clone(), "placid: node not in the inventory".to_owned());
+        }
+        if args.node_names.is_some() {
+            result.node_names = Some(passing.iter().map(|index| batch.names[*index].clone()).collect());
+        } else {
+            let items = args.nodes.map(|nodes| nodes.items).unwrap_or_default();
+            result.nodes = Some(OutNodeList { items: passing.iter().filter_map(|index| items.get(*index).copied()).collect() });
+        }
+        axum::Json(result).into_response()
+    }
+
+    fn prioritize(&self, args: ExtenderArgs<'_>, batch: Result<Batch, HostError>) -> Response {
+        let priorities: Vec<HostPriority> = match batch {
+            Ok(batch) => {
+                let scores = extender_priorities(self.plugin.meta(), &batch.scores.scores, &batch.scores.failed);
+                let known = batch.names.into_iter().zip(scores).map(|(host, score)| HostPriority { host, score });
+                known.chain(batch.unknown.into_iter().map(|host| HostPriority { host, score: 0 })).collect()
+            }
+            // A prioritize error is ignored by kube-scheduler anyway; answer neutral scores.
+            Err(_) => names_of(&args).into_iter().map(|host| HostPriority { host, score: 0 }).collect(),
+        };
+        axum::Json(priorities).into_response()
+    }
+}
+
+struct Batch {
+    names: Vec<String>,
+    unknown: Vec<String>,
+    scores: Scores,
+}
+
+/// Serves `extender` on `listener` until `shutdown` completes, then lets the requests in
+/// flight finish (idle connections are closed at once), waiting at most the longer of the
+/// request deadline and the header timeout.
+pub async fn serve(listener: TcpListener, extender: Arc<Extender>, shutdown: impl Future<Output = ()>) {
+    let settings = extender.settings;
+    // hyper's own HTTP/1.1 server rather than hyper-util's `auto` one: `auto` first sniffs
+    // for an HTTP/2 preface without any timer, so a client that sends nothing would be held
+    // forever; here the header timer runs from the first byte the server waits for.
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).header_read_timeout(settings.header_timeout);
+    let service = TowerToHyperService::new(router(extender));
+    let connections = Arc::new(Semaphore::new(settings.max_connections.max(1)));
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            permit = connections.clone().acquire_owned() => permit,
+            () = &mut shutdown => break,
+        };
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => break,
+        };
+        let (permit, stream) = match (permit, accepted) {
+            (Ok(permit), Ok((stream, _))) => (permit, stream),
+            (_, Err(error)) if is_connection_error(&error) => continue,
+            _ => {
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
+                continue;
+            }
+        };
+        // Answers are small and written whole; do not let Nagle hold back their last segment.
+        let _ = stream.set_nodelay(true);
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service.clone()));
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(permit);
+        });
+    }
+    // Requests in flight end by their deadline and heads by the header timeout; a client that
+    // never reads its answer must not keep the process from exiting.
+    let _ = tokio::time::timeout(settings.timeout.max(settings.header_timeout), graceful.shutdown()).await;
+}
+
+/// Errors of one connection (it was reset before it was accepted), after which accepting
+/// again at once is right.
+fn is_connection_error(error: &std::io::Error) -> bool {
+    matches!(
+        error.kind(),
+        std::io::ErrorKind::ConnectionAborted | std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::ConnectionRefused
+    )
+}
+
+/// The extender's routes: `POST /filter`, `POST /prioritize`.
+fn router(extender: Arc<Extender>) -> Router {
+    Router::new()
+        .route(
+            "/filter",
+            post(|State(extender): State<Arc<Extender>>, request: Request| extender.handle(Verb::Filter, request.into_body())),
+        )
+        .route(
+            "/prioritize",
+            post(|State(extender): State<Arc<Extender>>, request: Request| extender.handle(Verb::Prioritize, request.into_body())),
+        )
+        .with_state(extender)
+}
+
+fn refusal(status: StatusCode, code: Code, message: String, help: &'static str) -> Response {
+    (status, axum::Json(ErrorBody { error: message, code: Some(code.id()), help: Some(help) })).into_response()
+}
+
+fn body_too_large(limit: usize) -> Response {
+    refusal(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        Code::ExtenderRequestTooLarge,
+        format!("the body is larger than the {} KiB this extender accepts", limit >> 10),
+        "raise `--max-body-mib`, or set `nodeCacheCapable: true` so that kube-scheduler sends node names only",
+    )
+}
+
+fn deadline_passed(timeout: Duration) -> Response {
+    refusal(
+        StatusCode::SERVICE_UNAVAILABLE,
+        Code::ExtenderDeadline,
+        format!("the request was not answered within {} ms", timeout.as_millis()),
+        "kube-scheduler retries the pod; a slow client or plugin cannot hold the extender longer",
+    )
+}
+
+fn bad_request(message: String) -> Response {
+    (StatusCode::BAD_REQUEST, axum::Json(ErrorBody { error: message, code: None, help: None })).into_response()
+}
+
+/// The parts of a Node object the plugin reads; an object that does not parse has none
+/// (every feature missing), like one whose labels are absent.
+fn kube_node(item: &serde_json::value::RawValue) -> KubeNode {
+    serde_json::from_str(item.get()).unwrap_or_default()
+}
+
+fn names_of(args: &ExtenderArgs<'_>) -> Vec<String> {
+    if let Some(names) = &args.node_names {
+        return names.clone();
+    }
+    let items = args.nodes.as_ref().map(|nodes| nodes.items.as_slice()).unwrap_or_default();
+    items.iter().map(|item| kube_node(item).metadata.name).collect()
+}
