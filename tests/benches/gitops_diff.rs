@@ -6,25 +6,14 @@
 use std::path::Path;
 use std::time::Instant;
 
-use git2::{IndexAddOption, Repository, Signature};
 use placid_driver::build::{Selection, compile};
 use placid_driver::world::FsWorld;
 use placid_gitops::{DiffRequest, Revision, compare, diff};
 use placid_lang::lower::InventoryFormat;
+use placid_tests::git::Repo;
 use placid_tests::synthetic::{Size, median, write_project};
 
 const ROUNDS: usize = 5;
-
-fn commit(repo: &Repository, message: &str) {
-    let mut index = repo.index().expect("index");
-    index.add_all(["*"], IndexAddOption::DEFAULT, None).expect("add");
-    index.write().expect("write index");
-    let tree = repo.find_tree(index.write_tree().expect("tree")).expect("tree");
-    let signature = Signature::new("bench", "bench@example.com", &git2::Time::new(1_700_000_000, 0)).expect("signature");
-    let parent = repo.head().ok().and_then(|head| head.peel_to_commit().ok());
-    let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-    repo.commit(Some("HEAD"), &signature, &signature, message, &tree, &parents).expect("commit");
-}
 
 fn edit(path: &Path, from: &str, to: &str) {
     let text = std::fs::read_to_string(path).expect("read");
@@ -38,14 +27,14 @@ fn main() {
     }
     let temp = tempfile::tempdir().expect("temp dir");
     let root = temp.path();
-    let repo = Repository::init(root).expect("git init");
+    let repo = Repo::init(root);
     let size = Size { nodes: 10_000, teams: 200, plans: 50 };
     write_project(root, size, InventoryFormat::Json).expect("write synthetic project");
-    commit(&repo, "base");
+    repo.commit_all("base");
     // A realistic change: one team's share and one node moving NVLink domain.
     edit(&root.join("policy/policy.kdl"), "team \"team-000\" { share 10", "team \"team-000\" { share 30");
     edit(&root.join("inventory/nodes.json"), "\"nvl-000\"", "\"nvl-001\"");
-    commit(&repo, "head");
+    repo.commit_all("head");
 
     let world = FsWorld::new(root).expect("open project");
     let selection = Selection { only: Vec::new() };

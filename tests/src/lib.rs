@@ -2,6 +2,7 @@
 //! examples, and compiling a project in memory.
 
 pub mod crd;
+pub mod git;
 pub mod golden;
 mod shared;
 pub mod synthetic;

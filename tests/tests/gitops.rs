@@ -1,11 +1,10 @@
-//! The GitOps workflow end to end: real git repositories built with git2 in temp dirs
+//! The GitOps workflow end to end: real git repositories made with `git` in temp dirs
 //! (commits, branches, renames, deletions, a revision that does not parse, a merge commit),
 //! `placid diff` between their revisions, snapshots of the Markdown and JSON reports for
 //! realistic changes to the cluster example, and `placid verify` on a built output tree.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use git2::{IndexAddOption, Oid, Repository, Signature};
 use placid_gitops::describe::ElementKind;
 use placid_gitops::model_diff::{DangerKind, ModelDiff, Preempts, Status};
 use placid_gitops::render::terminal::{self, Colour};
@@ -13,12 +12,13 @@ use placid_gitops::render::{json, markdown};
 use placid_gitops::report::{DiffReport, Outcome};
 use placid_gitops::verify::{Finding, Problem, verify};
 use placid_gitops::{DiffRequest, Revision, diff};
+use placid_tests::git::Repo;
 
 /// A git repository in a temp dir holding a copy of the cluster example under `cluster/`.
 struct Fixture {
     _temp: tempfile::TempDir,
     root: PathBuf,
-    repo: Repository,
+    repo: Repo,
 }
 
 impl Fixture {
@@ -26,8 +26,7 @@ impl Fixture {
     fn cluster() -> Fixture {
         let temp = tempfile::tempdir().expect("temp dir");
         let root = temp.path().to_path_buf();
-        let repo = Repository::init(&root).expect("git init");
-        repo.set_head("refs/heads/main").expect("set head");
+        let repo = Repo::init(&root);
         placid_tests::copy_tree(&placid_tests::example("cluster"), &root.join("cluster"), &[]);
         let fixture = Fixture { _temp: temp, root, repo };
         fixture.commit("cluster example");
@@ -62,21 +61,12 @@ impl Fixture {
     }
 
     /// Stages every change of the work tree (additions, edits, deletions) and commits it.
-    fn commit(&self, message: &str) -> Oid {
-        let mut index = self.repo.index().expect("index");
-        index.add_all(["*"], IndexAddOption::DEFAULT, None).expect("add");
-        index.update_all(["*"], None).expect("update");
-        index.write().expect("write index");
-        let tree = self.repo.find_tree(index.write_tree().expect("write tree")).expect("tree");
-        let signature = Signature::new("placid test", "test@example.com", &git2::Time::new(1_700_000_000, 0)).expect("signature");
-        let parent = self.repo.head().ok().and_then(|head| head.peel_to_commit().ok());
-        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
-        self.repo.commit(Some("HEAD"), &signature, &signature, message, &tree, &parents).expect("commit")
+    fn commit(&self, message: &str) -> String {
+        self.repo.commit_all(message)
     }
 
     fn branch(&self, name: &str) {
-        let head = self.repo.head().expect("head").peel_to_commit().expect("commit");
-        self.repo.branch(name, &head, true).expect("branch");
+        self.repo.branch(name);
     }
 
     fn diff(&self, base: &str, head: Revision) -> DiffReport {
@@ -98,7 +88,8 @@ fn field<'a>(report: &'a DiffReport, kind: ElementKind, name: &str, field: &str)
         .iter()
         .find(|element| element.kind == kind && element.name == name)
         .unwrap_or_else(|| panic!("no change of {} {name}", kind.as_str()));
-    let change = element.fields.iter().find(|change| change.field == field).unwrap_or_else(|| panic!("no change of field {field}"));
+    let change =
+        element.fields.iter().find(|change| change.field.as_str() == field).unwrap_or_else(|| panic!("no change of field {field}"));
     (change.before.as_deref(), change.after.as_deref())
 }
 
@@ -283,27 +274,15 @@ fn a_merge_commit_is_diffed_against_its_first_parent() {
     fixture.edit("policy/tiers.kdl", "window=\"2m\"", "window=\"4m\"");
     let main_commit = fixture.commit("P2 gets a longer window on main");
 
-    fixture.repo.set_head("refs/heads/feature").expect("switch");
-    fixture.repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force())).expect("checkout feature");
+    fixture.repo.checkout("feature");
     fixture.edit("policy/teams.kdl", "share 30\n    cost-center \"research\"", "share 20\n    cost-center \"research\"");
     let feature_commit = fixture.commit("research shrinks");
 
     // Merge feature into main: main's tree plus feature's teams.kdl.
-    fixture.repo.set_head("refs/heads/main").expect("switch back");
-    fixture.repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force())).expect("checkout main");
-    let feature_teams = {
-        let tree = fixture.repo.find_commit(feature_commit).expect("commit").tree().expect("tree");
-        let blob = tree.get_path(Path::new("cluster/policy/teams.kdl")).expect("teams").to_object(&fixture.repo).expect("blob");
-        String::from_utf8(blob.as_blob().expect("blob").content().to_vec()).expect("utf8")
-    };
+    fixture.repo.checkout("main");
+    let feature_teams = fixture.repo.show(&feature_commit, "cluster/policy/teams.kdl");
     fixture.write("policy/teams.kdl", &feature_teams);
-    let mut index = fixture.repo.index().expect("index");
-    index.add_all(["*"], IndexAddOption::DEFAULT, None).expect("add");
-    index.write().expect("index");
-    let tree = fixture.repo.find_tree(index.write_tree().expect("tree")).expect("tree");
-    let signature = Signature::new("placid test", "test@example.com", &git2::Time::new(1_700_000_100, 0)).expect("signature");
-    let parents = [&fixture.repo.find_commit(main_commit).expect("main"), &fixture.repo.find_commit(feature_commit).expect("feature")];
-    fixture.repo.commit(Some("HEAD"), &signature, &signature, "merge feature", &tree, &parents).expect("merge commit");
+    fixture.repo.commit_with_parents("merge feature", &[&main_commit, &feature_commit]);
 
     let report = fixture.diff_commits("HEAD^1", "HEAD");
     let changed: Vec<&str> = model(&report).elements.iter().map(|element| element.name.as_str()).collect();
@@ -318,7 +297,7 @@ fn globbing_a_revision_never_loads_unrelated_blobs() {
     fixture.write("datasets/huge.bin", "not part of the policy");
     fixture.commit("unrelated data");
     // Remove the unrelated blob from the object database: a diff that loaded it would fail.
-    let blob_id = fixture.repo.blob("not part of the policy".as_bytes()).expect("hash blob").to_string();
+    let blob_id = fixture.repo.blob_id("not part of the policy");
     let loose = fixture.root.join(".git/objects").join(&blob_id[..2]).join(&blob_id[2..]);
     std::fs::remove_file(loose).expect("remove loose blob");
     std::fs::remove_dir_all(fixture.path("datasets")).expect("clean work tree");

@@ -70,7 +70,46 @@ pub struct Described {
     /// Its name.
     pub name: String,
     /// `(field, value)` pairs; a field absent from the model is absent here.
-    pub fields: Vec<(String, String)>,
+    pub fields: Vec<(FieldKey, String)>,
+}
+
+/// The name of a described field, as policies write it (`share`, `preemption`, `stage train`).
+/// Rules that single out one field, like the danger of a preemption change, compare keys
+/// against the constants here, so a renamed field cannot silently stop a rule from firing.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct FieldKey(std::borrow::Cow<'static, str>);
+
+impl FieldKey {
+    /// A tier's preemption (`never`, `window 3m, requeue`).
+    pub const PREEMPTION: FieldKey = FieldKey::keyword("preemption");
+
+    /// A field named by a keyword of the language.
+    const fn keyword(name: &'static str) -> FieldKey {
+        FieldKey(std::borrow::Cow::Borrowed(name))
+    }
+
+    /// A field for one named part of an element (`stage train`, `filter gpus`).
+    fn part(keyword: &str, name: &str) -> FieldKey {
+        FieldKey(std::borrow::Cow::Owned(format!("{keyword} {name}")))
+    }
+
+    /// The name as policies write it.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&'static str> for FieldKey {
+    fn from(keyword: &'static str) -> FieldKey {
+        FieldKey::keyword(keyword)
+    }
+}
+
+impl std::fmt::Display for FieldKey {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.0)
+    }
 }
 
 /// Every named element of `model`, in kind order, then model order.
@@ -92,23 +131,23 @@ pub fn describe(model: &Model) -> Vec<Described> {
 }
 
 /// Collects fields, skipping the ones a model element does not have.
-struct Fields(Vec<(String, String)>);
+struct Fields(Vec<(FieldKey, String)>);
 
 impl Fields {
     fn new() -> Fields {
         Fields(Vec::new())
     }
-    fn set(&mut self, field: &str, value: impl ToString) -> &mut Fields {
-        self.0.push((field.to_owned(), value.to_string()));
+    fn set(&mut self, field: impl Into<FieldKey>, value: impl ToString) -> &mut Fields {
+        self.0.push((field.into(), value.to_string()));
         self
     }
-    fn maybe(&mut self, field: &str, value: Option<impl ToString>) -> &mut Fields {
+    fn maybe(&mut self, field: impl Into<FieldKey>, value: Option<impl ToString>) -> &mut Fields {
         if let Some(value) = value {
             self.set(field, value);
         }
         self
     }
-    fn list(&mut self, field: &str, values: impl IntoIterator<Item = String>) -> &mut Fields {
+    fn list(&mut self, field: impl Into<FieldKey>, values: impl IntoIterator<Item = String>) -> &mut Fields {
         let joined: Vec<String> = values.into_iter().collect();
         if !joined.is_empty() {
             self.set(field, joined.join(", "));
@@ -157,7 +196,7 @@ pub fn preemption_text(preemption: Preemption) -> String {
 fn tier(model: &Model, tier: &Tier) -> Described {
     Fields::new()
         .set("priority", tier.priority.value)
-        .set("preemption", preemption_text(tier.preemption.value))
+        .set(FieldKey::PREEMPTION, preemption_text(tier.preemption.value))
         .maybe("exempt", tier.exempt)
         .maybe(
             "checkpoint",
@@ -245,7 +284,7 @@ fn score(score: &Score) -> Described {
     let mut fields = Fields::new();
     fields.set("prefer", score.direction.as_str()).set("expr", &score.expr.text);
     for filter in &score.filters {
-        fields.set(&format!("filter {}", filter.name), &filter.expr.text);
+        fields.set(FieldKey::part("filter", filter.name.as_str()), &filter.expr.text);
     }
     fields.list("penalties", score.penalties.iter().map(|penalty| format!("{} when {}", penalty.amount, penalty.when.text)));
     fields.done(ElementKind::Score, &score.name)
@@ -281,7 +320,7 @@ fn plan(model: &Model, plan: &Plan) -> Described {
     let mut fields = Fields::new();
     fields.set("team", &model.team(plan.team.value).name);
     for stage in &plan.stages {
-        fields.set(&format!("stage {}", stage.name), stage_text(model, plan, stage));
+        fields.set(FieldKey::part("stage", stage.name.as_str()), stage_text(model, plan, stage));
     }
     fields.done(ElementKind::Plan, &plan.name)
 }

@@ -14,7 +14,7 @@ use placid_lang::model::{Model, PoolId};
 use placid_lang::span::Span;
 use serde::Serialize;
 
-use crate::describe::{ElementKind, describe};
+use crate::describe::{ElementKind, FieldKey, describe};
 
 /// Whether an element or entry was added, removed or modified.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -43,7 +43,7 @@ impl Status {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FieldChange {
     /// The field, as written in policies (`share`, `preemption`, `stage train`).
-    pub field: String,
+    pub field: FieldKey,
     /// The value in base.
     pub before: Option<String>,
     /// The value in head.
@@ -262,7 +262,7 @@ pub fn diff_models(base: &Model, head: &Model, head_diagnostics: &Diagnostics) -
 }
 
 fn diff_elements(base: &Model, head: &Model) -> Vec<ElementChange> {
-    let index = |model: &Model| -> BTreeMap<(ElementKind, String), Vec<(String, String)>> {
+    let index = |model: &Model| -> BTreeMap<(ElementKind, String), Vec<(FieldKey, String)>> {
         describe(model).into_iter().map(|element| ((element.kind, element.name), element.fields)).collect()
     };
     let mut before = index(base);
@@ -284,9 +284,15 @@ fn diff_elements(base: &Model, head: &Model) -> Vec<ElementChange> {
     changes
 }
 
-fn element_change(key: (ElementKind, String), status: Status, before: &[(String, String)], after: &[(String, String)]) -> ElementChange {
-    let lookup = |fields: &[(String, String)], name: &str| fields.iter().find(|(field, _)| field == name).map(|(_, value)| value.clone());
-    let mut names: Vec<&String> = before.iter().map(|(field, _)| field).collect();
+fn element_change(
+    key: (ElementKind, String),
+    status: Status,
+    before: &[(FieldKey, String)],
+    after: &[(FieldKey, String)],
+) -> ElementChange {
+    let lookup =
+        |fields: &[(FieldKey, String)], name: &FieldKey| fields.iter().find(|(field, _)| field == name).map(|(_, value)| value.clone());
+    let mut names: Vec<&FieldKey> = before.iter().map(|(field, _)| field).collect();
     names.extend(after.iter().map(|(field, _)| field).filter(|field| !before.iter().any(|(known, _)| known == *field)));
     let fields = names
         .into_iter()
@@ -581,7 +587,7 @@ fn dangers(diff: &ModelDiff) -> Vec<Danger> {
         }
     }
     for element in diff.elements.iter().filter(|element| element.kind == ElementKind::Tier && element.status == Status::Modified) {
-        for field in element.fields.iter().filter(|field| field.field == "preemption") {
+        for field in element.fields.iter().filter(|field| field.field == FieldKey::PREEMPTION) {
             dangers.push(Danger {
                 kind: DangerKind::PreemptionChange,
                 message: format!(
