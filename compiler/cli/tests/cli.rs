@@ -143,3 +143,78 @@ fn audit_binaries_exits_with_the_ci_gate() {
     assert_eq!(absent.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&absent.stderr).contains("placid::E095"), "{}", String::from_utf8_lossy(&absent.stderr));
 }
+
+/// The cluster example plus a node in an NVLink domain whose GPUs have no NVLink between
+/// them: a topology warning, never an error.
+fn project_with_a_warning(dir: &Path) -> PathBuf {
+    let project = dir.join("p");
+    copy_example("cluster", &project);
+    let nvl_a = project.join("inventory/nvl-a.kdl");
+    let mut inventory = std::fs::read_to_string(&nvl_a).expect("read inventory");
+    inventory.push_str(
+        "node \"rv-a-09\" arch=\"riscv64\" rack=\"r1\" chassis=\"c9\" nvlink-domain=\"nvl-a\" capacity=\"reserved\" {\n    cpu harts=64\n    cost gpu-hour=(usd)3.10\n    gpu 0 model=\"H200\" memory=\"141GiB\"\n    gpu 1 model=\"H200\" memory=\"141GiB\"\n}\n",
+    );
+    std::fs::write(&nvl_a, inventory).expect("write inventory");
+    project
+}
+
+#[test]
+fn every_command_that_compiles_shows_the_warnings() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = project_with_a_warning(dir.path());
+    let project = project.to_str().expect("utf-8 path");
+    let check = placid(&["check", project]);
+    assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+    let warning = String::from_utf8_lossy(&check.stderr).lines().find(|line| line.contains("placid::E")).map(str::to_owned);
+    let warning = warning.expect("check reports the warning");
+    for args in [
+        vec!["graph", project],
+        vec!["score", project, "--score", "cost-aware", "--job", "gpus=4"],
+        vec!["explain", "--wat", "cost-aware", project],
+    ] {
+        let output = placid(&args);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(&warning),
+            "{args:?} hid the warning: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+#[test]
+fn verify_and_build_print_one_json_document() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = project_with_a_warning(dir.path());
+    let out = dir.path().join("out");
+    let (project, out) = (project.to_str().expect("utf-8 path"), out.to_str().expect("utf-8 path"));
+    let build = placid(&["build", project, "-o", out, "--format", "json"]);
+    assert_eq!(build.status.code(), Some(0), "{}", String::from_utf8_lossy(&build.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&build.stdout).expect("one JSON document");
+    assert_eq!(report["errors"], 0);
+    assert!(!report["diagnostics"].as_array().expect("diagnostics").is_empty(), "the warning is in the document");
+
+    let verify = placid(&["verify", out, project, "--format", "json"]);
+    assert_eq!(verify.status.code(), Some(0), "{}", String::from_utf8_lossy(&verify.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&verify.stdout).expect("one JSON document");
+    assert_eq!(report["findings"], serde_json::json!([]));
+    assert!(!report["diagnostics"].as_array().expect("diagnostics").is_empty(), "the warning is in the document");
+}
+
+#[test]
+fn command_failures_are_coded_diagnostics() {
+    let example = example("cluster");
+    let example = example.to_str().expect("utf-8 path");
+    for (args, code) in [
+        (vec!["score", example, "--score", "no-such-score", "--job", "gpus=4"], "placid::E096"),
+        (vec!["score", example, "--score", "cost-aware", "--job", "gpus"], "placid::E097"),
+        (vec!["score", example, "--score", "cost-aware", "--job", "colour=blue"], "placid::E097"),
+        (vec!["build", example, "--stdout", "--target", "slurm"], "placid::E098"),
+        (vec!["verify", "/nonexistent/placid-out", example], "placid::E095"),
+    ] {
+        let output = placid(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(code) && stderr.contains("help:"), "{args:?}: {stderr}");
+    }
+}
