@@ -18,6 +18,7 @@ pub mod alerts;
 pub mod argo;
 pub mod kinds;
 pub mod kueue;
+pub mod kueue_types;
 pub mod layout;
 pub mod names;
 pub mod nfd;
