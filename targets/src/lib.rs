@@ -12,6 +12,7 @@
 pub mod artifact;
 pub mod k8s;
 pub mod migration;
+pub mod runbook;
 pub mod slurm;
 pub mod text;
 pub mod wasm;
@@ -38,11 +39,13 @@ pub enum TargetKind {
     Kubernetes,
     /// Wasm scoring plugins under `wasm/`.
     Wasm,
+    /// Migration runbooks under `runbooks/`.
+    Runbooks,
 }
 
 impl TargetKind {
     /// Every target.
-    pub const ALL: &'static [TargetKind] = &[TargetKind::Slurm, TargetKind::Kubernetes, TargetKind::Wasm];
+    pub const ALL: &'static [TargetKind] = &[TargetKind::Slurm, TargetKind::Kubernetes, TargetKind::Wasm, TargetKind::Runbooks];
 
     /// The target's name on the command line and its output directory.
     pub fn as_str(self) -> &'static str {
@@ -50,15 +53,18 @@ impl TargetKind {
             TargetKind::Slurm => "slurm",
             TargetKind::Kubernetes => "kubernetes",
             TargetKind::Wasm => "wasm",
+            TargetKind::Runbooks => "runbooks",
         }
     }
 
-    /// Whether the project enables this target.
+    /// Whether the project enables this target: a `target` node for the schedulers and Wasm,
+    /// a `migration` for the runbooks (they describe migrations, whichever schedulers run them).
     pub fn enabled(self, model: &Model) -> bool {
         match self {
             TargetKind::Slurm => model.project.slurm.is_some(),
             TargetKind::Kubernetes => model.project.kubernetes.is_some(),
             TargetKind::Wasm => model.project.wasm.is_some(),
+            TargetKind::Runbooks => !model.migrations.is_empty(),
         }
     }
 
@@ -66,16 +72,24 @@ impl TargetKind {
     pub fn warnings(self, model: &Model) -> Diagnostics {
         match self {
             TargetKind::Slurm => slurm::warnings(model),
-            TargetKind::Kubernetes | TargetKind::Wasm => Diagnostics::new(),
+            TargetKind::Kubernetes | TargetKind::Wasm | TargetKind::Runbooks => Diagnostics::new(),
         }
     }
 
     /// Emits this target's artifacts, given the project files the compiler read for it.
     pub fn emit_with(self, model: &Model, inputs: &Inputs) -> Result<Vec<Artifact>, Diagnostics> {
         match self {
-            TargetKind::Slurm => slurm::emit_with(model, &inputs.slurm_templates),
+            TargetKind::Slurm => {
+                // The configuration is what the release reads; the phase scripts are commands
+                // run by hand, the same for every release.
+                let mut artifacts = slurm::emit_with(model, &inputs.slurm_templates)?;
+                artifacts.extend(slurm::migrations::phase_scripts(model));
+                artifacts.sort();
+                Ok(artifacts)
+            }
             TargetKind::Kubernetes => k8s::emit(model),
             TargetKind::Wasm => wasm::emit(model),
+            TargetKind::Runbooks => Ok(runbook::emit(model)),
         }
     }
 }

@@ -174,7 +174,7 @@ pub(super) fn objects(model: &Model) -> Result<Vec<KubeObject>, Diagnostics> {
 }
 
 /// The name of the AnalysisTemplate of one gate or trigger.
-pub(super) fn template_name(model: &Model, migration: &Migration, metric: placid_lang::model::MetricId, role: Role) -> String {
+pub fn template_name(model: &Model, migration: &Migration, metric: placid_lang::model::MetricId, role: Role) -> String {
     let role = match role {
         Role::Gate => "accept",
         Role::Trigger => "rollback",
