@@ -4,7 +4,7 @@
 //!
 //! Invariant: every command, name and query in it is produced by the same functions that
 //! write the Slurm phase scripts ([`crate::slurm::migrations`]), the Rollouts and
-//! AnalysisTemplates ([`crate::migration`]) and the PromQL they run
+//! AnalysisTemplates ([`crate::k8s::rollouts`]) and the PromQL they run
 //! ([`crate::migration::analysis`]), so the runbook cannot say something the generated config
 //! does not do. That is why this target, unlike the others, reads the Slurm and Kubernetes
 //! targets; neither reads it. Free strings from the policy (PromQL, image references) only
@@ -17,9 +17,9 @@ use placid_lang::model::{Arch, CompatGate, Model, PhaseKind};
 
 use crate::Artifact;
 use crate::k8s::names::{ObjectName, PlacidKeys};
+use crate::k8s::rollouts::{self, PROMETHEUS_ADDRESS, template_name};
 use crate::migration::analysis::{Role, go_duration, measure};
 use crate::migration::plan::MigrationPlan;
-use crate::migration::{PROMETHEUS_ADDRESS, template_name};
 use crate::slurm::migrations::{Script, accounts, apply_commands, node_list, reservation_name, revert_commands, script_path};
 use crate::text::shell_quote;
 
@@ -200,7 +200,7 @@ fn abort_commands(plan: &MigrationPlan<'_>, namespace: Option<&str>) -> Vec<Stri
 
 fn service_namespace(model: &Model, plan: &MigrationPlan<'_>) -> Option<String> {
     let settings = model.project.kubernetes.as_ref()?;
-    Some(plan.migration.service_namespace.as_ref().map_or(&settings.namespace, |namespace| &namespace.value).to_string())
+    Some(rollouts::service_namespace(settings, plan.migration).value.to_string())
 }
 
 /// The architecture of the target pool when all its nodes share one.
