@@ -1,11 +1,13 @@
-//! placid's targets: pure functions from the checked [`Model`] to artifacts.
+//! placid's targets: pure functions from the checked [`Model`] to artifacts, one per
+//! [`TargetKind`]: [`slurm`], [`k8s`], [`wasm`] and [`runbook`].
 //!
 //! Invariants: no IO, no KDL, no re-checking of what the compiler guarantees. Each target
 //! validates what only it constrains (name lengths, escaping) and reports problems at the span
-//! of the model element at fault; then it emits. Targets depend on `placid-lang`, not on each
-//! other, with one exception: [`migration`] spans both schedulers, so it names objects with
-//! `slurm::names` and `k8s::names`, and `k8s` places its Rollouts. Shared helpers live in
-//! [`artifact`] and [`text`].
+//! of the model element at fault; then it emits. The schedulers' targets and Wasm depend on
+//! `placid-lang`, on the migration planner ([`migration`], which imports no target) and on
+//! the helpers in [`artifact`] and [`text`], not on each other. [`runbook`] alone reads
+//! `slurm` and `k8s`, because it must name exactly the scripts and objects they emit; nothing
+//! reads it.
 
 #![deny(missing_docs)]
 
