@@ -1,17 +1,20 @@
-//! placid's targets: pure functions from the checked [`Model`] to artifacts.
+//! placid's targets: pure functions from the checked [`Model`] to artifacts, one per
+//! [`TargetKind`]: [`slurm`], [`k8s`], [`wasm`] and [`runbook`].
 //!
 //! Invariants: no IO, no KDL, no re-checking of what the compiler guarantees. Each target
 //! validates what only it constrains (name lengths, escaping) and reports problems at the span
-//! of the model element at fault; then it emits. Targets depend on `placid-lang`, not on each
-//! other, with one exception: [`migration`] spans both schedulers, so it names objects with
-//! `slurm::names` and `k8s::names`, and `k8s` places its Rollouts. Shared helpers live in
-//! [`artifact`] and [`text`].
+//! of the model element at fault; then it emits. The schedulers' targets and Wasm depend on
+//! `placid-lang`, on the migration planner ([`migration`], which imports no target) and on
+//! the helpers in [`artifact`] and [`text`], not on each other. [`runbook`] alone reads
+//! `slurm` and `k8s`, because it must name exactly the scripts and objects they emit; nothing
+//! reads it.
 
 #![deny(missing_docs)]
 
 pub mod artifact;
 pub mod k8s;
 pub mod migration;
+pub mod runbook;
 pub mod slurm;
 pub mod text;
 pub mod wasm;
@@ -38,11 +41,13 @@ pub enum TargetKind {
     Kubernetes,
     /// Wasm scoring plugins under `wasm/`.
     Wasm,
+    /// Migration runbooks under `runbooks/`.
+    Runbooks,
 }
 
 impl TargetKind {
     /// Every target.
-    pub const ALL: &'static [TargetKind] = &[TargetKind::Slurm, TargetKind::Kubernetes, TargetKind::Wasm];
+    pub const ALL: &'static [TargetKind] = &[TargetKind::Slurm, TargetKind::Kubernetes, TargetKind::Wasm, TargetKind::Runbooks];
 
     /// The target's name on the command line and its output directory.
     pub fn as_str(self) -> &'static str {
@@ -50,15 +55,18 @@ impl TargetKind {
             TargetKind::Slurm => "slurm",
             TargetKind::Kubernetes => "kubernetes",
             TargetKind::Wasm => "wasm",
+            TargetKind::Runbooks => "runbooks",
         }
     }
 
-    /// Whether the project enables this target.
+    /// Whether the project enables this target: a `target` node for the schedulers and Wasm,
+    /// a `migration` for the runbooks (they describe migrations, whichever schedulers run them).
     pub fn enabled(self, model: &Model) -> bool {
         match self {
             TargetKind::Slurm => model.project.slurm.is_some(),
             TargetKind::Kubernetes => model.project.kubernetes.is_some(),
             TargetKind::Wasm => model.project.wasm.is_some(),
+            TargetKind::Runbooks => !model.migrations.is_empty(),
         }
     }
 
@@ -66,16 +74,24 @@ impl TargetKind {
     pub fn warnings(self, model: &Model) -> Diagnostics {
         match self {
             TargetKind::Slurm => slurm::warnings(model),
-            TargetKind::Kubernetes | TargetKind::Wasm => Diagnostics::new(),
+            TargetKind::Kubernetes | TargetKind::Wasm | TargetKind::Runbooks => Diagnostics::new(),
         }
     }
 
     /// Emits this target's artifacts, given the project files the compiler read for it.
     pub fn emit_with(self, model: &Model, inputs: &Inputs) -> Result<Vec<Artifact>, Diagnostics> {
         match self {
-            TargetKind::Slurm => slurm::emit_with(model, &inputs.slurm_templates),
+            TargetKind::Slurm => {
+                // The configuration is what the release reads; the phase scripts are commands
+                // run by hand, the same for every release.
+                let mut artifacts = slurm::emit_with(model, &inputs.slurm_templates)?;
+                artifacts.extend(slurm::migrations::phase_scripts(model));
+                artifacts.sort();
+                Ok(artifacts)
+            }
             TargetKind::Kubernetes => k8s::emit(model),
             TargetKind::Wasm => wasm::emit(model),
+            TargetKind::Runbooks => Ok(runbook::emit(model)),
         }
     }
 }

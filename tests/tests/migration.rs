@@ -1,17 +1,38 @@
 //! The migration example end to end: Argo Rollouts objects valid against the real CRDs
 //! (closed), phase scripts that parse as shell, a runbook that names every object and script,
-//! and the checker's migration rules on small variants. Golden files of every migration
-//! output are part of `tests/golden/migration/` (see `golden.rs`).
+//! and the checker's migration rules and the names Kubernetes refuses on small variants.
+//! Golden files of every migration output are part of `tests/golden/migration/` (see
+//! `golden.rs`).
 
 use std::collections::BTreeMap;
 
 use placid_lang::diag::Code;
-use placid_targets::migration::{KubeObject, artifacts, kubernetes_objects};
+use placid_targets::k8s::kinds;
 use placid_tests::{build, build_clean, copy_tree, crd, example, shared_dir};
+
+/// A Rollout or AnalysisTemplate as the Kubernetes tree writes it.
+struct KubeObject {
+    api_version: &'static str,
+    kind: &'static str,
+    name: String,
+    value: serde_json::Value,
+}
 
 fn objects() -> Vec<KubeObject> {
     let model = build_clean("migration").model;
-    kubernetes_objects(&model).unwrap_or_else(|errors| panic!("the migration example emits errors: {errors:?}"))
+    let list = placid_targets::k8s::objects(&model).unwrap_or_else(|errors| panic!("the migration example emits errors: {errors:?}"));
+    let migration_kinds = [&kinds::ROLLOUT, &kinds::ANALYSIS_TEMPLATE];
+    list.sorted()
+        .into_iter()
+        .filter(|object| migration_kinds.contains(&object.meta.kind))
+        .map(|object| KubeObject {
+            api_version: object.meta.kind.api_version,
+            kind: object.meta.kind.kind,
+            name: object.meta.name.to_string(),
+            value: serde_yaml::from_str(&object.to_yaml(model.project.name.as_str()))
+                .unwrap_or_else(|error| panic!("{}: {error}", object.path())),
+        })
+        .collect()
 }
 
 #[test]
@@ -39,12 +60,9 @@ fn every_rollout_and_analysis_template_is_valid_against_its_closed_crd() {
 
 /// The Slurm phase scripts and the runbook of the example.
 fn generated_files() -> BTreeMap<String, Vec<u8>> {
-    let model = build_clean("migration").model;
-    let mut files = BTreeMap::new();
-    for artifact in artifacts(&model).unwrap_or_else(|errors| panic!("the migration example emits errors: {errors:?}")) {
-        files.insert(artifact.path, artifact.bytes);
-    }
-    files
+    let migration_file = |path: &str| path.starts_with("slurm/migrations/") || path.starts_with("runbooks/");
+    let artifacts = build_clean("migration").artifacts.into_iter();
+    artifacts.filter(|artifact| migration_file(&artifact.path)).map(|artifact| (artifact.path, artifact.bytes)).collect()
 }
 
 #[test]
@@ -70,14 +88,27 @@ fn the_runbook_names_every_analysis_template_and_phase_script() {
     }
 }
 
-/// Checks the migration example with `policy/migration.kdl` replaced by `migration`, and
-/// returns the codes of the errors and warnings.
-fn check(migration: &str) -> Vec<Code> {
+/// Compiles the migration example with `policy/migration.kdl` replaced by `migration`.
+fn variant(migration: &str) -> placid_driver::build::Build {
     let dir = tempfile::tempdir().expect("temp dir");
     copy_tree(&example("migration"), dir.path(), &[]);
     std::fs::write(dir.path().join("policy/migration.kdl"), migration).expect("write migration");
-    let build = build(dir.path());
-    build.diagnostics.iter().map(|diagnostic| diagnostic.code).collect()
+    build(dir.path())
+}
+
+/// Checks the migration example with `policy/migration.kdl` replaced by `migration`, and
+/// returns the codes of the errors and warnings.
+fn check(migration: &str) -> Vec<Code> {
+    variant(migration).diagnostics.iter().map(|diagnostic| diagnostic.code).collect()
+}
+
+/// Like [`check`], with the source text each diagnostic's primary span covers.
+fn check_at(migration: &str) -> Vec<(Code, String)> {
+    let build = variant(migration);
+    let text = |span: placid_lang::span::Span| {
+        build.sources.get(span.file).and_then(|file| file.text.get(span.start as usize..span.end as usize)).unwrap_or_default().to_owned()
+    };
+    build.diagnostics.iter().map(|diagnostic| (diagnostic.code, text(diagnostic.primary.span))).collect()
 }
 
 const PHASES: &str = r#"
@@ -168,4 +199,24 @@ fn every_emitted_rollout_object_carries_its_migration_label() {
         assert!(value.as_str().is_some_and(|name| !name.is_empty()), "{} lacks {label}:\n{text}", artifact.path);
     }
     assert_eq!(seen, 9, "two Rollouts and seven AnalysisTemplates");
+}
+
+#[test]
+fn a_name_kubernetes_refuses_is_one_error_at_the_element_that_gives_it() {
+    let body = |name: &str, service: &str| {
+        format!(
+            "migration \"{name}\" from=\"x86-pcie\" to=\"rv-nvlink\" {{\n    classes \"finetune\" \"serving\"\n    services \"{service}\"\n    accept metric=\"p99-latency\" at-most=0.3\n{PHASES}\n}}\n"
+        )
+    };
+    // The migration's name starts every AnalysisTemplate's, which are not reported again.
+    let errors = check_at(&body("X86_to_riscv", "llm-serve"));
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].0, Code::KubernetesInvalidName);
+    assert!(errors[0].1.contains("X86_to_riscv"), "{errors:?}");
+    // A service names an existing Deployment, so it is not mapped: a dot is refused too.
+    for service in ["LLM-serve", "llm.serve"] {
+        let errors = check_at(&body("m", service));
+        assert_eq!(errors.iter().map(|(code, _)| *code).collect::<Vec<_>>(), [Code::KubernetesInvalidName], "{errors:?}");
+        assert!(errors[0].1.contains(service), "{errors:?}");
+    }
 }

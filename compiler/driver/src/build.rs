@@ -67,14 +67,6 @@ pub fn compile(world: &dyn World, selection: &Selection) -> Build {
             Err(errors) => build.diagnostics.extend(errors),
         }
     }
-    // Migration phase scripts and runbooks come from the same plan as the Rollouts; they are
-    // files for people and admins, not for Argo CD, so `--target kubernetes` leaves them out.
-    if selection.only.is_empty() || selection.only.contains(&TargetKind::Slurm) {
-        match placid_targets::migration::artifacts(&build.model) {
-            Ok(emitted) => artifacts.extend(emitted),
-            Err(errors) => build.diagnostics.extend(errors),
-        }
-    }
     // Target warnings arrive after the checker's: one sort puts every diagnostic in source order.
     build.diagnostics.sort();
     if build.diagnostics.has_errors() {

@@ -1,10 +1,8 @@
-//! Typed content of the Kueue `v1beta2` objects placid emits (kueue
-//! `apis/kueue/v1beta2/*_types.go`), and their builders.
+//! The builders of the Kueue `v1beta2` objects placid emits, from the typed content in
+//! [`super::kueue_types`].
 //!
-//! Invariants: `reclaimWithinCohort: Any` cannot be written, because [`ReclaimPolicy`] has no
-//! such variant (Any preempts borrowers whatever their priority, which would break a
-//! non-preemptible tier); the queue of a reserving tier lends nothing (`lendingLimit: 0` on
-//! every resource) and borrows nothing, so its workloads are never reclaimed; every quota is
+//! Invariants: the queue of a reserving tier lends nothing (`lendingLimit: 0` on every
+//! resource) and borrows nothing, so its workloads are never reclaimed; every quota is
 //! checked by [`super::webhook`] before it is emitted.
 
 use std::collections::BTreeMap;
@@ -16,197 +14,14 @@ use placid_lang::model::{Model, PoolId};
 use serde::Serialize;
 
 use crate::k8s::kinds;
+use crate::k8s::kueue_types::{
+    Amount, ClusterQueueSpec, CohortSpec, FairSharing, FlavorQuotas, LocalQueueSpec, PreemptionSettings, ReclaimPolicy, ResourceFlavorSpec,
+    ResourceGroup, ResourceName, ResourceQuota, TopologyLevel, TopologySpec, WithinQueuePolicy,
+};
 use crate::k8s::layout::Layout;
-use crate::k8s::names::ObjectName;
 use crate::k8s::objects::{NewObject, ObjectList, WithSpec};
 use crate::k8s::quota::{Quotas, Resources};
 use crate::k8s::webhook;
-
-/// A resource a ClusterQueue covers, in the order of `coveredResources`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ResourceName {
-    /// `cpu`.
-    Cpu,
-    /// `memory`.
-    Memory,
-    /// `nvidia.com/gpu` (NVIDIA's device plugin).
-    Gpu,
-}
-
-impl ResourceName {
-    /// Every covered resource, in `coveredResources` order. Kueue refuses workloads that
-    /// request a resource their ClusterQueue does not cover, so CPU and memory are covered too.
-    pub const COVERED: [ResourceName; 3] = [ResourceName::Cpu, ResourceName::Memory, ResourceName::Gpu];
-
-    /// The Kubernetes resource name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ResourceName::Cpu => "cpu",
-            ResourceName::Memory => "memory",
-            ResourceName::Gpu => "nvidia.com/gpu",
-        }
-    }
-
-    fn amount(self, resources: Resources) -> u64 {
-        match self {
-            ResourceName::Cpu => resources.cpu,
-            ResourceName::Memory => resources.memory_mib,
-            ResourceName::Gpu => resources.gpus,
-        }
-    }
-
-    /// The quantity text of `amount` of this resource (`12`, `4096Mi`).
-    pub fn quantity(self, amount: u64) -> String {
-        match self {
-            // A plain zero reads the same for every resource (`lendingLimit: 0`).
-            ResourceName::Memory if amount > 0 => format!("{amount}Mi"),
-            ResourceName::Memory | ResourceName::Cpu | ResourceName::Gpu => amount.to_string(),
-        }
-    }
-}
-
-impl Serialize for ResourceName {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
-}
-
-/// An amount of one resource, kept as a number so webhook rules can compare amounts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Amount {
-    /// Which resource (decides the unit).
-    pub resource: ResourceName,
-    /// CPUs, MiB or GPUs.
-    pub value: u64,
-}
-
-impl Serialize for Amount {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.resource.quantity(self.value))
-    }
-}
-
-/// `resourceGroups[].flavors[].resources[]`.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceQuota {
-    /// The resource.
-    pub name: ResourceName,
-    /// Guaranteed amount.
-    pub nominal_quota: Amount,
-    /// How much more may be borrowed from the cohort.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub borrowing_limit: Option<Amount>,
-    /// How much of the nominal quota may be lent to the cohort.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lending_limit: Option<Amount>,
-}
-
-/// `resourceGroups[].flavors[]`.
-#[derive(Clone, Debug, Serialize)]
-pub struct FlavorQuotas {
-    /// The ResourceFlavor.
-    pub name: ObjectName,
-    /// One entry per covered resource, in the same order.
-    pub resources: Vec<ResourceQuota>,
-}
-
-/// `resourceGroups[]`.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceGroup {
-    /// The resources the group covers.
-    pub covered_resources: Vec<ResourceName>,
-    /// Flavors in preference order.
-    pub flavors: Vec<FlavorQuotas>,
-}
-
-/// Whom a workload may preempt to reclaim quota the cohort borrowed from its queue. There is
-/// deliberately no `Any`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum ReclaimPolicy {
-    /// Never reclaim.
-    Never,
-    /// Only lower-priority workloads.
-    LowerPriority,
-}
-
-/// Whom a workload may preempt inside its own ClusterQueue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum WithinQueuePolicy {
-    /// Never.
-    Never,
-    /// Only lower-priority workloads.
-    LowerPriority,
-}
-
-/// `spec.preemption`.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PreemptionSettings {
-    /// Reclaiming lent quota.
-    pub reclaim_within_cohort: ReclaimPolicy,
-    /// Inside the queue.
-    pub within_cluster_queue: WithinQueuePolicy,
-}
-
-/// `spec.fairSharing`.
-#[derive(Clone, Debug, Serialize)]
-pub struct FairSharing {
-    /// The weight, a quantity.
-    pub weight: String,
-}
-
-/// ClusterQueue `spec`.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ClusterQueueSpec {
-    /// The cohort (renamed from `cohort` in v1beta2).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cohort_name: Option<ObjectName>,
-    /// Namespaces whose LocalQueues may point here (`{}` would be all; absent is none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespace_selector: Option<LabelSelector>,
-    /// Fair-sharing weight.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fair_sharing: Option<FairSharing>,
-    /// Preemption.
-    pub preemption: PreemptionSettings,
-    /// Quotas.
-    pub resource_groups: Vec<ResourceGroup>,
-}
-
-/// ResourceFlavor `spec`.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ResourceFlavorSpec {
-    node_labels: BTreeMap<String, String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    node_taints: Vec<Taint>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tolerations: Vec<Toleration>,
-    topology_name: ObjectName,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct TopologyLevel {
-    node_label: String,
-}
-
-#[derive(Serialize)]
-struct TopologySpec {
-    levels: Vec<TopologyLevel>,
-}
-
-#[derive(Serialize)]
-struct CohortSpec {}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct LocalQueueSpec {
-    cluster_queue: ObjectName,
-}
 
 /// The well-known hostname label: the finest Topology level, which lets Kueue replace a
 /// failed node of a TAS workload.

@@ -81,6 +81,8 @@ pub struct Layout {
     pub domain_label: LabelKey,
     /// The reservation taint key.
     pub reserved_taint: LabelKey,
+    /// The label key that names the migration of a Rollout or AnalysisTemplate.
+    pub migration_label: LabelKey,
     /// Cost, NVLink bandwidth, NVLink and capacity labels ([`PlacidKeys::node_facts`]).
     pub fact_labels: [LabelKey; 4],
 }
@@ -101,6 +103,7 @@ impl Layout {
         let rack_label = take(&mut diagnostics, keys.rack());
         let domain_label = take(&mut diagnostics, keys.nvlink_domain());
         let reserved_taint = take(&mut diagnostics, keys.reserved());
+        let migration_label = take(&mut diagnostics, keys.migration());
         let fact_labels = take(&mut diagnostics, keys.node_facts());
 
         let tiers: Vec<Option<TierNames>> = model.tiers.iter().map(|tier| take(&mut diagnostics, tier_names(tier))).collect();
@@ -131,8 +134,9 @@ impl Layout {
             Some(rack_label),
             Some(domain_label),
             Some(reserved_taint),
+            Some(migration_label),
             Some(fact_labels),
-        ) = (project, namespace, team_label, rack_label, domain_label, reserved_taint, fact_labels)
+        ) = (project, namespace, team_label, rack_label, domain_label, reserved_taint, migration_label, fact_labels)
         else {
             return Err(diagnostics);
         };
@@ -155,6 +159,7 @@ impl Layout {
             rack_label,
             domain_label,
             reserved_taint,
+            migration_label,
             fact_labels,
         };
         overlapping_reservations(model, &layout.pools, &mut diagnostics);

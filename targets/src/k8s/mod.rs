@@ -5,8 +5,9 @@
 //! ClusterQueue that lends nothing ([`kueue`]); node labels and taints come from one NFD rule
 //! ([`nfd`]); tier rules Kueue cannot enforce become ValidatingAdmissionPolicies
 //! ([`admission`]); alerts become a PrometheusRule ([`alerts`]); the scheduler extender is
-//! registered in a KubeSchedulerConfiguration ([`scheduler`]); Argo CD gets a bootstrap
-//! project, application and plugin ([`argo`]).
+//! registered in a KubeSchedulerConfiguration ([`scheduler`]); migrated services become Argo
+//! Rollouts stepping through the phases, gated by AnalysisTemplates ([`rollouts`]); Argo CD
+//! gets a bootstrap project, application and plugin ([`argo`]).
 //!
 //! Invariants: validate, then emit: every name, label and quota Kubernetes or Kueue would
 //! refuse is a diagnostic (E050-E057) at the span of the model element at fault, and nothing
@@ -18,13 +19,14 @@ pub mod alerts;
 pub mod argo;
 pub mod kinds;
 pub mod kueue;
+pub mod kueue_types;
 pub mod layout;
 pub mod names;
 pub mod nfd;
 pub mod objects;
 pub mod priority;
 pub mod quota;
-mod rollouts;
+pub mod rollouts;
 pub mod scheduler;
 pub mod webhook;
 
@@ -52,7 +54,7 @@ pub fn objects(model: &Model) -> Result<ObjectList, Diagnostics> {
     admission::emit(model, &layout, &mut list, &mut diagnostics);
     alerts::emit(model, &layout, &mut list, &mut diagnostics);
     scheduler::emit(model, &layout, &mut list, &mut diagnostics);
-    rollouts::emit(model, &mut list, &mut diagnostics);
+    rollouts::emit(model, &layout, &mut list, &mut diagnostics);
     // Last: the Argo CD project whitelists the kinds of everything pushed before it.
     argo::emit(model, &layout, &mut list, &mut diagnostics);
     if diagnostics.has_errors() {

@@ -52,17 +52,26 @@ impl ObjectName {
         ObjectName::checked(text.to_owned(), span, "object", text)
     }
 
+    /// A policy name taken as it is written, not mapped: the name of an object that exists
+    /// outside placid (a Deployment, its namespace), which a mapped name would miss, or one
+    /// the other targets write as it is (a migration's). Explains at `span` why it cannot be
+    /// a Kubernetes name.
+    pub fn exact(name: &Name, span: Span, what: &str) -> Result<ObjectName, Diagnostic> {
+        ObjectName::checked(name.as_str().to_owned(), span, what, name.as_str())
+    }
+
     fn checked(mapped: String, span: Span, what: &str, original: &str) -> Result<ObjectName, Diagnostic> {
         if is_dns_label(&mapped) {
             return Ok(ObjectName(mapped));
         }
-        Err(Diagnostic::error(
-            Code::KubernetesInvalidName,
-            span,
-            format!("{what} `{}` cannot become the Kubernetes name `{}`", original.escape_debug(), mapped.escape_debug()),
-        )
-        .label("not a DNS-1123 label")
-        .help("use at most 63 letters, digits and `-`, starting and ending with a letter or digit (placid adds suffixes to some names)"))
+        let message = if mapped == original {
+            format!("{what} `{}` cannot be a Kubernetes name", original.escape_debug())
+        } else {
+            format!("{what} `{}` cannot become the Kubernetes name `{}`", original.escape_debug(), mapped.escape_debug())
+        };
+        Err(Diagnostic::error(Code::KubernetesInvalidName, span, message)
+            .label("not a DNS-1123 label")
+            .help("use at most 63 lower-case letters, digits and `-`, starting and ending with a letter or digit (placid adds suffixes to some names)"))
     }
 
     /// The name.
@@ -172,6 +181,11 @@ impl PlacidKeys {
         ])
     }
 
+    /// `<prefix>/migration` on a migration's Rollouts and AnalysisTemplates.
+    pub fn migration(&self) -> Result<LabelKey, Diagnostic> {
+        self.key("migration", self.prefix_span)
+    }
+
     /// `<prefix>/reserved`, the taint on nodes of a reserved pool.
     pub fn reserved(&self) -> Result<LabelKey, Diagnostic> {
         self.key("reserved", self.prefix_span)
@@ -198,6 +212,25 @@ mod tests {
         assert_eq!(map("P0"), Ok("p0".to_owned()));
         assert_eq!(map("gpu_a.b"), Ok("gpu-a-b".to_owned()));
         assert_eq!(map("a_"), Err(Code::KubernetesInvalidName));
+    }
+
+    fn exact(text: &str) -> Result<String, Code> {
+        let name = Name::new(text).map_err(|_| Code::InvalidName)?;
+        ObjectName::exact(&name, Span::DETACHED, "service").map(|name| name.0).map_err(|diagnostic| diagnostic.code)
+    }
+
+    #[test]
+    fn exact_names_are_dns_labels_as_written() {
+        assert_eq!(exact("x86-to-riscv-accept-p99-latency"), Ok("x86-to-riscv-accept-p99-latency".to_owned()));
+        assert_eq!(exact("Upper"), Err(Code::KubernetesInvalidName));
+        assert_eq!(exact("under_score"), Err(Code::KubernetesInvalidName));
+        assert_eq!(exact("trailing-"), Err(Code::KubernetesInvalidName));
+        assert_eq!(exact("llm.serve"), Err(Code::KubernetesInvalidName));
+        assert_eq!(exact(&"a".repeat(63)).map(|name| name.len()), Ok(63));
+        assert_eq!(
+            ObjectName::fixed(&"a".repeat(64), Span::DETACHED).map_err(|diagnostic| diagnostic.code),
+            Err(Code::KubernetesInvalidName)
+        );
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! what is the same for every object: `apiVersion`, `kind`, `metadata` (placid's labels, the
 //! Argo CD sync wave and `Replace=true` for kinds with immutable fields), the file path, the
 //! `kustomization.yaml` of each layer and the multi-document stream that the Argo CD plugin
-//! prints. Another emitter (Argo Rollouts for migrations) adds its kinds to
-//! [`super::kinds`] and pushes its objects here; it gets waves, paths and kustomization
+//! prints. A new emitter adds its kinds to [`super::kinds`] and pushes its objects here, as
+//! the Argo Rollouts of migrations (`rollouts`) do; it gets waves, paths and kustomization
 //! entries for free.
 //!
 //! Invariants: an object is identified by (kind, namespace, name), and a second object with

@@ -6,7 +6,7 @@
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::span::Span;
 
-use crate::k8s::kueue::{Amount, ClusterQueueSpec};
+use crate::k8s::kueue_types::{Amount, ClusterQueueSpec};
 
 /// Kueue's caps on a ClusterQueue.
 const MAX_RESOURCE_GROUPS: usize = 16;
@@ -100,7 +100,7 @@ fn diagnostics_limit(diagnostics: &mut Diagnostics, span: Span, message: String)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::kueue::{
+    use crate::k8s::kueue_types::{
         FlavorQuotas, PreemptionSettings, ReclaimPolicy, ResourceGroup, ResourceName, ResourceQuota, WithinQueuePolicy,
     };
     use crate::k8s::names::ObjectName;

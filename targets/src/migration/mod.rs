@@ -1,50 +1,17 @@
-//! Migrations: a `migration` block compiled into what runs it and what undoes it.
+//! Migrations: the plan both schedulers and the runbook read, derived once from a checked
+//! `migration` block.
 //!
-//! - Kubernetes: an Argo Rollouts `Rollout` per migrated service whose canary steps are the
-//!   phases, and one `AnalysisTemplate` (Prometheus provider) per acceptance gate and per
-//!   rollback trigger ([`kubernetes_objects`]).
-//! - Slurm: per phase, `apply.sh` and `revert.sh` of `scontrol` commands that move target
-//!   nodes into the source partition, shift node weights and hold reservations
-//!   (`slurm/migrations/<migration>/<NN>-<phase>/`).
-//! - A runbook, `runbooks/<migration>.md`, written from the same values as the two above.
+//! - [`plan`]: which target nodes each phase uses, and their Slurm weights.
+//! - [`analysis`]: what each acceptance gate and rollback trigger measures (PromQL and the
+//!   condition on its result).
 //!
-//! Invariants: everything is derived from the checked model through [`plan::PhasePlan`] and
-//! [`analysis::Measurement`], the one place that decides which nodes a phase uses and which
-//! PromQL a gate runs, so the runbook cannot drift from the objects it describes. The
-//! checker guarantees phase weights strictly increase and one condition per metric; names
-//! that reach Kubernetes objects are validated here, at the span of the element at fault.
+//! What is built from the plan lives with its target: the Argo Rollouts objects in
+//! `k8s::rollouts`, the Slurm phase scripts in `slurm::migrations`, the runbook in `runbook`.
+//!
+//! Invariants: this module imports neither the Kubernetes nor the Slurm target, which read
+//! it; it is the one place that decides which nodes a phase uses and which PromQL a gate
+//! runs, so the scripts, the objects and the runbook cannot disagree. The checker guarantees
+//! phase weights strictly increase and one condition per metric.
 
 pub mod analysis;
-mod names;
 pub mod plan;
-mod rollout;
-mod runbook;
-mod slurm;
-
-use placid_lang::diag::Diagnostics;
-use placid_lang::model::Model;
-
-use crate::Artifact;
-
-pub use rollout::KubeObject;
-
-/// The Argo Rollouts objects of every migration: AnalysisTemplates, then Rollouts, sorted
-/// by namespace, kind and name. Empty when the Kubernetes target is not enabled.
-pub fn kubernetes_objects(model: &Model) -> Result<Vec<KubeObject>, Diagnostics> {
-    rollout::objects(model)
-}
-
-/// The Slurm phase scripts (when the Slurm target is enabled) and the runbook of every
-/// migration, sorted by path.
-pub fn artifacts(model: &Model) -> Result<Vec<Artifact>, Diagnostics> {
-    let mut artifacts = Vec::new();
-    for migration in &model.migrations {
-        let plan = plan::MigrationPlan::new(model, migration);
-        if model.project.slurm.is_some() {
-            artifacts.extend(slurm::phase_scripts(model, &plan));
-        }
-        artifacts.push(runbook::runbook(model, &plan));
-    }
-    artifacts.sort();
-    Ok(artifacts)
-}

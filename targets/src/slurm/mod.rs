@@ -1,6 +1,7 @@
 //! The Slurm target: slurm.conf (policy part), the topology file, gres.conf, accounts.sh
 //! (sacctmgr), job_submit.lua and per-plan sbatch scripts, for the release named in
-//! `target "slurm" version=`.
+//! `target "slurm" version=` ([`emit_with`]), and the phase scripts of every migration
+//! ([`migrations`]), which are plain `scontrol` commands, the same for every release.
 //!
 //! Invariants: validation runs first and nothing is emitted when it fails; everything that
 //! differs between releases comes from [`version::Profile`]; every artifact lives under
@@ -11,6 +12,7 @@ mod billing;
 mod conf;
 mod gres;
 mod lua;
+pub mod migrations;
 pub mod names;
 mod sbatch;
 #[cfg(test)]
@@ -36,7 +38,7 @@ pub struct SlurmTemplates {
     pub overrides: BTreeMap<String, String>,
 }
 
-/// Emits the slurm artifacts of `model` with the built-in templates.
+/// Emits the Slurm configuration of `model` with the built-in templates.
 pub fn emit(model: &Model) -> Result<Vec<Artifact>, Diagnostics> {
     emit_with(model, &SlurmTemplates::default())
 }
@@ -52,7 +54,9 @@ pub fn warnings(model: &Model) -> Diagnostics {
     diagnostics
 }
 
-/// Emits the slurm artifacts of `model`, rendering plans with `templates`.
+/// Emits the Slurm configuration of `model`, rendering plans with `templates`: everything the
+/// release named in `target "slurm" version=` reads (the migration phase scripts come from
+/// [`migrations::phase_scripts`]).
 pub fn emit_with(model: &Model, templates: &SlurmTemplates) -> Result<Vec<Artifact>, Diagnostics> {
     let Some(settings) = &model.project.slurm else { return Ok(Vec::new()) };
     let problems = validate::validate(model);

@@ -1,6 +1,8 @@
-//! Slurm phase scripts: `slurm/migrations/<migration>/<NN>-<phase>/{apply,revert}.sh`.
+//! Slurm phase scripts of migrations: `slurm/migrations/<migration>/<NN>-<phase>/{apply,revert}.sh`,
+//! run by hand (the runbook says when), from the nodes [`crate::migration::plan`] assigns to
+//! each phase.
 //!
-//! The source pool's partition (named after the pool, as the Slurm target names it) is where
+//! The source pool's partition (named after the pool, by [`names::partition`]) is where
 //! the migrated work is submitted. A phase adds its target nodes to that partition, weights
 //! them `100 - share%` against the source nodes' 50 (Slurm allocates the lowest weight first,
 //! so early phases only take overflow and later ones take work first), and holds shadow and
@@ -15,32 +17,56 @@
 
 use placid_lang::model::{Model, NodeId};
 
-use super::plan::{DEFAULT_WEIGHT, MigrationPlan, PhasePlan, SOURCE_WEIGHT};
 use crate::Artifact;
+use crate::migration::plan::{DEFAULT_WEIGHT, MigrationPlan, PhasePlan, SOURCE_WEIGHT};
 use crate::slurm::names;
 
-/// The apply and revert scripts of every phase of `plan`.
-pub(super) fn phase_scripts(model: &Model, plan: &MigrationPlan<'_>) -> Vec<Artifact> {
-    let directory = format!("slurm/migrations/{}", plan.migration.name);
+/// One of the two scripts of a phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Script {
+    /// `apply.sh`: from the previous phase (or the original partition) to this one.
+    Apply,
+    /// `revert.sh`: from this phase back to the previous one.
+    Revert,
+}
+
+/// The apply and revert scripts of every phase of every migration. Empty when the Slurm
+/// target is not enabled.
+pub fn phase_scripts(model: &Model) -> Vec<Artifact> {
     let mut artifacts = Vec::new();
-    for (index, phase) in plan.phases.iter().enumerate() {
-        let previous = index.checked_sub(1).map(|previous| &plan.phases[previous]);
-        artifacts.push(Artifact::text(format!("{directory}/{}/apply.sh", phase.label), apply(model, plan, index, previous)));
-        artifacts.push(Artifact::text(format!("{directory}/{}/revert.sh", phase.label), revert(model, plan, index, previous)));
+    if model.project.slurm.is_none() {
+        return artifacts;
+    }
+    for migration in &model.migrations {
+        let plan = MigrationPlan::new(model, migration);
+        for (index, phase) in plan.phases.iter().enumerate() {
+            let previous = index.checked_sub(1).map(|previous| &plan.phases[previous]);
+            artifacts.push(Artifact::text(script_path(&plan, phase, Script::Apply), apply(model, &plan, index, previous)));
+            artifacts.push(Artifact::text(script_path(&plan, phase, Script::Revert), revert(model, &plan, index, previous)));
+        }
     }
     artifacts
 }
 
-/// The commands of one script, for the runbook to quote.
-pub(super) fn apply_commands(model: &Model, plan: &MigrationPlan<'_>, index: usize) -> Vec<String> {
+/// Where a script of `phase` is written, the path the runbook tells operators to run.
+pub fn script_path(plan: &MigrationPlan<'_>, phase: &PhasePlan<'_>, script: Script) -> String {
+    let file = match script {
+        Script::Apply => "apply.sh",
+        Script::Revert => "revert.sh",
+    };
+    format!("slurm/migrations/{}/{}/{file}", plan.migration.name, phase.label)
+}
+
+/// The commands of phase `index`'s `apply.sh`, which the runbook quotes too.
+pub fn apply_commands(model: &Model, plan: &MigrationPlan<'_>, index: usize) -> Vec<String> {
     let previous = index.checked_sub(1).map(|previous| &plan.phases[previous]);
     let mut commands: Vec<String> = previous.and_then(|previous| delete_reservation(plan, previous)).into_iter().collect();
     commands.extend(state(model, plan, Some(&plan.phases[index])));
     commands
 }
 
-/// The commands that undo phase `index`.
-pub(super) fn revert_commands(model: &Model, plan: &MigrationPlan<'_>, index: usize) -> Vec<String> {
+/// The commands that undo phase `index` (its `revert.sh`).
+pub fn revert_commands(model: &Model, plan: &MigrationPlan<'_>, index: usize) -> Vec<String> {
     let phase = &plan.phases[index];
     let previous = index.checked_sub(1).map(|previous| &plan.phases[previous]);
     let mut commands: Vec<String> = delete_reservation(plan, phase).into_iter().collect();
@@ -113,13 +139,13 @@ fn delete_reservation(plan: &MigrationPlan<'_>, phase: &PhasePlan<'_>) -> Option
 }
 
 /// The reservation of a phase's window.
-pub(super) fn reservation_name(plan: &MigrationPlan<'_>, phase: &PhasePlan<'_>) -> String {
+pub fn reservation_name(plan: &MigrationPlan<'_>, phase: &PhasePlan<'_>) -> String {
     format!("placid-{}-{}", plan.migration.name, phase.label)
 }
 
 /// Slurm accounts whose jobs may use the shadow and canary reservations: the teams running
 /// stages of migrated classes, or every team when only services move.
-pub(super) fn accounts(model: &Model, plan: &MigrationPlan<'_>) -> Vec<String> {
+pub fn accounts(model: &Model, plan: &MigrationPlan<'_>) -> Vec<String> {
     let migrated = |stage: &placid_lang::model::Stage| {
         stage.class.as_ref().is_some_and(|class| plan.migration.classes.iter().any(|moved| moved.value == class.value))
     };
@@ -143,8 +169,8 @@ fn reservation_owners(model: &Model, plan: &MigrationPlan<'_>) -> String {
     if accounts.is_empty() { "Users=root".to_owned() } else { format!("Accounts={}", accounts.join(",")) }
 }
 
-/// A comma-separated list of node names, in name order.
-pub(super) fn node_list(model: &Model, nodes: &[NodeId]) -> String {
+/// A comma-separated list of node names, in name order, as Slurm reads one.
+pub fn node_list(model: &Model, nodes: &[NodeId]) -> String {
     let mut names: Vec<&str> = nodes.iter().map(|node| model.node(*node).name.as_str()).collect();
     names.sort_unstable();
     names.join(",")
