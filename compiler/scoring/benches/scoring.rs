@@ -11,14 +11,11 @@
 use std::hint::black_box;
 use std::io::Read;
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use placid_driver::build::{Selection, compile};
-use placid_driver::world::FsWorld;
 use placid_lang::model::Model;
 use placid_lang::name::Name;
 use placid_scoring::extender::client::Client;
@@ -27,13 +24,9 @@ use placid_scoring::{Codes, Loaded, inventory_rows};
 use placid_targets::wasm::Program;
 use placid_targets::wasm::native::Evaluator;
 
-fn example() -> Loaded {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../policy-examples/cluster");
-    let world = FsWorld::new(&dir).unwrap_or_else(|error| panic!("cannot open the example: {error}"));
-    let build = compile(&world, &Selection::default());
-    assert!(!build.diagnostics.has_errors(), "{:?}", build.diagnostics);
-    placid_scoring::load(build.model, Some("cost-aware")).unwrap_or_else(|error| panic!("cannot load the example: {error:?}"))
-}
+#[path = "../tests/support/mod.rs"]
+mod support;
+use support::example;
 
 /// The example model with its nodes repeated to `count` (names `n00000`...).
 fn scaled(model: &Model, count: usize) -> Model {

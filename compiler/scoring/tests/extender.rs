@@ -5,17 +5,16 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use placid_driver::build::{Selection, compile};
-use placid_driver::world::FsWorld;
-use placid_scoring::Loaded;
 use placid_scoring::extender::client::Client;
 use placid_scoring::extender::{Extender, Settings, serve};
 use placid_scoring::host::{Limits, Plugin};
 use serde_json::{Value, json};
+
+mod support;
+use support::example;
 
 const SETTINGS: Settings = Settings {
     max_body: 256 << 10,
@@ -28,14 +27,6 @@ const SETTINGS: Settings = Settings {
 
 /// Longest any test waits for something that should happen.
 const PATIENCE: Duration = Duration::from_secs(5);
-
-fn example() -> Loaded {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../policy-examples/cluster");
-    let world = FsWorld::new(&dir).unwrap_or_else(|error| panic!("cannot open the example: {error}"));
-    let build = compile(&world, &Selection::default());
-    assert!(!build.diagnostics.has_errors(), "{:?}", build.diagnostics);
-    placid_scoring::load(build.model, Some("cost-aware")).unwrap_or_else(|error| panic!("cannot load the example: {error:?}"))
-}
 
 /// A running extender on loopback; stopped (and its thread joined) when dropped.
 struct Server {
