@@ -1,10 +1,12 @@
-//! placid's targets: pure functions from the checked [`Model`] to artifacts.
+//! placid's targets: pure functions from the [`Checked`] model to artifacts.
 //!
-//! Invariants: no IO, no KDL, no re-checking of what the compiler guarantees. Each target
-//! validates what only it constrains (name lengths, escaping) and reports problems at the span
-//! of the model element at fault; then it emits. Targets depend on `placid-lang`, not on each
-//! other, with one exception: [`migration`] spans both schedulers, so it names objects with
-//! `slurm::names` and `k8s::names`, and `k8s` places its Rollouts. Shared helpers live in
+//! Invariants: no IO, no KDL, no re-checking of what the checker guarantees: every entry
+//! point takes a [`Checked`] model, which only `placid_check::check` makes, so a target cannot
+//! be handed a model that skipped the checks. Each target validates what only it constrains
+//! (name lengths, escaping) and reports problems at the span of the model element at fault;
+//! then it emits. Targets depend on `placid-lang` and `placid-check` (for that proof), not on
+//! each other, with one exception: [`migration`] spans both schedulers, so it names objects
+//! with `slurm::names` and `k8s::names`, and `k8s` places its Rollouts. Shared helpers live in
 //! [`artifact`] and [`text`].
 
 #![deny(missing_docs)]
@@ -16,6 +18,7 @@ pub mod slurm;
 pub mod text;
 pub mod wasm;
 
+use placid_check::Checked;
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::Model;
 
@@ -63,7 +66,7 @@ impl TargetKind {
     }
 
     /// Warnings about what this target's output cannot express exactly (it is still emitted).
-    pub fn warnings(self, model: &Model) -> Diagnostics {
+    pub fn warnings(self, model: &Checked) -> Diagnostics {
         match self {
             TargetKind::Slurm => slurm::warnings(model),
             TargetKind::Kubernetes | TargetKind::Wasm => Diagnostics::new(),
@@ -71,7 +74,7 @@ impl TargetKind {
     }
 
     /// Emits this target's artifacts, given the project files the compiler read for it.
-    pub fn emit_with(self, model: &Model, inputs: &Inputs) -> Result<Vec<Artifact>, Diagnostics> {
+    pub fn emit_with(self, model: &Checked, inputs: &Inputs) -> Result<Vec<Artifact>, Diagnostics> {
         match self {
             TargetKind::Slurm => slurm::emit_with(model, &inputs.slurm_templates),
             TargetKind::Kubernetes => k8s::emit(model),

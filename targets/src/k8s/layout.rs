@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use placid_check::Checked;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::{KubernetesSettings, Model, NodeId, PoolId, Preemption, TierId};
 use placid_lang::name::LabelKey;
@@ -92,7 +93,7 @@ fn take<T>(diagnostics: &mut Diagnostics, result: Result<T, Diagnostic>) -> Opti
 
 impl Layout {
     /// Computes the layout, or every naming and labelling problem of the model.
-    pub fn new(model: &Model, settings: &KubernetesSettings) -> Result<Layout, Diagnostics> {
+    pub fn new(model: &Checked, settings: &KubernetesSettings) -> Result<Layout, Diagnostics> {
         let mut diagnostics = Diagnostics::new();
         let keys = PlacidKeys::new(&settings.label_prefix.value, settings.label_prefix.span);
         let project = take(&mut diagnostics, ObjectName::map(&model.project.name, model.project.span, "project"));

@@ -5,15 +5,15 @@
 
 use std::collections::BTreeMap;
 
+use placid_check::Checked;
 use placid_lang::diag::Diagnostics;
-use placid_lang::model::Model;
 
 use crate::k8s::kinds;
 use crate::k8s::names::ObjectName;
 use crate::k8s::objects::{NewObject, ObjectList};
 use crate::migration;
 
-pub(crate) fn emit(model: &Model, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
+pub(crate) fn emit(model: &Checked, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
     let objects = match migration::kubernetes_objects(model) {
         Ok(objects) => objects,
         Err(errors) => {

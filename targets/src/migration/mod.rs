@@ -21,8 +21,8 @@ mod rollout;
 mod runbook;
 mod slurm;
 
+use placid_check::Checked;
 use placid_lang::diag::Diagnostics;
-use placid_lang::model::Model;
 
 use crate::Artifact;
 
@@ -30,13 +30,13 @@ pub use rollout::KubeObject;
 
 /// The Argo Rollouts objects of every migration: AnalysisTemplates, then Rollouts, sorted
 /// by namespace, kind and name. Empty when the Kubernetes target is not enabled.
-pub fn kubernetes_objects(model: &Model) -> Result<Vec<KubeObject>, Diagnostics> {
+pub fn kubernetes_objects(model: &Checked) -> Result<Vec<KubeObject>, Diagnostics> {
     rollout::objects(model)
 }
 
 /// The Slurm phase scripts (when the Slurm target is enabled) and the runbook of every
 /// migration, sorted by path.
-pub fn artifacts(model: &Model) -> Result<Vec<Artifact>, Diagnostics> {
+pub fn artifacts(model: &Checked) -> Result<Vec<Artifact>, Diagnostics> {
     let mut artifacts = Vec::new();
     for migration in &model.migrations {
         let plan = plan::MigrationPlan::new(model, migration);

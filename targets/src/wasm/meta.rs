@@ -5,8 +5,8 @@
 //! Invariant: written from a [`Program`] with fields in struct order (deterministic bytes);
 //! [`Meta::check`] refuses any meta whose layout is not the dense one the emitter produces.
 
+use placid_check::Checked;
 use placid_lang::expr::{Category, JobParam, NodeFeature, Type};
-use placid_lang::model::Model;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -76,7 +76,7 @@ pub struct CategoryCodes {
 
 impl Meta {
     /// The meta of `program` in `model`.
-    pub fn new(model: &Model, program: &Program<'_>) -> Meta {
+    pub fn new(model: &Checked, program: &Program<'_>) -> Meta {
         let score = program.score;
         let prefix = model.project.kubernetes.as_ref().map_or("placid.dev", |settings| settings.label_prefix.value.as_str());
         let node_fields = program

@@ -3,6 +3,8 @@
 //! expressions, random rows with NaN, infinities and signed zeros); hostile modules are
 //! refused or stopped.
 
+use placid_check::Checked;
+use placid_lang::diag::Diagnostics;
 use placid_lang::expr::{self, Arith, Compare, Expr, Function, JobParam, Logic, Node, NodeFeature, Type};
 use placid_lang::model::{Direction, Filter, Model, Penalty, Score};
 use placid_lang::name::Name;
@@ -49,11 +51,13 @@ fn example_score() -> Score {
     }
 }
 
-fn model_with(score: Score) -> Model {
-    Model { scores: vec![score], ..Model::default() }
+/// A project of one score and nothing else, through the checks like every model a target sees.
+fn model_with(score: Score) -> Checked {
+    let (verdict, diagnostics) = placid_check::check(Model { scores: vec![score], ..Model::default() }, Diagnostics::new());
+    verdict.into_checked().unwrap_or_else(|| panic!("a lone score does not check: {diagnostics:?}"))
 }
 
-fn plugin_for(model: &Model) -> Plugin {
+fn plugin_for(model: &Checked) -> Plugin {
     let bytes = module(model, &model.scores[0]).unwrap_or_else(|diagnostics| panic!("{diagnostics:?}"));
     Plugin::load(&bytes, Limits::DEFAULT).unwrap_or_else(|error| panic!("{error}"))
 }
