@@ -7,11 +7,12 @@
 //! then it emits. Targets depend on `placid-lang` and `placid-check` (for that proof), not on
 //! each other, with one exception: [`migration`] spans both schedulers, so it names objects
 //! with `slurm::names` and `k8s::names`, and `k8s` places its Rollouts. Shared helpers live in
-//! [`artifact`] and [`text`].
+//! [`artifact`] and [`text`], and the node labels both `k8s` and `wasm` name in [`facts`].
 
 #![deny(missing_docs)]
 
 pub mod artifact;
+pub mod facts;
 pub mod k8s;
 pub mod migration;
 pub mod slurm;

@@ -7,6 +7,7 @@
 
 use placid_check::Checked;
 use placid_lang::expr::{Category, JobParam, NodeFeature, Type};
+use placid_lang::model::KubernetesSettings;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -78,7 +79,11 @@ impl Meta {
     /// The meta of `program` in `model`.
     pub fn new(model: &Checked, program: &Program<'_>) -> Meta {
         let score = program.score;
-        let prefix = model.project.kubernetes.as_ref().map_or("placid.dev", |settings| settings.label_prefix.value.as_str());
+        let prefix = model
+            .project
+            .kubernetes
+            .as_ref()
+            .map_or(KubernetesSettings::DEFAULT_LABEL_PREFIX, |settings| settings.label_prefix.value.as_str());
         let node_fields = program
             .node_fields
             .iter()
