@@ -107,7 +107,7 @@ pub fn load(model: Checked, name: Option<&str>) -> Result<Loaded, LoadError> {
 
 /// The rows of every inventory node, in model order, for the plugin's layout.
 pub fn inventory_rows(model: &Model, plugin: &Plugin, codes: &mut Codes) -> Vec<f64> {
-    let features = plugin.meta().node_features().unwrap_or_default();
+    let features = plugin.meta().node_features();
     let mut rows = Vec::with_capacity(model.nodes.len() * features.len());
     for node in &model.nodes {
         rows.extend(features.iter().map(|feature| feature.inventory_value(model, node, codes)));

@@ -93,7 +93,7 @@ fn example_module_validates_and_is_deterministic() {
     let plugin = plugin_for(&model);
     let meta = plugin.meta();
     assert_eq!(meta.predicates, vec!["enough-gpus", "nvlink-if-required"]);
-    let fields: Vec<&str> = meta.node_fields.iter().map(|field| field.name.as_str()).collect();
+    let fields: Vec<&str> = meta.node_fields.iter().map(|field| field.name.qualified_name()).collect();
     assert_eq!(fields, vec!["node.gpus_free", "node.cost_per_gpu_hour", "node.nvlink_gbps", "node.rack"]);
     assert_eq!(meta.row_stride, 32);
 }
@@ -349,6 +349,16 @@ fn missing_or_bad_meta_is_refused() {
     assert!(error.message.contains("not valid metadata"), "{error}");
     let garbage = refusal(&Hostile { meta: Some(vec![0xff, 0x00]), ..Hostile::new(returns_zero()) });
     assert_eq!(garbage.code, Code::PluginRefused);
+}
+
+#[test]
+fn a_meta_naming_an_unknown_source_form_is_refused() {
+    let meta = String::from_utf8(Hostile::valid_meta()).unwrap_or_default();
+    assert!(meta.contains("\"pod.label:"), "{meta}");
+    let error =
+        refusal(&Hostile { meta: Some(meta.replace("\"pod.label:", "\"pod.annotation:").into_bytes()), ..Hostile::new(returns_zero()) });
+    assert_eq!(error.code, Code::PluginRefused);
+    assert!(error.message.contains("unknown Kubernetes source `pod.annotation:"), "{error}");
 }
 
 #[test]
