@@ -31,5 +31,5 @@ fuzz_target!(|data: &[u8]| {
     world.insert("p/policy.kdl", text.into_owned());
     world.insert("i/nodes.kdl", INVENTORY.to_owned());
     let compilation = placid_lang::load(&world);
-    let _ = placid_check::check(&compilation.model);
+    let _ = placid_check::check(compilation.model, compilation.diagnostics);
 });

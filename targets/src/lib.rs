@@ -1,17 +1,20 @@
-//! placid's targets: pure functions from the checked [`Model`] to artifacts, one per
+//! placid's targets: pure functions from the [`Checked`] model to artifacts, one per
 //! [`TargetKind`]: [`slurm`], [`k8s`], [`wasm`] and [`runbook`].
 //!
-//! Invariants: no IO, no KDL, no re-checking of what the compiler guarantees. Each target
-//! validates what only it constrains (name lengths, escaping) and reports problems at the span
-//! of the model element at fault; then it emits. The schedulers' targets and Wasm depend on
-//! `placid-lang`, on the migration planner ([`migration`], which imports no target) and on
-//! the helpers in [`artifact`] and [`text`], not on each other. [`runbook`] alone reads
-//! `slurm` and `k8s`, because it must name exactly the scripts and objects they emit; nothing
-//! reads it.
+//! Invariants: no IO, no KDL, no re-checking of what the checker guarantees: every entry
+//! point takes a [`Checked`] model, which only `placid_check::check` makes, so a target cannot
+//! be handed a model that skipped the checks. Each target validates what only it constrains
+//! (name lengths, escaping) and reports problems at the span of the model element at fault;
+//! then it emits. The schedulers' targets and Wasm depend on `placid-lang`, `placid-check`
+//! (for that proof), the migration planner ([`migration`], which imports no target) and the
+//! helpers in [`artifact`] and [`text`], not on each other; the node labels both `k8s` and
+//! `wasm` name live in [`facts`]. [`runbook`] alone reads `slurm` and `k8s`, because it must
+//! name exactly the scripts and objects they emit; nothing reads it.
 
 #![deny(missing_docs)]
 
 pub mod artifact;
+pub mod facts;
 pub mod k8s;
 pub mod migration;
 pub mod runbook;
@@ -19,6 +22,7 @@ pub mod slurm;
 pub mod text;
 pub mod wasm;
 
+use placid_check::Checked;
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::Model;
 
@@ -71,7 +75,7 @@ impl TargetKind {
     }
 
     /// Warnings about what this target's output cannot express exactly (it is still emitted).
-    pub fn warnings(self, model: &Model) -> Diagnostics {
+    pub fn warnings(self, model: &Checked) -> Diagnostics {
         match self {
             TargetKind::Slurm => slurm::warnings(model),
             TargetKind::Kubernetes | TargetKind::Wasm | TargetKind::Runbooks => Diagnostics::new(),
@@ -79,7 +83,7 @@ impl TargetKind {
     }
 
     /// Emits this target's artifacts, given the project files the compiler read for it.
-    pub fn emit_with(self, model: &Model, inputs: &Inputs) -> Result<Vec<Artifact>, Diagnostics> {
+    pub fn emit_with(self, model: &Checked, inputs: &Inputs) -> Result<Vec<Artifact>, Diagnostics> {
         match self {
             TargetKind::Slurm => {
                 // The configuration is what the release reads; the phase scripts are commands

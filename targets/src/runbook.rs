@@ -13,9 +13,11 @@
 
 use std::fmt::Write as _;
 
+use placid_check::Checked;
 use placid_lang::model::{Arch, CompatGate, Model, PhaseKind};
 
 use crate::Artifact;
+use crate::facts::NodeFact;
 use crate::k8s::names::{ObjectName, PlacidKeys};
 use crate::k8s::rollouts::{self, PROMETHEUS_ADDRESS, template_name};
 use crate::migration::analysis::{Role, go_duration, measure};
@@ -24,7 +26,7 @@ use crate::slurm::migrations::{Script, accounts, apply_commands, node_list, rese
 use crate::text::shell_quote;
 
 /// The runbook of every migration, sorted by path.
-pub fn emit(model: &Model) -> Vec<Artifact> {
+pub fn emit(model: &Checked) -> Vec<Artifact> {
     let mut artifacts: Vec<Artifact> =
         model.migrations.iter().map(|migration| runbook(model, &MigrationPlan::new(model, migration))).collect();
     artifacts.sort();
@@ -215,7 +217,9 @@ fn single_arch(model: &Model, plan: &MigrationPlan<'_>) -> Option<Arch> {
 /// keeps every pod without it off the pool's nodes (a merge patch replaces the pod's
 /// tolerations). Single quotes cannot occur in it: names are letters, digits, `-`, `_`, `.`.
 fn placement_patch(model: &Model, plan: &MigrationPlan<'_>, arch: Arch) -> String {
-    let mut pod = serde_json::json!({"nodeSelector": {"kubernetes.io/arch": kubernetes_arch(arch)}});
+    // The arch label is well known, so its key does not depend on the prefix.
+    let arch_key = NodeFact::Arch.key("");
+    let mut pod = serde_json::json!({"nodeSelector": {arch_key: kubernetes_arch(arch)}});
     let pool = &plan.migration.to;
     if model.is_fenced(pool.value)
         && let Some(kubernetes) = &model.project.kubernetes

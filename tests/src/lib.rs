@@ -9,6 +9,9 @@ pub mod synthetic;
 
 use std::path::{Path, PathBuf};
 
+use placid_check::Checked;
+use placid_lang::model::Model;
+
 pub use shared::shared_dir;
 
 /// The workspace root.
@@ -60,12 +63,17 @@ pub fn build(dir: &Path) -> placid_driver::build::Build {
 }
 
 /// Compiles an example and panics with the rendered diagnostics if it has errors.
-pub fn build_clean(name: &str) -> placid_driver::build::Build {
-    let build = build(&example(name));
-    if build.diagnostics.has_errors() {
-        panic!("example {name} does not compile:\n{}", placid_driver::render::text(&build.sources, &build.diagnostics, false));
-    }
-    build
+pub fn build_clean(name: &str) -> placid_driver::build::Clean {
+    build(&example(name)).clean().unwrap_or_else(|build| {
+        panic!("example {name} does not compile:\n{}", placid_driver::render::text(&build.sources, &build.diagnostics, false))
+    })
+}
+
+/// A model a test changed, through the checks again (targets take only checked models);
+/// panics if the change made it invalid.
+pub fn checked(model: Model) -> Checked {
+    let (verdict, diagnostics) = placid_check::check(model, placid_lang::diag::Diagnostics::new());
+    verdict.into_checked().unwrap_or_else(|| panic!("the changed model does not check: {diagnostics:?}"))
 }
 
 /// A real one-host Slurm for the live tests.

@@ -107,7 +107,7 @@ pub fn should_run(test: &str, with_accounting: bool, root: Option<&Path>) -> boo
 /// team `research` gets a budget of (usd)0.25 a day so that one small job fits and a second
 /// does not.
 pub fn test_model() -> Model {
-    let mut model = crate::build_clean("cluster").model;
+    let mut model = crate::build_clean("cluster").model.into_model();
     for tier in &mut model.tiers {
         if let Preemption::Window { mode, .. } = tier.preemption.value {
             let seconds = if mode == PreemptMode::Requeue { 10 } else { 5 };
@@ -125,9 +125,10 @@ pub fn test_model() -> Model {
     model
 }
 
-/// Writes the Slurm artifacts of `model` into `dir` (without the `slurm/` prefix).
+/// Writes the Slurm artifacts of `model`, checked first, into `dir` (without the `slurm/`
+/// prefix).
 pub fn write_slurm(model: &Model, dir: &Path) {
-    let artifacts = placid_targets::slurm::emit(model).unwrap_or_else(|errors| panic!("emit failed: {errors:?}"));
+    let artifacts = placid_targets::slurm::emit(&crate::checked(model.clone())).unwrap_or_else(|errors| panic!("emit failed: {errors:?}"));
     for artifact in artifacts {
         let path = dir.join(artifact.path.trim_start_matches("slurm/"));
         std::fs::create_dir_all(path.parent().unwrap_or(dir)).expect("create dir");

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_support::{Emitted, emitted, kubernetes_examples};
 use placid_lang::model::Preemption;
+use placid_targets::wasm::meta::Source;
 use placid_tests::build_clean;
 use serde_json::Value;
 
@@ -270,11 +271,14 @@ fn every_node_label_a_scoring_plugin_reads_is_written_by_nfd() {
     for example in kubernetes_examples() {
         let model = build_clean(&example).model;
         let Some(kubernetes) = &model.project.kubernetes else { continue };
-        let prefix = format!("label:{}/", kubernetes.label_prefix.value);
+        let prefix = format!("{}/", kubernetes.label_prefix.value);
         let marks = nfd_marks(&emitted(&example));
         for feature in placid_lang::expr::NodeFeature::ALL {
             let source = placid_targets::wasm::sources::node_source(*feature, &kubernetes.label_prefix.value);
-            let Some(key) = source.from.strip_prefix("label:").filter(|_| source.from.starts_with(&prefix)) else { continue };
+            let Source::Label(key) = &source.from else { continue };
+            if !key.starts_with(&prefix) {
+                continue;
+            }
             for node in &model.nodes {
                 if *feature == placid_lang::expr::NodeFeature::CostPerGpuHour && node.cost_per_gpu_hour.is_none() {
                     continue;

@@ -5,14 +5,14 @@
 //! (topology plugin, block syntax, topology.yaml).
 
 use placid_lang::model::SlurmVersion;
-use placid_tests::{build_clean, examples, golden, workspace_root};
+use placid_tests::{build_clean, checked, examples, golden, workspace_root};
 
 #[test]
 fn every_example_matches_its_golden_files_for_every_slurm_version() {
     let mut failures = Vec::new();
     let mut compared = 0;
     for example in examples() {
-        let base = build_clean(&example).model;
+        let base = build_clean(&example).model.into_model();
         if base.project.slurm.is_none() {
             continue;
         }
@@ -21,8 +21,8 @@ fn every_example_matches_its_golden_files_for_every_slurm_version() {
             if let Some(settings) = model.project.slurm.as_mut() {
                 settings.version = *version;
             }
-            let artifacts =
-                placid_targets::slurm::emit(&model).unwrap_or_else(|errors| panic!("{example}: Slurm {version} does not emit: {errors:?}"));
+            let artifacts = placid_targets::slurm::emit(&checked(model))
+                .unwrap_or_else(|errors| panic!("{example}: Slurm {version} does not emit: {errors:?}"));
             let files = artifacts
                 .iter()
                 .map(|artifact| (artifact.path.strip_prefix("slurm/").unwrap_or(&artifact.path), artifact.bytes.as_slice()));
@@ -37,13 +37,13 @@ fn every_example_matches_its_golden_files_for_every_slurm_version() {
 
 #[test]
 fn release_specific_names_follow_the_version() {
-    let base = build_clean("cluster").model;
+    let base = build_clean("cluster").model.into_model();
     let emit = |major: u16, minor: u16| {
         let mut model = base.clone();
         if let Some(settings) = model.project.slurm.as_mut() {
             settings.version = SlurmVersion { major, minor };
         }
-        placid_targets::slurm::emit(&model).unwrap_or_else(|errors| panic!("does not emit: {errors:?}"))
+        placid_targets::slurm::emit(&checked(model)).unwrap_or_else(|errors| panic!("does not emit: {errors:?}"))
     };
     let text = |artifacts: &[placid_targets::Artifact], path: &str| {
         artifacts.iter().find(|artifact| artifact.path == path).map(|artifact| String::from_utf8_lossy(&artifact.bytes).into_owned())

@@ -1,7 +1,9 @@
 //! The checking passes: rules that need the whole model and the inventory, run after
 //! lowering. Each pass is a module named for what it checks; together they guarantee what
-//! targets rely on (see docs/architecture.md), so targets never re-check. [`drift`] compares
-//! the declared inventory with a probed one.
+//! targets rely on (see docs/architecture.md). [`check`] runs them and returns a [`Verdict`]:
+//! a model with no error becomes [`Checked`], the only model the target emitters accept, so
+//! "targets never re-check" is a type. [`drift`] compares the declared inventory with a
+//! probed one.
 //!
 //! Invariant: pure. No IO, no printing; the model in, diagnostics out.
 
@@ -16,23 +18,90 @@ mod tests;
 pub mod topology;
 mod totals;
 
+use std::ops::Deref;
+
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::Model;
 use placid_lang::span::Span;
 
-/// Runs every pass over `model` and returns all diagnostics, sorted.
-pub fn check(model: &Model) -> Diagnostics {
-    let mut diagnostics = Diagnostics::new();
-    let topology = topology::Topology::new(model);
-    capacity::check(model, &mut diagnostics);
-    preemption::check(model, &mut diagnostics);
-    budget::check(model, &mut diagnostics);
-    topology::check(model, &topology, &mut diagnostics);
-    plans::check(model, &mut diagnostics);
-    migrations::check(model, &mut diagnostics);
-    totals::check(model, &mut diagnostics);
+/// A model that lowered and passed every check without an error. Only [`check`] makes one,
+/// so a function that takes a `Checked` cannot be handed a model nobody checked.
+#[derive(Clone, Debug)]
+pub struct Checked(Model);
+
+impl Checked {
+    /// The model, to change it (tests do, to vary one setting). A changed model proves
+    /// nothing: it goes through [`check`] again before a target sees it.
+    pub fn into_model(self) -> Model {
+        self.0
+    }
+}
+
+impl Deref for Checked {
+    type Target = Model;
+
+    fn deref(&self) -> &Model {
+        &self.0
+    }
+}
+
+/// A model and what the checks made of it. Either way it dereferences to the model, which
+/// commands read even when it has errors (drift, the semantic diff); only
+/// [`Verdict::Checked`] reaches a target.
+#[derive(Clone, Debug)]
+pub enum Verdict {
+    /// No error in lowering or in any pass.
+    Checked(Checked),
+    /// Errors were found; the model may be partial (what failed to lower is left out).
+    Rejected(Model),
+}
+
+impl Verdict {
+    /// The checked model, unless it was rejected.
+    pub fn checked(&self) -> Option<&Checked> {
+        match self {
+            Verdict::Checked(checked) => Some(checked),
+            Verdict::Rejected(_) => None,
+        }
+    }
+
+    /// [`Verdict::checked`], by value.
+    pub fn into_checked(self) -> Option<Checked> {
+        match self {
+            Verdict::Checked(checked) => Some(checked),
+            Verdict::Rejected(_) => None,
+        }
+    }
+}
+
+impl Deref for Verdict {
+    type Target = Model;
+
+    fn deref(&self) -> &Model {
+        match self {
+            Verdict::Checked(checked) => checked,
+            Verdict::Rejected(model) => model,
+        }
+    }
+}
+
+/// Runs every pass over `model`, which lowering produced with the diagnostics `lowered`.
+/// Returns the verdict and all diagnostics, lowering's and the passes', sorted. The passes run
+/// even after lowering errors, so one build reports every problem; but a model that lowered
+/// with errors is partial, so only a model without any error is [`Checked`].
+pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
+    let mut diagnostics = lowered;
+    let topology = topology::Topology::new(&model);
+    capacity::check(&model, &mut diagnostics);
+    preemption::check(&model, &mut diagnostics);
+    budget::check(&model, &mut diagnostics);
+    topology::check(&model, &topology, &mut diagnostics);
+    plans::check(&model, &mut diagnostics);
+    migrations::check(&model, &mut diagnostics);
+    totals::check(&model, &mut diagnostics);
     diagnostics.sort();
-    diagnostics
+    let verdict = if diagnostics.has_errors() { Verdict::Rejected(model) } else { Verdict::Checked(Checked(model)) };
+    (verdict, diagnostics)
 }
 
 /// The exact total of non-negative `values`, or the span of the value that takes it past

@@ -11,8 +11,7 @@ fn errors(inventory: &str, policy: &str) -> Vec<Code> {
     world.insert("nodes.kdl", inventory);
     world.insert("policy.kdl", policy);
     let compilation = placid_lang::load(&world);
-    let mut diagnostics = compilation.diagnostics;
-    diagnostics.extend(super::check(&compilation.model));
+    let (_, diagnostics) = super::check(compilation.model, compilation.diagnostics);
     diagnostics
         .iter()
         .filter(|diagnostic| diagnostic.severity == placid_lang::diag::Severity::Error)

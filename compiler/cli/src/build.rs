@@ -75,7 +75,7 @@ fn print_stream(args: &Args, out: &mut Output) -> Exit {
         return pipeline::fail(out, format, not_applicable("--stdout prints Kubernetes objects only; use it with `--target kubernetes`"));
     }
     let build = match pipeline::checked(out, &project, &Selection { only: args.targets.clone() }) {
-        Ok(compiled) => compiled.build,
+        Ok(build) => build,
         Err(exit) => return exit,
     };
     if !TargetKind::Kubernetes.enabled(&build.model) {

@@ -39,7 +39,7 @@ pub struct Args {
 
 pub fn run(args: &Args, out: &mut Output) -> Exit {
     let build = match pipeline::checked(out, &args.project, &Selection::default()) {
-        Ok(compiled) => compiled.build,
+        Ok(build) => build,
         Err(exit) => return exit,
     };
     let dot = match args.kind {

@@ -86,9 +86,9 @@ impl ScoreArgs {
 
 /// Compiles the project and loads the plugin of score `name` (the only one when `None`).
 pub fn load_score(out: &mut Output, project: &ProjectArgs, name: Option<&str>) -> Result<placid_scoring::Loaded, Exit> {
-    let compiled = pipeline::checked(out, project, &placid_driver::build::Selection::default())?;
-    let sources = compiled.build.sources;
-    placid_scoring::load(compiled.build.model, name).map_err(|error| match error {
+    let build = pipeline::checked(out, project, &placid_driver::build::Selection::default())?;
+    let sources = build.sources;
+    placid_scoring::load(build.model, name).map_err(|error| match error {
         placid_scoring::LoadError::NoScore(diagnostic) => pipeline::fail(out, project.format, diagnostic),
         placid_scoring::LoadError::Module(diagnostics) => {
             pipeline::report(out, project.format, &sources, &diagnostics, pipeline::Fields::new())

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use placid_driver::build::{Build, Selection, compile};
+use placid_driver::build::{Build, Clean, Selection, compile};
 use placid_driver::render::{self, Format};
 use placid_driver::world::FsWorld;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
@@ -44,17 +44,15 @@ pub fn compile_project(out: &mut Output, project: &ProjectArgs, selection: &Sele
 }
 
 /// Opens, compiles and reports the whole project, for commands that go on only with a clean
-/// model. Text reports go to stderr whatever happens; a JSON report is printed when there
-/// are errors, and otherwise the command's own document is the output, so the warnings go to
-/// stderr as text.
-pub fn checked(out: &mut Output, project: &ProjectArgs, selection: &Selection) -> Result<Compiled, Exit> {
-    let compiled = compile_project(out, project, selection)?;
-    let diagnostics = &compiled.build.diagnostics;
-    let format = if diagnostics.has_errors() { project.format } else { Format::Text };
-    match report(out, format, &compiled.build.sources, diagnostics, Fields::new()) {
-        Exit::Ok => Ok(compiled),
-        exit => Err(exit),
-    }
+/// build (whose model is checked). Text reports go to stderr whatever happens; a JSON report
+/// is printed when there are errors, and otherwise the command's own document is the output,
+/// so the warnings go to stderr as text.
+pub fn checked(out: &mut Output, project: &ProjectArgs, selection: &Selection) -> Result<Clean, Exit> {
+    let build = compile_project(out, project, selection)?.build;
+    let format = if build.diagnostics.has_errors() { project.format } else { Format::Text };
+    let exit = report(out, format, &build.sources, &build.diagnostics, Fields::new());
+    // A build is clean exactly when it has no errors, which is when the report exits 0.
+    build.clean().map_err(|_| exit)
 }
 
 /// Reports `diagnostics` in `format` (text on stderr, one JSON document with `fields` on

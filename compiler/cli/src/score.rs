@@ -57,8 +57,7 @@ pub fn run(args: &Args, out: &mut crate::Output) -> Exit {
     let meta = loaded.plugin.meta();
     let mut codes = Codes::default();
     let rows = inventory_rows(&loaded.model, &loaded.plugin, &mut codes);
-    // The host checked the plugin's parameter list when it loaded it.
-    let params = meta.job_params().unwrap_or_default();
+    let params = meta.job_params();
     let params = match job::params_block(&params, &values, &mut codes) {
         Ok(params) => params,
         Err(diagnostic) => return pipeline::fail(out, format, diagnostic),

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use placid_check::Verdict;
 use placid_check::drift::{DriftKind, compare};
 use placid_driver::merge::{merge, read_inventories};
 use placid_lang::model::Model;
@@ -14,7 +15,7 @@ fn example() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../policy-examples/cluster")
 }
 
-fn declared() -> Model {
+fn declared() -> Verdict {
     let world = placid_driver::world::FsWorld::new(&example()).unwrap_or_else(|error| panic!("{error}"));
     let build = placid_driver::build::compile(&world, &placid_driver::build::Selection { only: Vec::new() });
     assert!(!build.diagnostics.has_errors());

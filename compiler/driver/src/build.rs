@@ -14,18 +14,36 @@ use placid_lang::span::Span;
 use placid_targets::{Artifact, Inputs, TargetKind};
 use sha2::{Digest, Sha256};
 
-use placid_check as check;
+use placid_check::{Checked, Verdict};
 
-/// A compiled project: the model, its sources, diagnostics and (when clean) artifacts.
-pub struct Build {
+/// A compiled project: the model, its sources, diagnostics and (when clean) artifacts. The
+/// model `M` is the checks' [`Verdict`] as [`compile`] returns it, or, in a [`Clean`] build,
+/// the [`Checked`] model that commands going on from a build (scoring, `--stdout`) hand to
+/// targets without checking it again.
+pub struct Build<M = Verdict> {
     /// Every source file read.
     pub sources: Sources,
-    /// The checked model.
-    pub model: placid_lang::model::Model,
+    /// The model, checked or rejected (then possibly partial).
+    pub model: M,
     /// Diagnostics of lowering, checking and emitting.
     pub diagnostics: Diagnostics,
     /// Artifacts sorted by path, including the manifest; empty when there are errors.
     pub artifacts: Vec<Artifact>,
+}
+
+/// A build without errors: its model checked, every selected artifact emitted.
+pub type Clean = Build<Checked>;
+
+impl Build {
+    /// The build as a [`Clean`] one, or itself (boxed, as errors are kept small) when it has
+    /// errors.
+    pub fn clean(self) -> Result<Clean, Box<Build>> {
+        let Build { sources, model, diagnostics, artifacts } = self;
+        match model {
+            Verdict::Checked(model) if !diagnostics.has_errors() => Ok(Build { sources, model, diagnostics, artifacts }),
+            model => Err(Box::new(Build { sources, model, diagnostics, artifacts })),
+        }
+    }
 }
 
 /// Which targets to emit.
@@ -41,14 +59,10 @@ pub const MANIFEST: &str = "manifest.json";
 /// Loads, checks and emits the project `world` provides.
 pub fn compile(world: &dyn World, selection: &Selection) -> Build {
     let compilation = placid_lang::load(world);
-    let mut diagnostics = compilation.diagnostics;
-    diagnostics.extend(check::check(&compilation.model));
-    diagnostics.sort();
-    let mut build = Build { sources: compilation.sources, model: compilation.model, diagnostics, artifacts: Vec::new() };
-    if build.diagnostics.has_errors() {
-        return build;
-    }
-    let inputs = match target_inputs(world, &build.model, &mut build.sources) {
+    let (model, diagnostics) = placid_check::check(compilation.model, compilation.diagnostics);
+    let mut build = Build { sources: compilation.sources, model, diagnostics, artifacts: Vec::new() };
+    let Some(model) = build.model.checked() else { return build };
+    let inputs = match target_inputs(world, model, &mut build.sources) {
         Ok(inputs) => inputs,
         Err(diagnostics) => {
             build.diagnostics.extend(diagnostics);
@@ -57,12 +71,12 @@ pub fn compile(world: &dyn World, selection: &Selection) -> Build {
         }
     };
     let mut artifacts = Vec::new();
-    for target in TargetKind::ALL.iter().copied().filter(|target| target.enabled(&build.model)) {
+    for target in TargetKind::ALL.iter().copied().filter(|target| target.enabled(model)) {
         if !selection.only.is_empty() && !selection.only.contains(&target) {
             continue;
         }
-        build.diagnostics.extend(target.warnings(&build.model));
-        match target.emit_with(&build.model, &inputs) {
+        build.diagnostics.extend(target.warnings(model));
+        match target.emit_with(model, &inputs) {
             Ok(emitted) => artifacts.extend(emitted),
             Err(errors) => build.diagnostics.extend(errors),
         }

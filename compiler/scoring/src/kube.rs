@@ -1,15 +1,16 @@
 //! Features and job parameters from Kubernetes objects, as the extender receives them when
 //! `nodeCacheCapable` is false: Node labels and allocatable resources, Pod labels, node
 //! selector and container resources. Which field feeds which value is read from the
-//! plugin's `placid.meta` (`label:<key>`, `allocatable:<resource>`, `pod.request:...`).
+//! plugin's `placid.meta`: each field's [`Source`] (`label:<key>`, `allocatable:<resource>`,
+//! `pod.request:...`).
 //!
 //! Invariant: a value that is absent or does not parse becomes NaN (missing), which the
 //! expression language defines, so a malformed label cannot make a request fail.
 
 use std::collections::BTreeMap;
 
-use placid_lang::expr::Type;
-use placid_targets::wasm::meta::Field;
+use placid_lang::expr::{Entry, JobParam, NodeFeature, Type};
+use placid_targets::wasm::meta::{Field, Source};
 use serde::Deserialize;
 
 use super::Codes;
@@ -114,66 +115,56 @@ pub fn quantity(text: &str) -> Option<f64> {
 }
 
 /// The value of a field given its text in the object (`None` when absent).
-fn typed_value(field: &Field, text: Option<&str>, codes: &mut Codes) -> f64 {
+fn typed_value<T: Entry>(field: &Field<T>, text: Option<&str>, codes: &mut Codes) -> f64 {
     let Some(text) = text else {
         return f64::NAN;
     };
-    match field_type(field) {
-        Some(Type::Number) => quantity(text).map_or(f64::NAN, |value| value * field.scale),
-        Some(Type::Bool) => match text {
+    match field.name.ty() {
+        Type::Number => quantity(text).map_or(f64::NAN, |value| value * field.scale),
+        Type::Bool => match text {
             "true" | "1" => 1.0,
             "false" | "0" => 0.0,
             _ => f64::NAN,
         },
-        Some(Type::Category(category)) => category_value(category, text, codes).unwrap_or(f64::NAN),
-        None => f64::NAN,
+        Type::Category(category) => category_value(category, text, codes).unwrap_or(f64::NAN),
     }
 }
 
-fn field_type(field: &Field) -> Option<Type> {
-    let node = field.name.strip_prefix("node.").and_then(placid_lang::expr::NodeFeature::lookup).map(|feature| feature.ty());
-    node.or_else(|| field.name.strip_prefix("job.").and_then(placid_lang::expr::JobParam::lookup).map(|param| param.ty()))
-}
-
 /// The row of `node` for the plugin's `fields`, appended to `row`.
-pub fn node_row(fields: &[Field], node: &KubeNode, codes: &mut Codes, row: &mut Vec<f64>) {
+pub fn node_row(fields: &[Field<NodeFeature>], node: &KubeNode, codes: &mut Codes, row: &mut Vec<f64>) {
     for field in fields {
-        let text = if let Some(key) = field.kubernetes.strip_prefix("label:") {
-            node.metadata.labels.get(key).map(String::as_str)
-        } else if let Some(resource) = field.kubernetes.strip_prefix("allocatable:") {
-            node.status.allocatable.get(resource).map(String::as_str)
-        } else {
-            None
+        let text = match &field.kubernetes {
+            Source::Label(key) => node.metadata.labels.get(key),
+            Source::Allocatable(resource) => node.status.allocatable.get(resource),
+            // A Node has no pod fields: the value is missing.
+            Source::PodRequest(_) | Source::PodLabel(_) | Source::PodNodeSelector(_) => None,
         };
-        row.push(typed_value(field, text, codes));
+        row.push(typed_value(field, text.map(String::as_str), codes));
     }
 }
 
 /// The parameter block of `pod` for the plugin's `params`.
-pub fn pod_params(params: &[Field], pod: &KubePod, codes: &mut Codes) -> Vec<f64> {
+pub fn pod_params(params: &[Field<JobParam>], pod: &KubePod, codes: &mut Codes) -> Vec<f64> {
     params
         .iter()
-        .map(|field| {
-            if let Some(resource) = field.kubernetes.strip_prefix("pod.request:") {
-                // Extended resources such as GPUs are requested through limits; requests,
-                // when given, must equal them.
-                let per_container = pod.spec.containers.iter().filter_map(|container| {
-                    let resources = &container.resources;
-                    resources.limits.get(resource).or_else(|| resources.requests.get(resource)).and_then(|text| quantity(text))
-                });
-                let total: f64 = per_container.sum();
-                return total * field.scale;
-            }
-            let text = if let Some(key) = field.kubernetes.strip_prefix("pod.label:") {
-                pod.metadata.labels.get(key)
-            } else if let Some(key) = field.kubernetes.strip_prefix("pod.nodeSelector:") {
-                pod.spec.node_selector.get(key)
-            } else {
-                None
-            };
-            typed_value(field, text.map(String::as_str), codes)
+        .map(|field| match &field.kubernetes {
+            Source::PodRequest(resource) => requested(pod, resource) * field.scale,
+            Source::PodLabel(key) => typed_value(field, pod.metadata.labels.get(key).map(String::as_str), codes),
+            Source::PodNodeSelector(key) => typed_value(field, pod.spec.node_selector.get(key).map(String::as_str), codes),
+            // A Pod has no node fields: the value is missing.
+            Source::Label(_) | Source::Allocatable(_) => f64::NAN,
         })
         .collect()
+}
+
+/// How much of `resource` the containers of `pod` ask for together. Extended resources such
+/// as GPUs are requested through limits; requests, when given, must equal them.
+fn requested(pod: &KubePod, resource: &str) -> f64 {
+    let per_container = pod.spec.containers.iter().filter_map(|container| {
+        let resources = &container.resources;
+        resources.limits.get(resource).or_else(|| resources.requests.get(resource)).and_then(|text| quantity(text))
+    });
+    per_container.sum()
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ pub mod rank;
 
 use std::collections::HashMap;
 
+use placid_check::Checked;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::expr::{Category, Interner};
 use placid_lang::model::Model;
@@ -41,7 +42,7 @@ impl Interner for Codes {
 /// A checked project and one of its scores, compiled and loaded.
 pub struct Loaded {
     /// The checked model.
-    pub model: Model,
+    pub model: Checked,
     /// The emitted module.
     pub bytes: Vec<u8>,
     /// The module, loaded by the host.
@@ -71,7 +72,7 @@ impl From<HostError> for Diagnostic {
 
 /// Emits and loads the module of score `name` of a checked `model` (the only score when
 /// `name` is `None`).
-pub fn load(model: Model, name: Option<&str>) -> Result<Loaded, LoadError> {
+pub fn load(model: Checked, name: Option<&str>) -> Result<Loaded, LoadError> {
     let names: Vec<&str> = model.scores.iter().map(|score| score.name.as_str()).collect();
     let no_score =
         |message: String, help: String| LoadError::NoScore(Diagnostic::error(Code::ScoreNotFound, Span::DETACHED, message).help(help));
@@ -106,7 +107,7 @@ pub fn load(model: Model, name: Option<&str>) -> Result<Loaded, LoadError> {
 
 /// The rows of every inventory node, in model order, for the plugin's layout.
 pub fn inventory_rows(model: &Model, plugin: &Plugin, codes: &mut Codes) -> Vec<f64> {
-    let features = plugin.meta().node_features().unwrap_or_default();
+    let features = plugin.meta().node_features();
     let mut rows = Vec::with_capacity(model.nodes.len() * features.len());
     for node in &model.nodes {
         rows.extend(features.iter().map(|feature| feature.inventory_value(model, node, codes)));

@@ -115,8 +115,28 @@ pub trait Interner {
     fn code(&mut self, category: Category, name: &str) -> f64;
 }
 
+/// What [`NodeFeature`] and [`JobParam`] have in common, for code that treats a row field
+/// and a job parameter alike (the layout `placid.meta` describes).
+pub trait Entry: Copy + 'static {
+    /// What one entry is called in messages (`node feature`).
+    const KIND: &'static str;
+    /// Every entry, in layout order.
+    const ALL: &'static [Self];
+
+    /// The full name as written in expressions (`node.gpus_free`).
+    fn qualified_name(self) -> &'static str;
+
+    /// The type of its values.
+    fn ty(self) -> Type;
+
+    /// The entry whose full name is `name`.
+    fn from_qualified_name(name: &str) -> Option<Self> {
+        Self::ALL.iter().copied().find(|entry| entry.qualified_name() == name)
+    }
+}
+
 macro_rules! features {
-    ($(#[$meta:meta])* $enum:ident, $prefix:literal, { $( $variant:ident = $name:literal, $ty:expr, $doc:literal; )* }) => {
+    ($(#[$meta:meta])* $enum:ident, $prefix:literal, $kind:literal, { $( $variant:ident = $name:literal, $ty:expr, $doc:literal; )* }) => {
         $(#[$meta])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum $enum {
@@ -157,12 +177,25 @@ macro_rules! features {
                 Self::ALL.iter().copied().find(|entry| entry.name() == name)
             }
         }
+
+        impl Entry for $enum {
+            const KIND: &'static str = $kind;
+            const ALL: &'static [$enum] = $enum::ALL;
+
+            fn qualified_name(self) -> &'static str {
+                $enum::qualified_name(self)
+            }
+
+            fn ty(self) -> Type {
+                $enum::ty(self)
+            }
+        }
     };
 }
 
 features!(
     /// A feature of a node, read from a node row (`node.*`).
-    NodeFeature, "node", {
+    NodeFeature, "node", "node feature", {
         Gpus = "gpus", Type::Number, "GPUs of the node (count).";
         GpusFree = "gpus_free", Type::Number, "GPUs not in use (count); the inventory knows no allocations, so all of them.";
         GpuMemoryGib = "gpu_memory_gib", Type::Number, "Memory of the smallest GPU of the node, in GiB.";
@@ -181,7 +214,7 @@ features!(
 
 features!(
     /// A parameter of the job being placed (`job.*`), the same for every node of a batch.
-    JobParam, "job", {
+    JobParam, "job", "job parameter", {
         Gpus = "gpus", Type::Number, "GPUs the job asks for on one node (count).";
         MemoryGib = "gpu_memory_gib", Type::Number, "GPU memory the job needs per GPU, in GiB.";
         CommGbps = "comm_gbps", Type::Number, "Communication bandwidth the job would like per GPU, in GB/s.";

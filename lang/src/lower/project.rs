@@ -221,7 +221,7 @@ fn lower_kubernetes(cx: &mut Cx, node: &NodeReader<'_>) -> Option<KubernetesSett
             }
             prefix
         }
-        None => Spanned::new("placid.dev".to_owned(), Span::DETACHED),
+        None => Spanned::new(KubernetesSettings::DEFAULT_LABEL_PREFIX.to_owned(), Span::DETACHED),
     };
     let namespace = match props.get("namespace") {
         Some(value) => value.name(cx)?.value,

@@ -110,6 +110,12 @@ pub struct KubernetesSettings {
     pub argo: Option<ArgoSettings>,
 }
 
+impl KubernetesSettings {
+    /// The label prefix of a project that names none (and of the Wasm plugins of a project
+    /// without a Kubernetes target, which still say which labels a cluster would hold).
+    pub const DEFAULT_LABEL_PREFIX: &'static str = "placid.dev";
+}
+
 /// Argo CD settings of the Kubernetes target.
 #[derive(Clone, Debug)]
 pub struct ArgoSettings {

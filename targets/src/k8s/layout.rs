@@ -9,10 +9,12 @@
 
 use std::collections::BTreeMap;
 
+use placid_check::Checked;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::{KubernetesSettings, Model, NodeId, PoolId, Preemption, TierId};
+use placid_lang::model::{KubernetesSettings, Model, Node, NodeId, PoolId, Preemption, TierId};
 use placid_lang::name::LabelKey;
 
+use crate::facts::NodeFact;
 use crate::k8s::names::{LabelValue, ObjectName, PlacidKeys};
 
 /// Names of a tier's objects.
@@ -83,8 +85,8 @@ pub struct Layout {
     pub reserved_taint: LabelKey,
     /// The label key that names the migration of a Rollout or AnalysisTemplate.
     pub migration_label: LabelKey,
-    /// Cost, NVLink bandwidth, NVLink and capacity labels ([`PlacidKeys::node_facts`]).
-    pub fact_labels: [LabelKey; 4],
+    /// The key of every fact placid publishes on nodes ([`PlacidKeys::published_facts`]).
+    pub fact_labels: Vec<(NodeFact, LabelKey)>,
 }
 
 /// Keeps the value or records the diagnostic, so every problem of a model is reported at once.
@@ -94,17 +96,17 @@ fn take<T>(diagnostics: &mut Diagnostics, result: Result<T, Diagnostic>) -> Opti
 
 impl Layout {
     /// Computes the layout, or every naming and labelling problem of the model.
-    pub fn new(model: &Model, settings: &KubernetesSettings) -> Result<Layout, Diagnostics> {
+    pub fn new(model: &Checked, settings: &KubernetesSettings) -> Result<Layout, Diagnostics> {
         let mut diagnostics = Diagnostics::new();
         let keys = PlacidKeys::new(&settings.label_prefix.value, settings.label_prefix.span);
         let project = take(&mut diagnostics, ObjectName::map(&model.project.name, model.project.span, "project"));
         let namespace = take(&mut diagnostics, ObjectName::map(&settings.namespace, settings.span, "namespace"));
         let team_label = take(&mut diagnostics, keys.team());
-        let rack_label = take(&mut diagnostics, keys.rack());
-        let domain_label = take(&mut diagnostics, keys.nvlink_domain());
+        let rack_label = take(&mut diagnostics, keys.fact(NodeFact::Rack));
+        let domain_label = take(&mut diagnostics, keys.fact(NodeFact::NvlinkDomain));
         let reserved_taint = take(&mut diagnostics, keys.reserved());
         let migration_label = take(&mut diagnostics, keys.migration());
-        let fact_labels = take(&mut diagnostics, keys.node_facts());
+        let fact_labels = take(&mut diagnostics, keys.published_facts());
 
         let tiers: Vec<Option<TierNames>> = model.tiers.iter().map(|tier| take(&mut diagnostics, tier_names(tier))).collect();
         let teams: Vec<Option<TeamNames>> = model
@@ -174,30 +176,15 @@ impl Layout {
         }
     }
 
-    /// The labels and taints of one node. Nodes without a rack or NVLink domain get their own
-    /// name as the value: Kueue leaves nodes that lack a Topology level label out of TAS
-    /// capacity, and a PCIe node is its own NVLink domain.
+    /// The labels and taints of one node: its facts, its pools and the reservation taint.
     fn node_marks(&self, model: &Model, node_id: NodeId) -> Result<NodeMarks, Diagnostic> {
         let node = model.node(node_id);
-        let own_name = || LabelValue::from_name(&node.name, node.span);
-        let rack = match node.rack {
-            Some(rack) => LabelValue::from_name(&model.rack(rack).name, model.rack(rack).span)?,
-            None => own_name()?,
-        };
-        let domain = match node.domain {
-            Some(domain) => LabelValue::from_name(&model.domain(domain).name, model.domain(domain).span)?,
-            None => own_name()?,
-        };
-        let mut labels = BTreeMap::from([(self.rack_label.clone(), rack), (self.domain_label.clone(), domain)]);
-        // What the scoring plugins read from Node labels when the extender is not given the
-        // inventory; a node without a price gets no cost label (the feature is then missing).
-        let [cost, nvlink_gbps, nvlink, capacity] = self.fact_labels.clone();
-        if let Some(price) = node.cost_per_gpu_hour {
-            labels.insert(cost, LabelValue::from_plain(price.major().to_string()));
+        let mut labels = BTreeMap::new();
+        for (fact, key) in &self.fact_labels {
+            if let Some(value) = fact_value(model, node, *fact)? {
+                labels.insert(key.clone(), value);
+            }
         }
-        labels.insert(nvlink_gbps, LabelValue::from_plain(node.nvlink_bandwidth().gigabytes_per_second().to_string()));
-        labels.insert(nvlink, LabelValue::from_plain(node.has_nvlink().to_string()));
-        labels.insert(capacity, LabelValue::from_plain(node.capacity.as_str().to_owned()));
         let mut taints = Vec::new();
         for (pool, layout) in model.pools.iter().zip(&self.pools) {
             if pool.nodes.contains(&node_id) {
@@ -219,6 +206,35 @@ impl Layout {
     pub fn pool(&self, pool: PoolId) -> &PoolLayout {
         &self.pools[pool.index()]
     }
+}
+
+/// The label value of `fact` on `node`, `None` when placid writes no such label there. Nodes
+/// without a rack or NVLink domain get their own name as the value: Kueue leaves nodes that
+/// lack a Topology level label out of TAS capacity, and a PCIe node is its own NVLink domain.
+/// The other facts are what the scoring plugins read from Node labels when the extender is not
+/// given the inventory; a node without a price gets no cost label (the feature is then missing).
+fn fact_value(model: &Model, node: &Node, fact: NodeFact) -> Result<Option<LabelValue>, Diagnostic> {
+    let own_name = || LabelValue::from_name(&node.name, node.span);
+    let value = match fact {
+        NodeFact::Rack => match node.rack {
+            Some(rack) => LabelValue::from_name(&model.rack(rack).name, model.rack(rack).span)?,
+            None => own_name()?,
+        },
+        NodeFact::NvlinkDomain => match node.domain {
+            Some(domain) => LabelValue::from_name(&model.domain(domain).name, model.domain(domain).span)?,
+            None => own_name()?,
+        },
+        NodeFact::CostPerGpuHour => match node.cost_per_gpu_hour {
+            Some(price) => LabelValue::from_plain(price.major().to_string()),
+            None => return Ok(None),
+        },
+        NodeFact::NvlinkGbps => LabelValue::from_plain(node.nvlink_bandwidth().gigabytes_per_second().to_string()),
+        NodeFact::Nvlink => LabelValue::from_plain(node.has_nvlink().to_string()),
+        NodeFact::Capacity => LabelValue::from_plain(node.capacity.as_str().to_owned()),
+        // Published by the kubelet and GPU feature discovery, never by placid.
+        NodeFact::Arch | NodeFact::GpuMemoryMib | NodeFact::MigCapable => return Ok(None),
+    };
+    Ok(Some(value))
 }
 
 /// A node carries one taint per key and effect, so pools where tiers reserve GPUs (each

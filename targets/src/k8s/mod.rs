@@ -33,6 +33,7 @@ pub mod webhook;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Namespace;
+use placid_check::Checked;
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::Model;
 
@@ -42,7 +43,7 @@ use crate::k8s::objects::{NewObject, ObjectList};
 
 /// Builds every object of `model`, or all the reasons it cannot. A model without a
 /// Kubernetes target yields an empty list.
-pub fn objects(model: &Model) -> Result<ObjectList, Diagnostics> {
+pub fn objects(model: &Checked) -> Result<ObjectList, Diagnostics> {
     let mut list = ObjectList::new();
     let Some(settings) = &model.project.kubernetes else { return Ok(list) };
     let layout = Layout::new(model, settings)?;
@@ -65,13 +66,13 @@ pub fn objects(model: &Model) -> Result<ObjectList, Diagnostics> {
 }
 
 /// Emits the Kubernetes artifacts of `model`.
-pub fn emit(model: &Model) -> Result<Vec<Artifact>, Diagnostics> {
+pub fn emit(model: &Checked) -> Result<Vec<Artifact>, Diagnostics> {
     Ok(objects(model)?.artifacts(model.project.name.as_str()))
 }
 
 /// The synced objects of `model` as one multi-document YAML stream (what the Argo CD plugin
 /// prints).
-pub fn stream(model: &Model) -> Result<String, Diagnostics> {
+pub fn stream(model: &Checked) -> Result<String, Diagnostics> {
     Ok(objects(model)?.stream(model.project.name.as_str()))
 }
 

@@ -12,6 +12,8 @@ use placid_lang::diag::{Code, Diagnostic};
 use placid_lang::name::{LabelKey, Name, is_label_value};
 use placid_lang::span::Span;
 
+use crate::facts::NodeFact;
+
 /// A DNS-1123 label: at most 63 lower-case alphanumerics or `-`, starting and ending
 /// alphanumeric. Only made by [`ObjectName::map`] and [`ObjectName::join`], which check it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -132,7 +134,7 @@ impl LabelValue {
 
 /// The label and taint keys placid writes, all under the project's label prefix, which the
 /// lowering has already checked is a DNS subdomain outside `kubernetes.io` and `k8s.io` (NFD
-/// refuses to write those).
+/// refuses to write those). The keys of node facts are spelled by [`NodeFact::key`].
 #[derive(Clone, Debug)]
 pub struct PlacidKeys {
     prefix: String,
@@ -146,12 +148,7 @@ impl PlacidKeys {
     }
 
     fn key(&self, name: &str, span: Span) -> Result<LabelKey, Diagnostic> {
-        let text = format!("{}/{name}", self.prefix);
-        LabelKey::new(&text).map_err(|reason| {
-            Diagnostic::error(Code::KubernetesInvalidLabel, span, format!("placid would write the invalid label key `{text}`"))
-                .label(reason)
-                .help("the part after `/` has at most 63 characters and starts and ends with a letter or digit; shorten the name")
-        })
+        checked_key(format!("{}/{name}", self.prefix), span)
     }
 
     /// `<prefix>/team` on team namespaces.
@@ -159,26 +156,15 @@ impl PlacidKeys {
         self.key("team", self.prefix_span)
     }
 
-    /// `<prefix>/rack` on nodes.
-    pub fn rack(&self) -> Result<LabelKey, Diagnostic> {
-        self.key("rack", self.prefix_span)
+    /// The label key of a node fact (`<prefix>/rack`).
+    pub fn fact(&self, fact: NodeFact) -> Result<LabelKey, Diagnostic> {
+        checked_key(fact.key(&self.prefix), self.prefix_span)
     }
 
-    /// `<prefix>/nvlink-domain` on nodes.
-    pub fn nvlink_domain(&self) -> Result<LabelKey, Diagnostic> {
-        self.key("nvlink-domain", self.prefix_span)
-    }
-
-    /// The node facts the Wasm plugins read in the extender's `nodeCacheCapable: false` mode
-    /// (`targets/src/wasm/sources.rs`): `<prefix>/cost-per-gpu-hour`, `/nvlink-gbps`,
-    /// `/nvlink` and `/capacity`, in that order.
-    pub fn node_facts(&self) -> Result<[LabelKey; 4], Diagnostic> {
-        Ok([
-            self.key("cost-per-gpu-hour", self.prefix_span)?,
-            self.key("nvlink-gbps", self.prefix_span)?,
-            self.key("nvlink", self.prefix_span)?,
-            self.key("capacity", self.prefix_span)?,
-        ])
+    /// The keys of every fact placid publishes on nodes, in [`NodeFact::ALL`] order: what the
+    /// Wasm plugins read from Node labels in the extender's `nodeCacheCapable: false` mode.
+    pub fn published_facts(&self) -> Result<Vec<(NodeFact, LabelKey)>, Diagnostic> {
+        NodeFact::ALL.iter().copied().filter(|fact| fact.is_published()).map(|fact| Ok((fact, self.fact(fact)?))).collect()
     }
 
     /// `<prefix>/migration` on a migration's Rollouts and AnalysisTemplates.
@@ -196,6 +182,15 @@ impl PlacidKeys {
     pub fn pool(&self, pool: &ObjectName, pool_span: Span) -> Result<LabelKey, Diagnostic> {
         self.key(&format!("pool-{pool}"), pool_span)
     }
+}
+
+/// `text` as a label key, or the diagnostic at `span` saying why placid cannot write it.
+fn checked_key(text: String, span: Span) -> Result<LabelKey, Diagnostic> {
+    LabelKey::new(&text).map_err(|reason| {
+        Diagnostic::error(Code::KubernetesInvalidLabel, span, format!("placid would write the invalid label key `{text}`"))
+            .label(reason)
+            .help("the part after `/` has at most 63 characters and starts and ends with a letter or digit; shorten the name")
+    })
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 //! migration before a restart (the runbook says so). Every word written is a validated
 //! `Name`, a number or a fixed keyword, so no policy string can inject shell syntax.
 
+use placid_check::Checked;
 use placid_lang::model::{Model, NodeId};
 
 use crate::Artifact;
@@ -32,7 +33,7 @@ pub enum Script {
 
 /// The apply and revert scripts of every phase of every migration. Empty when the Slurm
 /// target is not enabled.
-pub fn phase_scripts(model: &Model) -> Vec<Artifact> {
+pub fn phase_scripts(model: &Checked) -> Vec<Artifact> {
     let mut artifacts = Vec::new();
     if model.project.slurm.is_none() {
         return artifacts;

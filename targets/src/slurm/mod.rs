@@ -23,8 +23,8 @@ pub mod version;
 
 use std::collections::BTreeMap;
 
+use placid_check::Checked;
 use placid_lang::diag::Diagnostics;
-use placid_lang::model::Model;
 
 use crate::Artifact;
 
@@ -39,12 +39,12 @@ pub struct SlurmTemplates {
 }
 
 /// Emits the Slurm configuration of `model` with the built-in templates.
-pub fn emit(model: &Model) -> Result<Vec<Artifact>, Diagnostics> {
+pub fn emit(model: &Checked) -> Result<Vec<Artifact>, Diagnostics> {
     emit_with(model, &SlurmTemplates::default())
 }
 
 /// What the Slurm output of `model` cannot express exactly, though it is emitted.
-pub fn warnings(model: &Model) -> Diagnostics {
+pub fn warnings(model: &Checked) -> Diagnostics {
     let mut diagnostics = Diagnostics::new();
     if let Some(settings) = &model.project.slurm
         && let Some(warning) = topology::uneven_blocks(model, &version::Profile::of(settings.version), settings.span)
@@ -57,7 +57,7 @@ pub fn warnings(model: &Model) -> Diagnostics {
 /// Emits the Slurm configuration of `model`, rendering plans with `templates`: everything the
 /// release named in `target "slurm" version=` reads (the migration phase scripts come from
 /// [`migrations::phase_scripts`]).
-pub fn emit_with(model: &Model, templates: &SlurmTemplates) -> Result<Vec<Artifact>, Diagnostics> {
+pub fn emit_with(model: &Checked, templates: &SlurmTemplates) -> Result<Vec<Artifact>, Diagnostics> {
     let Some(settings) = &model.project.slurm else { return Ok(Vec::new()) };
     let problems = validate::validate(model);
     if problems.has_errors() {

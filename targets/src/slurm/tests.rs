@@ -1,7 +1,8 @@
 //! Unit tests of the Slurm target on small in-memory projects: one `emit_project` helper
-//! loads KDL through a [`MemoryWorld`], and each test states its input and the lines or
-//! diagnostics it expects.
+//! loads KDL through a [`MemoryWorld`] and checks it, as a build does, and each test states
+//! its input and the lines or diagnostics it expects.
 
+use placid_check::Checked;
 use placid_lang::codes::Code;
 use placid_lang::model::Model;
 use placid_lang::source::MemoryWorld;
@@ -45,8 +46,8 @@ fn emit_release(version: &str, nodes: &str, policy: &str, templates: &SlurmTempl
     emit_with(&load_release(version, nodes, policy), templates).map_err(|errors| errors.iter().map(|diagnostic| diagnostic.code).collect())
 }
 
-/// The model of `nodes` and `policy` for Slurm `version`.
-fn load_release(version: &str, nodes: &str, policy: &str) -> Model {
+/// The checked model of `nodes` and `policy` for Slurm `version`.
+fn load_release(version: &str, nodes: &str, policy: &str) -> Checked {
     let project = PROJECT.replace("version=\"22.05\"", &format!("version=\"{version}\""));
     let mut world = MemoryWorld::new();
     world.insert("placid.kdl", project);
@@ -54,7 +55,13 @@ fn load_release(version: &str, nodes: &str, policy: &str) -> Model {
     world.insert("policy/policy.kdl", policy);
     let compilation = placid_lang::load(&world);
     assert!(!compilation.diagnostics.has_errors(), "test input does not load: {:?}", compilation.diagnostics);
-    compilation.model
+    checked(compilation.model)
+}
+
+/// `model` through the checks, which every test input must pass.
+fn checked(model: Model) -> Checked {
+    let (verdict, diagnostics) = placid_check::check(model, placid_lang::diag::Diagnostics::new());
+    verdict.into_checked().unwrap_or_else(|| panic!("test input does not check: {diagnostics:?}"))
 }
 
 fn file(artifacts: &[Artifact], path: &str) -> String {
@@ -214,15 +221,18 @@ fn blocks_larger_than_the_base_are_a_warning_on_24_x_only() {
 
 #[test]
 fn a_cost_center_whose_shares_overflow_slurm_fairshare_is_refused() {
-    let mut model = load_release("22.05", NODES, POLICY);
+    let mut model = load_release("22.05", NODES, POLICY).into_model();
     let mut team = model.teams[0].clone();
     team.share.value = 1_000_000;
     // Copies of one team: their account names collide too, so count only this code.
-    let overflows = |model: &Model| {
+    let overflows = |model: &Checked| {
         super::validate::validate(model).iter().filter(|diagnostic| diagnostic.code == Code::SlurmFairshareOverflow).count()
     };
     model.teams = vec![team; 4_295];
+    let model = checked(model);
     assert_eq!(overflows(&model), 1);
+    let mut model = model.into_model();
     model.teams.truncate(4_294);
+    let model = checked(model);
     assert_eq!(overflows(&model), 0, "4,294 x 1,000,000 fits 32 bits");
 }

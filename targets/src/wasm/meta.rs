@@ -4,15 +4,22 @@
 //!
 //! Invariant: written from a [`Program`] with fields in struct order (deterministic bytes);
 //! [`Meta::check`] refuses any meta whose layout is not the dense one the emitter produces.
+//! Names and sources are typed: a field's name is a catalogue [`Entry`] and its Kubernetes
+//! source a [`Source`], each written as the string docs/wasm-abi.md specifies, so a meta that
+//! names an unknown feature or source form does not parse.
 
-use placid_lang::expr::{Category, JobParam, NodeFeature, Type};
-use placid_lang::model::Model;
-use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use placid_check::Checked;
+use placid_lang::expr::{Category, Entry, JobParam, NodeFeature, Type};
+use placid_lang::model::KubernetesSettings;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
 
 use super::abi;
 use super::program::{MAX_PREDICATES, Program};
-use super::sources::{node_source, param_source};
+use super::sources::{Origin, node_source, param_source};
 
 /// The metadata of one plugin.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -35,21 +42,22 @@ pub struct Meta {
     /// Bytes of the parameter block: 8 per parameter.
     pub params_size: u32,
     /// Row fields, in row order.
-    pub node_fields: Vec<Field>,
+    pub node_fields: Vec<Field<NodeFeature>>,
     /// Job parameters, in block order.
-    pub params: Vec<Field>,
+    pub params: Vec<Field<JobParam>>,
     /// Filter names; bit `i` of a failure mask is `predicates[i]`.
     pub predicates: Vec<String>,
     /// Codes of the enumerated categorical values the fields use (value `i` is code `i`).
     pub categories: Vec<CategoryCodes>,
 }
 
-/// One f64 of a row or of the parameter block.
+/// One f64 of a row (a [`NodeFeature`]) or of the parameter block (a [`JobParam`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Field {
-    /// `node.gpus_free`, `job.comm`.
-    pub name: String,
+#[serde(deny_unknown_fields, bound = "T: Entry")]
+pub struct Field<T> {
+    /// The feature or parameter, written by its full name (`node.gpus_free`, `job.comm`).
+    #[serde(with = "entry_name")]
+    pub name: T,
     /// Byte offset in the row or block.
     pub offset: u32,
     /// `number`, `bool` (non-zero = true) or a category name (a code).
@@ -58,10 +66,106 @@ pub struct Field {
     /// Where placid's own tools take it from the inventory (node fields only).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub inventory: Option<String>,
-    /// Where a Kubernetes host takes it from (see docs/wasm-abi.md).
-    pub kubernetes: String,
+    /// Where a Kubernetes host takes it from.
+    pub kubernetes: Source,
     /// Factor applied to a parsed numeric value.
     pub scale: f64,
+}
+
+impl<T: Entry> Field<T> {
+    /// The field of `entry` at `slot`, read from `origin` on Kubernetes.
+    fn new(slot: usize, entry: T, origin: Origin, inventory: Option<&str>) -> Field<T> {
+        Field {
+            name: entry,
+            offset: 8 * slot as u32,
+            ty: entry.ty().as_str().to_owned(),
+            inventory: inventory.map(str::to_owned),
+            kubernetes: origin.from,
+            scale: origin.scale,
+        }
+    }
+}
+
+/// A field's name as its catalogue entry's full name.
+mod entry_name {
+    use placid_lang::expr::Entry;
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<T: Entry, S: Serializer>(entry: &T, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(entry.qualified_name())
+    }
+
+    pub fn deserialize<'de, T: Entry, D: Deserializer<'de>>(deserializer: D) -> Result<T, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        T::from_qualified_name(&name).ok_or_else(|| D::Error::custom(format!("unknown {} `{name}`", T::KIND)))
+    }
+}
+
+/// Where a Kubernetes host reads a value (docs/wasm-abi.md, "Kubernetes sources"), written in
+/// `placid.meta` as one string, `<form>:<argument>` (`label:placid.dev/rack`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `label:<key>`: the Node's label.
+    Label(String),
+    /// `allocatable:<resource>`: the Node's `status.allocatable[<resource>]`.
+    Allocatable(String),
+    /// `pod.request:<resource>`: the sum over the Pod's containers of the resource's limit,
+    /// else its request.
+    PodRequest(String),
+    /// `pod.label:<key>`: the Pod's label.
+    PodLabel(String),
+    /// `pod.nodeSelector:<key>`: the Pod's `spec.nodeSelector[<key>]`.
+    PodNodeSelector(String),
+}
+
+impl Source {
+    /// Every form, by its constructor.
+    const FORMS: [fn(String) -> Source; 5] =
+        [Source::Label, Source::Allocatable, Source::PodRequest, Source::PodLabel, Source::PodNodeSelector];
+
+    /// The form (the one place each is spelled) and the argument.
+    fn parts(&self) -> (&'static str, &str) {
+        match self {
+            Source::Label(key) => ("label", key),
+            Source::Allocatable(resource) => ("allocatable", resource),
+            Source::PodRequest(resource) => ("pod.request", resource),
+            Source::PodLabel(key) => ("pod.label", key),
+            Source::PodNodeSelector(key) => ("pod.nodeSelector", key),
+        }
+    }
+
+    /// The source written `text`. Any other form is refused: a host must not guess where a
+    /// value of a newer format comes from.
+    fn parse(text: &str) -> Result<Source, String> {
+        let form_of = |make: &fn(String) -> Source| make(String::new()).parts().0;
+        let found = text
+            .split_once(':')
+            .and_then(|(form, argument)| Source::FORMS.iter().find(|make| form_of(make) == form).map(|make| make(argument.to_owned())));
+        found.ok_or_else(|| {
+            let forms: Vec<String> = Source::FORMS.iter().map(|make| format!("`{}:`", form_of(make))).collect();
+            format!("unknown Kubernetes source `{text}` (the forms are {})", forms.join(", "))
+        })
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (form, argument) = self.parts();
+        write!(f, "{form}:{argument}")
+    }
+}
+
+impl Serialize for Source {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Source {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Source, D::Error> {
+        Source::parse(&String::deserialize(deserializer)?).map_err(D::Error::custom)
+    }
 }
 
 /// The codes of one enumerated category.
@@ -76,41 +180,21 @@ pub struct CategoryCodes {
 
 impl Meta {
     /// The meta of `program` in `model`.
-    pub fn new(model: &Model, program: &Program<'_>) -> Meta {
+    pub fn new(model: &Checked, program: &Program<'_>) -> Meta {
         let score = program.score;
-        let prefix = model.project.kubernetes.as_ref().map_or("placid.dev", |settings| settings.label_prefix.value.as_str());
+        let prefix = model
+            .project
+            .kubernetes
+            .as_ref()
+            .map_or(KubernetesSettings::DEFAULT_LABEL_PREFIX, |settings| settings.label_prefix.value.as_str());
         let node_fields = program
             .node_fields
             .iter()
             .enumerate()
-            .map(|(slot, feature)| {
-                let source = node_source(*feature, prefix);
-                Field {
-                    name: feature.qualified_name().to_owned(),
-                    offset: 8 * slot as u32,
-                    ty: feature.ty().as_str().to_owned(),
-                    inventory: Some(feature.inventory_source().to_owned()),
-                    kubernetes: source.from,
-                    scale: source.scale,
-                }
-            })
+            .map(|(slot, feature)| Field::new(slot, *feature, node_source(*feature, prefix), Some(feature.inventory_source())))
             .collect();
-        let params = program
-            .params
-            .iter()
-            .enumerate()
-            .map(|(slot, param)| {
-                let source = param_source(*param, prefix);
-                Field {
-                    name: param.qualified_name().to_owned(),
-                    offset: 8 * slot as u32,
-                    ty: param.ty().as_str().to_owned(),
-                    inventory: None,
-                    kubernetes: source.from,
-                    scale: source.scale,
-                }
-            })
-            .collect();
+        let params =
+            program.params.iter().enumerate().map(|(slot, param)| Field::new(slot, *param, param_source(*param, prefix), None)).collect();
         let mut categories: Vec<Category> = program
             .node_fields
             .iter()
@@ -156,31 +240,13 @@ impl Meta {
     }
 
     /// The node features of the rows, in row order.
-    pub fn node_features(&self) -> Result<Vec<NodeFeature>, String> {
-        self.node_fields
-            .iter()
-            .map(|field| {
-                field
-                    .name
-                    .strip_prefix("node.")
-                    .and_then(NodeFeature::lookup)
-                    .ok_or_else(|| format!("`placid.meta` names an unknown node feature `{}`", field.name))
-            })
-            .collect()
+    pub fn node_features(&self) -> Vec<NodeFeature> {
+        self.node_fields.iter().map(|field| field.name).collect()
     }
 
     /// The job parameters of the block, in block order.
-    pub fn job_params(&self) -> Result<Vec<JobParam>, String> {
-        self.params
-            .iter()
-            .map(|field| {
-                field
-                    .name
-                    .strip_prefix("job.")
-                    .and_then(JobParam::lookup)
-                    .ok_or_else(|| format!("`placid.meta` names an unknown job parameter `{}`", field.name))
-            })
-            .collect()
+    pub fn job_params(&self) -> Vec<JobParam> {
+        self.params.iter().map(|field| field.name).collect()
     }
 
     /// Whether lower scores win.
@@ -198,17 +264,19 @@ impl Meta {
         if self.predicates.len() > MAX_PREDICATES {
             return Err(format!("`placid.meta` lists {} predicates, at most {MAX_PREDICATES} fit the failure mask", self.predicates.len()));
         }
-        let dense = |fields: &[Field]| fields.iter().enumerate().all(|(slot, field)| field.offset as usize == 8 * slot);
         if !dense(&self.node_fields) || self.row_stride as usize != 8 * self.node_fields.len() {
             return Err("`placid.meta` row layout is not dense 8-byte fields".to_owned());
         }
         if !dense(&self.params) || self.params_size as usize != 8 * self.params.len() {
             return Err("`placid.meta` parameter layout is not dense 8-byte fields".to_owned());
         }
-        self.node_features()?;
-        self.job_params()?;
         Ok(())
     }
+}
+
+/// Whether field `i` of `fields` is the f64 at byte `8 * i`.
+fn dense<T>(fields: &[Field<T>]) -> bool {
+    fields.iter().enumerate().all(|(slot, field)| field.offset as usize == 8 * slot)
 }
 
 fn source_hash(program: &Program<'_>) -> String {
@@ -228,4 +296,35 @@ fn source_hash(program: &Program<'_>) -> String {
         line(&format!("penalty {:?} when={}", penalty.amount, penalty.when.text));
     }
     hex::encode(hasher.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Source;
+
+    fn json(text: &str) -> String {
+        serde_json::to_string(text).unwrap_or_default()
+    }
+
+    #[test]
+    fn sources_keep_their_wire_form() {
+        for text in [
+            "label:placid.dev/rack",
+            "allocatable:nvidia.com/gpu",
+            "pod.request:nvidia.com/gpu",
+            "pod.label:placid.dev/comm",
+            "pod.nodeSelector:kubernetes.io/arch",
+        ] {
+            let source: Source = serde_json::from_str(&json(text)).unwrap_or_else(|error| panic!("{text}: {error}"));
+            assert_eq!(serde_json::to_string(&source).ok(), Some(json(text)));
+        }
+    }
+
+    #[test]
+    fn unknown_source_forms_are_refused() {
+        for text in ["pod.annotation:placid.dev/comm", "Label:placid.dev/rack", "label", ""] {
+            let error = serde_json::from_str::<Source>(&json(text)).err().map(|error| error.to_string()).unwrap_or_default();
+            assert!(error.contains("unknown Kubernetes source"), "{text}: {error}");
+        }
+    }
 }

@@ -12,8 +12,9 @@ pub mod native;
 pub mod program;
 pub mod sources;
 
+use placid_check::Checked;
 use placid_lang::diag::Diagnostics;
-use placid_lang::model::{Model, Score};
+use placid_lang::model::Score;
 
 use crate::Artifact;
 
@@ -21,7 +22,7 @@ pub use meta::Meta;
 pub use program::Program;
 
 /// Emits the wasm artifacts of `model`: one module per score.
-pub fn emit(model: &Model) -> Result<Vec<Artifact>, Diagnostics> {
+pub fn emit(model: &Checked) -> Result<Vec<Artifact>, Diagnostics> {
     let mut artifacts = Vec::new();
     let mut diagnostics = Diagnostics::new();
     for score in &model.scores {
@@ -38,7 +39,7 @@ pub fn emit(model: &Model) -> Result<Vec<Artifact>, Diagnostics> {
 }
 
 /// The module of one score.
-pub fn module(model: &Model, score: &Score) -> Result<Vec<u8>, Diagnostics> {
+pub fn module(model: &Checked, score: &Score) -> Result<Vec<u8>, Diagnostics> {
     let program = Program::new(score)?;
     let meta = Meta::new(model, &program);
     codegen::emit(&program, &meta.to_bytes())

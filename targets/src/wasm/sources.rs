@@ -3,56 +3,71 @@
 //! Written into `placid.meta`, so a host builds its flattener from the module it loads.
 //!
 //! Invariant: the matches are exhaustive, so a feature added to the catalogue cannot ship
-//! without a source. Labels under the project's prefix are the ones placid's Kubernetes
-//! target asks NFD to publish.
+//! without a source. Node labels are spelled by [`NodeFact::key`], the spelling placid's
+//! Kubernetes target writes them with through NFD.
 
 use placid_lang::expr::{JobParam, NodeFeature};
 
+use super::meta::Source;
+use crate::facts::NodeFact;
+
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// The extended resource of NVIDIA's device plugin.
+const GPU_RESOURCE: &str = "nvidia.com/gpu";
 
 /// Where a value is read from, and the factor it is multiplied by.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Source {
-    /// `label:<key>`, `allocatable:<resource>`, `pod.request:<resource>`, `pod.label:<key>`
-    /// or `pod.nodeSelector:<key>`.
-    pub from: String,
+pub struct Origin {
+    /// The object field.
+    pub from: Source,
     /// Multiplied into numeric values after parsing (1 unless a unit is converted).
     pub scale: f64,
 }
 
-fn source(from: String) -> Source {
-    Source { from, scale: 1.0 }
+fn unscaled(from: Source) -> Origin {
+    Origin { from, scale: 1.0 }
+}
+
+fn label(fact: NodeFact, prefix: &str) -> Origin {
+    unscaled(Source::Label(fact.key(prefix)))
+}
+
+fn pod_label(name: &str, prefix: &str) -> Origin {
+    unscaled(Source::PodLabel(format!("{prefix}/{name}")))
 }
 
 /// The Kubernetes source of a node feature; `prefix` is the project's label prefix.
-pub fn node_source(feature: NodeFeature, prefix: &str) -> Source {
+pub fn node_source(feature: NodeFeature, prefix: &str) -> Origin {
     match feature {
-        NodeFeature::Gpus | NodeFeature::GpusFree => source("allocatable:nvidia.com/gpu".to_owned()),
+        NodeFeature::Gpus | NodeFeature::GpusFree => unscaled(Source::Allocatable(GPU_RESOURCE.to_owned())),
         // GPU feature discovery publishes the memory of one GPU in MiB.
-        NodeFeature::GpuMemoryGib => Source { from: "label:nvidia.com/gpu.memory".to_owned(), scale: 1.0 / 1024.0 },
-        NodeFeature::MemoryGib => Source { from: "allocatable:memory".to_owned(), scale: 1.0 / GIB },
-        NodeFeature::Cpus => source("allocatable:cpu".to_owned()),
-        NodeFeature::CostPerGpuHour => source(format!("label:{prefix}/cost-per-gpu-hour")),
-        NodeFeature::NvlinkGbps => source(format!("label:{prefix}/nvlink-gbps")),
-        NodeFeature::HasNvlink => source(format!("label:{prefix}/nvlink")),
-        NodeFeature::Mig => source("label:nvidia.com/mig.capable".to_owned()),
-        NodeFeature::Arch => source("label:kubernetes.io/arch".to_owned()),
-        NodeFeature::Capacity => source(format!("label:{prefix}/capacity")),
-        NodeFeature::Rack => source(format!("label:{prefix}/rack")),
-        NodeFeature::NvlinkDomain => source(format!("label:{prefix}/nvlink-domain")),
+        NodeFeature::GpuMemoryGib => Origin { scale: 1.0 / 1024.0, ..label(NodeFact::GpuMemoryMib, prefix) },
+        NodeFeature::MemoryGib => Origin { from: Source::Allocatable("memory".to_owned()), scale: 1.0 / GIB },
+        NodeFeature::Cpus => unscaled(Source::Allocatable("cpu".to_owned())),
+        NodeFeature::CostPerGpuHour => label(NodeFact::CostPerGpuHour, prefix),
+        NodeFeature::NvlinkGbps => label(NodeFact::NvlinkGbps, prefix),
+        NodeFeature::HasNvlink => label(NodeFact::Nvlink, prefix),
+        NodeFeature::Mig => label(NodeFact::MigCapable, prefix),
+        NodeFeature::Arch => label(NodeFact::Arch, prefix),
+        NodeFeature::Capacity => label(NodeFact::Capacity, prefix),
+        NodeFeature::Rack => label(NodeFact::Rack, prefix),
+        NodeFeature::NvlinkDomain => label(NodeFact::NvlinkDomain, prefix),
     }
 }
 
-/// The Kubernetes source of a job parameter; `prefix` is the project's label prefix.
-pub fn param_source(param: JobParam, prefix: &str) -> Source {
+/// The Kubernetes source of a job parameter; `prefix` is the project's label prefix. A pod
+/// names the rack or NVLink domain of its job's other pods, and the architecture it runs on,
+/// with the key the nodes carry it under.
+pub fn param_source(param: JobParam, prefix: &str) -> Origin {
     match param {
-        JobParam::Gpus => source("pod.request:nvidia.com/gpu".to_owned()),
-        JobParam::MemoryGib => source(format!("pod.label:{prefix}/gpu-memory-gib")),
-        JobParam::CommGbps => source(format!("pod.label:{prefix}/comm-gbps")),
-        JobParam::Comm => source(format!("pod.label:{prefix}/comm")),
-        JobParam::NvlinkRequired => source(format!("pod.label:{prefix}/nvlink-required")),
-        JobParam::Arch => source("pod.nodeSelector:kubernetes.io/arch".to_owned()),
-        JobParam::Rack => source(format!("pod.label:{prefix}/rack")),
-        JobParam::NvlinkDomain => source(format!("pod.label:{prefix}/nvlink-domain")),
+        JobParam::Gpus => unscaled(Source::PodRequest(GPU_RESOURCE.to_owned())),
+        JobParam::MemoryGib => pod_label("gpu-memory-gib", prefix),
+        JobParam::CommGbps => pod_label("comm-gbps", prefix),
+        JobParam::Comm => pod_label("comm", prefix),
+        JobParam::NvlinkRequired => pod_label("nvlink-required", prefix),
+        JobParam::Arch => unscaled(Source::PodNodeSelector(NodeFact::Arch.key(prefix))),
+        JobParam::Rack => unscaled(Source::PodLabel(NodeFact::Rack.key(prefix))),
+        JobParam::NvlinkDomain => unscaled(Source::PodLabel(NodeFact::NvlinkDomain.key(prefix))),
     }
 }

@@ -3,6 +3,8 @@
 //! expressions, random rows with NaN, infinities and signed zeros); hostile modules are
 //! refused or stopped.
 
+use placid_check::Checked;
+use placid_lang::diag::Diagnostics;
 use placid_lang::expr::{self, Arith, Compare, Expr, Function, JobParam, Logic, Node, NodeFeature, Type};
 use placid_lang::model::{Direction, Filter, Model, Penalty, Score};
 use placid_lang::name::Name;
@@ -49,11 +51,13 @@ fn example_score() -> Score {
     }
 }
 
-fn model_with(score: Score) -> Model {
-    Model { scores: vec![score], ..Model::default() }
+/// A project of one score and nothing else, through the checks like every model a target sees.
+fn model_with(score: Score) -> Checked {
+    let (verdict, diagnostics) = placid_check::check(Model { scores: vec![score], ..Model::default() }, Diagnostics::new());
+    verdict.into_checked().unwrap_or_else(|| panic!("a lone score does not check: {diagnostics:?}"))
 }
 
-fn plugin_for(model: &Model) -> Plugin {
+fn plugin_for(model: &Checked) -> Plugin {
     let bytes = module(model, &model.scores[0]).unwrap_or_else(|diagnostics| panic!("{diagnostics:?}"));
     Plugin::load(&bytes, Limits::DEFAULT).unwrap_or_else(|error| panic!("{error}"))
 }
@@ -89,7 +93,7 @@ fn example_module_validates_and_is_deterministic() {
     let plugin = plugin_for(&model);
     let meta = plugin.meta();
     assert_eq!(meta.predicates, vec!["enough-gpus", "nvlink-if-required"]);
-    let fields: Vec<&str> = meta.node_fields.iter().map(|field| field.name.as_str()).collect();
+    let fields: Vec<&str> = meta.node_fields.iter().map(|field| field.name.qualified_name()).collect();
     assert_eq!(fields, vec!["node.gpus_free", "node.cost_per_gpu_hour", "node.nvlink_gbps", "node.rack"]);
     assert_eq!(meta.row_stride, 32);
 }
@@ -345,6 +349,16 @@ fn missing_or_bad_meta_is_refused() {
     assert!(error.message.contains("not valid metadata"), "{error}");
     let garbage = refusal(&Hostile { meta: Some(vec![0xff, 0x00]), ..Hostile::new(returns_zero()) });
     assert_eq!(garbage.code, Code::PluginRefused);
+}
+
+#[test]
+fn a_meta_naming_an_unknown_source_form_is_refused() {
+    let meta = String::from_utf8(Hostile::valid_meta()).unwrap_or_default();
+    assert!(meta.contains("\"pod.label:"), "{meta}");
+    let error =
+        refusal(&Hostile { meta: Some(meta.replace("\"pod.label:", "\"pod.annotation:").into_bytes()), ..Hostile::new(returns_zero()) });
+    assert_eq!(error.code, Code::PluginRefused);
+    assert!(error.message.contains("unknown Kubernetes source `pod.annotation:"), "{error}");
 }
 
 #[test]

@@ -13,5 +13,6 @@ pub fn example() -> Loaded {
     let world = FsWorld::new(&dir).unwrap_or_else(|error| panic!("cannot open the example: {error}"));
     let build = compile(&world, &Selection::default());
     assert!(!build.diagnostics.has_errors(), "{:?}", build.diagnostics);
-    placid_scoring::load(build.model, Some("cost-aware")).unwrap_or_else(|error| panic!("cannot load the example: {error:?}"))
+    let model = build.model.into_checked().unwrap_or_else(|| panic!("the example does not check"));
+    placid_scoring::load(model, Some("cost-aware")).unwrap_or_else(|error| panic!("cannot load the example: {error:?}"))
 }
