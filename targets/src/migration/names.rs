@@ -5,9 +5,9 @@
 //! service name is also a label value (at most 63 characters).
 
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
+use placid_lang::name::{DNS_SUBDOMAIN_MAX, is_dns_subdomain};
 use placid_lang::span::Span;
 
-const MAX_OBJECT_NAME: usize = 253;
 const MAX_LABEL_VALUE: usize = 63;
 
 /// What a name becomes in Kubernetes, which decides its length limit.
@@ -23,13 +23,10 @@ pub(super) enum Use {
 /// cannot name a Kubernetes object.
 pub(super) fn check(name: &str, span: Span, usage: Use, diagnostics: &mut Diagnostics) {
     let limit = match usage {
-        Use::ObjectName => MAX_OBJECT_NAME,
+        Use::ObjectName => DNS_SUBDOMAIN_MAX,
         Use::LabelValue => MAX_LABEL_VALUE,
     };
-    let alphanumeric = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let valid_characters = name.chars().all(|c| alphanumeric(c) || matches!(c, '-' | '.'));
-    let valid_ends = name.starts_with(alphanumeric) && name.ends_with(alphanumeric);
-    if valid_characters && valid_ends && name.len() <= limit {
+    if is_dns_subdomain(name) && name.len() <= limit {
         return;
     }
     diagnostics.push(
@@ -60,5 +57,7 @@ mod tests {
         assert_eq!(errors("trailing-", Use::ObjectName), 1);
         assert_eq!(errors(&"a".repeat(64), Use::LabelValue), 1);
         assert_eq!(errors(&"a".repeat(64), Use::ObjectName), 0);
+        assert_eq!(errors("a..b", Use::ObjectName), 1);
+        assert_eq!(errors("a.-b", Use::ObjectName), 1);
     }
 }
