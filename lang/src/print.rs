@@ -411,6 +411,15 @@ mod tests {
             let json = serde_json::to_string(&inventory_json(&model)).unwrap_or_default();
             let from_json = reread(&json, InventoryFormat::Json);
             prop_assert_eq!(inventory_kdl(&from_json), kdl);
+            // Both forms read back to the same model: nodes, NVLink domains and racks.
+            prop_assert_eq!(without_spans(from_json.nodes.clone()), without_spans(from_kdl.nodes.clone()));
+            let groups = |model: &Model| {
+                let domains: Vec<_> = model.domains.iter().map(|domain| (domain.name.clone(), domain.nodes.clone(), domain.gpus)).collect();
+                let racks: Vec<_> = model.racks.iter().map(|rack| (rack.name.clone(), rack.nodes.clone())).collect();
+                (domains, racks)
+            };
+            prop_assert_eq!(groups(&from_json), groups(&from_kdl));
+            prop_assert_eq!(groups(&from_kdl), groups(&model));
         }
     }
 
