@@ -239,6 +239,18 @@ fn one_invalid_node_gives_the_same_codes_in_both_forms() {
 }
 
 #[test]
+fn a_node_without_a_cpu_is_accepted_in_both_forms() {
+    let (kdl, kdl_diagnostics) = read_inventory_file(FileId(0), r#"node "a" arch="x86_64" { gpu 0 model="H200" }"#, InventoryFormat::Kdl);
+    let (json, json_diagnostics) = read_inventory_file(
+        FileId(0),
+        &json(r#"{"name": "a", "arch": "x86_64", "gpus": [{"index": 0, "model": "H200"}]}"#),
+        InventoryFormat::Json,
+    );
+    assert!(kdl_diagnostics.is_empty() && json_diagnostics.is_empty(), "{kdl_diagnostics:?}\n{json_diagnostics:?}");
+    assert_eq!(kdl[0].node.cpu, json[0].node.cpu);
+}
+
+#[test]
 fn json_diagnostics_point_at_the_node_they_are_about() {
     let first = r#"{"name": "a", "arch": "x86_64", "cpu": {"harts": 8}}"#;
     let second = r#"{"name": "b", "arch": "x86_64", "cpu": {"harts": 0}}"#;

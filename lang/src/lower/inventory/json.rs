@@ -100,7 +100,7 @@ fn node_draft(at: At, node: JsonNode) -> NodeDraft {
         chassis: at.given(node.chassis),
         domain: at.given(node.nvlink_domain),
         capacity: at.given(node.capacity),
-        cpu: Some(cpu_draft(at, node.cpu)),
+        cpu: node.cpu.map(|cpu| cpu_draft(at, cpu)),
         memory: at.given(node.memory),
         cost: at.given(node.cost_gpu_hour),
         gpus: node.gpus.into_iter().map(|gpu| gpu_draft(at, gpu)).collect(),
