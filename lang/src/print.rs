@@ -65,7 +65,9 @@ fn write_node(out: &mut String, model: &Model, node: &Node) {
         let _ = write!(out, " nvlink-domain={}", quote(model.domain(domain).name.as_str()));
     }
     let _ = writeln!(out, " capacity={} {{", quote(node.capacity.as_str()));
-    write_cpu(out, &node.cpu);
+    if declares_cpu(&node.cpu) {
+        write_cpu(out, &node.cpu);
+    }
     if let Some(memory) = node.memory {
         let _ = writeln!(out, "    memory {}", quote(&memory.to_string()));
     }
@@ -79,6 +81,13 @@ fn write_node(out: &mut String, model: &Model, node: &Node) {
         let _ = writeln!(out, "    label {} {}", quote(key.as_str()), quote(value));
     }
     out.push_str("}\n");
+}
+
+/// Whether a node's file says anything of its CPU. A node without `cpu` reads as the default
+/// CPU, whose zero harts no `cpu` line could say (harts are at least 1), so neither form
+/// writes one for it.
+fn declares_cpu(cpu: &Cpu) -> bool {
+    *cpu != Cpu::default()
 }
 
 fn write_cpu(out: &mut String, cpu: &Cpu) {
@@ -174,7 +183,7 @@ fn json_node(model: &Model, node: &Node) -> JsonNode {
             let text = money.to_string();
             text.split_once(')').map_or(text.clone(), |(_, amount)| amount.to_owned())
         }),
-        cpu: json_cpu(&node.cpu),
+        cpu: declares_cpu(&node.cpu).then(|| json_cpu(&node.cpu)),
         memory: node.memory.map(|memory| memory.to_string()),
         gpus: node.gpus.iter().map(json_gpu).collect(),
         labels: node.labels.iter().map(|(key, value)| (key.to_string(), value.clone())).collect(),
@@ -367,7 +376,8 @@ mod tests {
             proptest::option::of(name()),
             proptest::option::of(name()),
             proptest::option::of(name()),
-            cpu(),
+            // A node may say nothing of its CPU.
+            prop_oneof![4 => cpu(), 1 => Just(Cpu::default())],
             gpus,
             labels,
             proptest::option::of(0i64..100_000),
@@ -411,6 +421,15 @@ mod tests {
             let json = serde_json::to_string(&inventory_json(&model)).unwrap_or_default();
             let from_json = reread(&json, InventoryFormat::Json);
             prop_assert_eq!(inventory_kdl(&from_json), kdl);
+            // Both forms read back to the same model: nodes, NVLink domains and racks.
+            prop_assert_eq!(without_spans(from_json.nodes.clone()), without_spans(from_kdl.nodes.clone()));
+            let groups = |model: &Model| {
+                let domains: Vec<_> = model.domains.iter().map(|domain| (domain.name.clone(), domain.nodes.clone(), domain.gpus)).collect();
+                let racks: Vec<_> = model.racks.iter().map(|rack| (rack.name.clone(), rack.nodes.clone())).collect();
+                (domains, racks)
+            };
+            prop_assert_eq!(groups(&from_json), groups(&from_kdl));
+            prop_assert_eq!(groups(&from_kdl), groups(&model));
         }
     }
 

@@ -63,14 +63,14 @@ pub fn inventory(size: Size) -> JsonInventory {
                     .into(),
                 ),
                 cost_gpu_hour: Some(if domain % 5 == 4 { "0.90" } else { "3.10" }.into()),
-                cpu: JsonCpu {
+                cpu: Some(JsonCpu {
                     harts: 64,
                     cores: Some(64),
                     sockets: Some(1),
                     isa: Some("rv64imafdcv_zba_zbb_zbs".into()),
                     numa_nodes: Some(2),
                     ..JsonCpu::default()
-                },
+                }),
                 memory: Some("512GiB".into()),
                 gpus,
                 labels: Default::default(),

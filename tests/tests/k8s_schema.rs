@@ -12,7 +12,7 @@ use std::path::Path;
 
 use jsonschema::Registry;
 use k8s_support::{Emitted, emitted, kubernetes_examples};
-use placid_lang::name::{LabelKey, is_label_value};
+use placid_lang::name::{LabelKey, is_dns_label, is_label_value};
 use placid_targets::k8s::argo::ConfigManagementPlugin;
 use placid_targets::k8s::scheduler::KubeSchedulerConfiguration;
 use placid_tests::crd::{self, errors};
@@ -29,18 +29,11 @@ fn builtin_file(api_version: &str, kind: &str) -> String {
 }
 
 fn check_metadata(item: &Emitted, failures: &mut Vec<String>) {
-    let dns_label = |text: &str| {
-        !text.is_empty()
-            && text.len() <= 63
-            && text.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-')
-            && !text.starts_with('-')
-            && !text.ends_with('-')
-    };
-    if !dns_label(item.name()) {
+    if !is_dns_label(item.name()) {
         failures.push(format!("{}: name `{}` is not a DNS-1123 label", item.path, item.name()));
     }
     if let Some(namespace) = item.namespace()
-        && !dns_label(namespace)
+        && !is_dns_label(namespace)
     {
         failures.push(format!("{}: namespace `{namespace}` is not a DNS-1123 label", item.path));
     }

@@ -11,6 +11,7 @@ mod project;
 pub(crate) mod reader;
 mod rollout;
 mod tests;
+mod values;
 
 use kdl::KdlDocument;
 
@@ -91,13 +92,8 @@ pub fn load(world: &dyn World) -> Compilation {
             let Some(id) = read(&mut cx, world, &mut sources, path.clone(), MAX_INVENTORY_BYTES, *span) else {
                 continue;
             };
-            if path.as_str().ends_with(".json") {
-                let text = sources.get(id).map(|file| file.text.as_str()).unwrap_or_default();
-                inventory_nodes.extend(inventory::lower_json(&mut cx, id, text));
-            } else {
-                let file = parse_file(&mut cx, &sources, id);
-                inventory_nodes.extend(inventory::lower_kdl(&mut cx, &file));
-            }
+            let text = sources.get(id).map(|file| file.text.as_str()).unwrap_or_default();
+            inventory_nodes.extend(inventory::read(&mut cx, id, text, InventoryFormat::of_path(path.as_str())));
         }
     }
 

@@ -3,9 +3,9 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::expr::{self, Type};
-use crate::lower::inventory::label_pair;
 use crate::lower::names::{Declarations, Names};
 use crate::lower::reader::{Cx, NodeReader, Optional};
+use crate::lower::values;
 use crate::model::{
     Arch, CapacityKind, Checkpoint, Class, ClassId, CommLevel, CostCenter, CostCenterId, Direction, DomainId, Filter, Locality, MetricId,
     Model, NodeId, NvlinkNeed, Penalty, Pool, PoolId, PreemptMode, Preemption, Reservation, Score, ScoreId, Selector, Team, TeamId, Tier,
@@ -178,7 +178,8 @@ fn lower_selector(cx: &mut Cx, domains: &Names<DomainId>, node: &NodeReader<'_>)
         label.props(cx, &[]);
         label.children(cx, &[]);
         let args = label.expect_args(cx, 2, 2, "a label key and value")?;
-        labels.push(label_pair(cx, args[0], args[1])?);
+        let (key, value) = (args[0].string(cx)?, args[1].string(cx)?);
+        labels.push(values::label(cx, &key, &value)?);
     }
     if props_empty(&[arch.is_some(), domain.is_some(), rack.is_some(), chassis.is_some(), capacity.is_some(), gpu_model.is_some()])
         && labels.is_empty()

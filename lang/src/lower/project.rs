@@ -4,7 +4,7 @@ use crate::diag::{Code, Diagnostic};
 use crate::lower::reader::{Cx, NodeReader};
 use crate::lower::{PROJECT_FILE, ParsedFile};
 use crate::model::{ArgoSettings, KubernetesSettings, Project, SlurmSettings, SlurmVersion, WasmSettings};
-use crate::name::Name;
+use crate::name::{Name, is_dns_subdomain};
 use crate::source::{RelPath, Sources};
 use crate::span::{Span, Spanned};
 use crate::suggest::help_for;
@@ -168,19 +168,6 @@ fn lower_slurm(cx: &mut Cx, node: &NodeReader<'_>) -> Option<SlurmSettings> {
         None => None,
     };
     Some(SlurmSettings { span: node.name_span(), version, cluster, accounting, templates })
-}
-
-/// A DNS subdomain (RFC 1123), as Kubernetes requires for label prefixes.
-fn is_dns_subdomain(text: &str) -> bool {
-    !text.is_empty()
-        && text.len() <= 253
-        && text.split('.').all(|part| {
-            !part.is_empty()
-                && part.len() <= 63
-                && part.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-')
-                && !part.starts_with('-')
-                && !part.ends_with('-')
-        })
 }
 
 fn lower_kubernetes(cx: &mut Cx, node: &NodeReader<'_>) -> Option<KubernetesSettings> {

@@ -6,11 +6,12 @@
 use kdl::{KdlEntry, KdlNode, KdlValue};
 
 use crate::diag::{Code, Diagnostic, Diagnostics};
+use crate::lower::values;
 use crate::name::Name;
 use crate::span::{FileId, Span, Spanned};
 use crate::suggest::help_for;
 use crate::syntax::span_of;
-use crate::units::{Bandwidth, Bytes, Currency, Duration, Money, Percent, UnitError};
+use crate::units::{Bandwidth, Currency, Duration, Money, Percent, UnitError};
 
 /// Shared state of one lowering: the diagnostics sink and the project's currency.
 pub(crate) struct Cx {
@@ -200,10 +201,6 @@ impl<'a> Value<'a> {
         );
     }
 
-    fn unit_error(&self, cx: &mut Cx, error: UnitError) {
-        cx.error(Diagnostic::error(Code::InvalidUnit, self.span, error.message).label("invalid quantity").help(error.help));
-    }
-
     /// A string value.
     pub fn string(&self, cx: &mut Cx) -> Option<Spanned<String>> {
         match self.entry.value() {
@@ -227,15 +224,7 @@ impl<'a> Value<'a> {
     /// A name (see [`Name`]).
     pub fn name(&self, cx: &mut Cx) -> Option<Spanned<Name>> {
         let text = self.string(cx)?;
-        match Name::new(&text.value) {
-            Ok(name) => Some(Spanned::new(name, self.span)),
-            Err(reason) => {
-                cx.error(Diagnostic::error(Code::InvalidName, self.span, reason).label("invalid name").help(
-                    "names use ASCII letters, digits, `-`, `_` and `.`, start with a letter or digit, and have at most 63 characters",
-                ));
-                None
-            }
-        }
+        values::name(cx, &text)
     }
 
     /// A non-negative integer that fits in `u32`.
@@ -262,13 +251,7 @@ impl<'a> Value<'a> {
     /// A positive integer.
     pub fn positive(&self, cx: &mut Cx) -> Option<u32> {
         let number = self.u32(cx)?;
-        if number == 0 {
-            cx.error(
-                Diagnostic::error(Code::InvalidValue, self.span, "must be at least 1").label("zero").help("use a positive whole number"),
-            );
-            return None;
-        }
-        Some(number)
+        values::positive(cx, Spanned::new(number, self.span))
     }
 
     /// An integer in `range`, with `what` saying in the help why the range is what it is.
@@ -313,27 +296,19 @@ impl<'a> Value<'a> {
     /// One of a fixed set of keywords.
     pub fn keyword<T: Copy>(&self, cx: &mut Cx, choices: &[(&str, T)]) -> Option<T> {
         let text = self.string(cx)?;
-        if let Some((_, value)) = choices.iter().find(|(keyword, _)| *keyword == text.value) {
-            return Some(*value);
-        }
-        let what = self.key.map_or_else(|| "value".to_owned(), |key| format!("`{key}`"));
-        cx.error(
-            Diagnostic::error(Code::InvalidValue, self.span, format!("`{}` is not a valid {what}", text.value.escape_debug()))
-                .label("unknown keyword")
-                .maybe_help(help_for(&text.value, choices.iter().map(|(keyword, _)| *keyword))),
-        );
-        None
+        values::keyword(cx, &text, self.key, choices)
     }
 
     fn quantity<T>(&self, cx: &mut Cx, parse: impl Fn(&str) -> Result<T, UnitError>, example: &str) -> Option<T> {
+        let text = self.quantity_text(cx, example)?;
+        values::quantity(cx, &text, parse)
+    }
+
+    /// The text of a quantity (`"141GiB"`), before its unit is read. `example` is one such
+    /// quantity, for the help line.
+    pub fn quantity_text(&self, cx: &mut Cx, example: &str) -> Option<Spanned<String>> {
         match self.entry.value() {
-            KdlValue::String(text) => match parse(text) {
-                Ok(value) => Some(value),
-                Err(error) => {
-                    self.unit_error(cx, error);
-                    None
-                }
-            },
+            KdlValue::String(text) => Some(Spanned::new(text.clone(), self.span)),
             KdlValue::Integer(_) | KdlValue::Float(_) => {
                 cx.error(
                     Diagnostic::error(Code::InvalidUnit, self.span, "a quantity needs a unit")
@@ -354,11 +329,6 @@ impl<'a> Value<'a> {
         self.quantity(cx, Duration::parse, "3m")
     }
 
-    /// An amount of memory (`"141GiB"`).
-    pub fn bytes(&self, cx: &mut Cx) -> Option<Bytes> {
-        self.quantity(cx, Bytes::parse, "141GiB")
-    }
-
     /// A bandwidth (`"900GB/s"`).
     pub fn bandwidth(&self, cx: &mut Cx) -> Option<Bandwidth> {
         self.quantity(cx, Bandwidth::parse, "900GB/s")
@@ -371,7 +341,15 @@ impl<'a> Value<'a> {
 
     /// Money: a number with a currency annotation, `(usd)3.10`, in the project's currency.
     pub fn money(&self, cx: &mut Cx) -> Option<Spanned<Money>> {
-        let help = format!("write the amount with its currency, such as `({})12000`", cx.currency.code());
+        let digits = self.money_digits(cx)?;
+        let currency = cx.currency;
+        values::amount(cx, currency, &digits, || money_help(currency))
+    }
+
+    /// The digits of an amount of money as written (`(usd)3.10` gives `3.10`), once its
+    /// currency is known to be the project's; [`values::amount`] reads them.
+    pub fn money_digits(&self, cx: &mut Cx) -> Option<Spanned<String>> {
+        let help = money_help(cx.currency);
         let Some(annotation) = self.entry.ty() else {
             cx.error(
                 Diagnostic::error(Code::InvalidUnit, self.span, "an amount of money needs a currency").label("no currency").help(help),
@@ -413,18 +391,13 @@ impl<'a> Value<'a> {
                 return None;
             }
         };
-        match Money::parse(currency, &text) {
-            Ok(money) if money.minor >= 0 => Some(Spanned::new(money, self.span)),
-            Ok(_) => {
-                cx.error(Diagnostic::error(Code::InvalidValue, self.span, "amounts cannot be negative").label("negative").help(help));
-                None
-            }
-            Err(error) => {
-                self.unit_error(cx, error);
-                None
-            }
-        }
+        Some(Spanned::new(text, self.span))
     }
+}
+
+/// How KDL writes an amount of money, for help lines.
+pub(crate) fn money_help(currency: Currency) -> String {
+    format!("write the amount with its currency, such as `({})12000`", currency.code())
 }
 
 /// For optional values: `None` when absent, `Some(None)` when present but invalid.

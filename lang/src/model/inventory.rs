@@ -188,11 +188,6 @@ impl VectorExt {
             VectorExt::None => "none",
         }
     }
-
-    /// Parses the keyword.
-    pub fn parse(text: &str) -> Option<VectorExt> {
-        VectorExt::ALL.iter().copied().find(|kind| kind.as_str() == text)
-    }
 }
 
 /// Whether a CPU meets a RISC-V profile. Three-valued, because /proc/cpuinfo only proves
@@ -229,11 +224,6 @@ impl Verdict {
             Verdict::Missing => "missing",
             Verdict::Unverifiable => "unverifiable",
         }
-    }
-
-    /// Parses the keyword.
-    pub fn parse(text: &str) -> Option<Verdict> {
-        Verdict::ALL.iter().copied().find(|verdict| verdict.as_str() == text)
     }
 }
 

@@ -9,7 +9,7 @@
 use std::fmt;
 
 use placid_lang::diag::{Code, Diagnostic};
-use placid_lang::name::{LabelKey, Name, is_label_value};
+use placid_lang::name::{LabelKey, Name, is_dns_label, is_label_value};
 use placid_lang::span::Span;
 
 use crate::facts::NodeFact;
@@ -18,18 +18,6 @@ use crate::facts::NodeFact;
 /// alphanumeric. Only made by [`ObjectName::map`] and [`ObjectName::join`], which check it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectName(String);
-
-/// The longest DNS-1123 label.
-const DNS_LABEL_MAX: usize = 63;
-
-fn is_dns_label(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= DNS_LABEL_MAX
-        && bytes.iter().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || *byte == b'-')
-        && bytes[0].is_ascii_alphanumeric()
-        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
-}
 
 impl ObjectName {
     /// Maps a policy name to an object name, or explains at `span` why it cannot be one.
