@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 
 use placid_check::Checked;
-use placid_lang::model::{Arch, CompatGate, Model, PhaseKind};
+use placid_lang::model::{Arch, CompatGate, Condition, Migration, Model, PhaseKind};
 
 use crate::Artifact;
 use crate::facts::NodeFact;
@@ -114,17 +114,7 @@ fn write_runbook(out: &mut String, model: &Model, plan: &MigrationPlan<'_>) -> s
     writeln!(out, "\n## Acceptance gates\n")?;
     writeln!(out, "Measured once at the end of every phase's hold (the window looks back); every gate must pass before the next phase.")?;
     writeln!(out, "A failed gate aborts the Rollouts: treat it as a rollback trigger. Prometheus: `{PROMETHEUS_ADDRESS}`.\n")?;
-    for condition in &migration.acceptance {
-        let measurement = measure(model, migration, condition, Role::Gate);
-        writeln!(out, "### {}\n", measurement.summary)?;
-        writeln!(
-            out,
-            "AnalysisTemplate `{}`, passes when `{}`:\n",
-            template_name(model, migration, condition.metric.value, Role::Gate),
-            measurement.condition
-        )?;
-        writeln!(out, "{}", fenced("promql", &measurement.query))?;
-    }
+    write_conditions(out, model, migration, &migration.acceptance, Role::Gate, "passes")?;
 
     writeln!(out, "## Rollback triggers\n")?;
     writeln!(out, "Measured every minute for the whole rollout. On a trigger, Argo Rollouts aborts every Rollout of the migration and")?;
@@ -133,17 +123,7 @@ fn write_runbook(out: &mut String, model: &Model, plan: &MigrationPlan<'_>) -> s
         "traffic returns to the stable ReplicaSets on `{}`; an operator then reverts the Slurm phases (see the end).\n",
         source.name
     )?;
-    for condition in &migration.rollback {
-        let measurement = measure(model, migration, condition, Role::Trigger);
-        writeln!(out, "### {}\n", measurement.summary)?;
-        writeln!(
-            out,
-            "AnalysisTemplate `{}`, fires when `{}`:\n",
-            template_name(model, migration, condition.metric.value, Role::Trigger),
-            measurement.condition
-        )?;
-        writeln!(out, "{}", fenced("promql", &measurement.query))?;
-    }
+    write_conditions(out, model, migration, &migration.rollback, Role::Trigger, "fires")?;
 
     writeln!(out, "## Phases\n")?;
     if let (Some(namespace), Some(arch), false) = (&namespace, single_arch(model, plan), migration.services.is_empty()) {
@@ -239,6 +219,30 @@ fn kubernetes_arch(arch: Arch) -> &'static str {
         Arch::X86_64 => "amd64",
         Arch::Aarch64 => "arm64",
     }
+}
+
+/// One section per gate or trigger: what it measures, its AnalysisTemplate, when it `verb`s
+/// (passes or fires) and its PromQL, exactly as the AnalysisTemplate runs it.
+fn write_conditions(
+    out: &mut String,
+    model: &Model,
+    migration: &Migration,
+    conditions: &[Condition],
+    role: Role,
+    verb: &str,
+) -> std::fmt::Result {
+    for condition in conditions {
+        let measurement = measure(model, migration, condition, role);
+        writeln!(out, "### {}\n", measurement.summary)?;
+        writeln!(
+            out,
+            "AnalysisTemplate `{}`, {verb} when `{}`:\n",
+            template_name(model, migration, condition.metric.value, role),
+            measurement.condition
+        )?;
+        writeln!(out, "{}", fenced("promql", &measurement.query))?;
+    }
+    Ok(())
 }
 
 /// A fenced code block whose fence is longer than any run of backticks in `code`.
