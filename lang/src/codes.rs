@@ -4,7 +4,8 @@
 //!
 //! Ranges: E001-E019 syntax and lowering, E020-E039 checker rules, E040-E049 Slurm target,
 //! E050-E059 Kubernetes target, E060-E069 Wasm, E070-E079 inventory and drift,
-//! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr).
+//! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr),
+//! E140-E149 simulation traces.
 
 macro_rules! codes {
     ($( $variant:ident = $number:literal, $name:literal, $summary:literal, $explanation:literal; )*) => {
@@ -238,4 +239,16 @@ codes! {
         "The options ask for something this project cannot give: `build --stdout` prints the Kubernetes objects only, so it needs `--target kubernetes` and a project that declares `target \"kubernetes\"`. The command exits with 2; change the options or the project.";
     EnvironmentUnavailable = 99, "environment-unavailable", "something the command needs from this machine is missing",
         "The policy is fine, but the command needs a program or resource of the machine it runs on that is missing or busy: Graphviz `dot` for `graph --svg`, a free address for `extender --listen`, threads for the extender's runtime. The message names what failed; the command exits with 2.";
+    TraceSyntax = 140, "trace-syntax", "a trace line is not CSV the header can read",
+        "A placid trace (docs/simulate.md) is CSV: a header line naming the columns and one line per job, with as many comma-separated values as the header has columns. Values that contain commas are double-quoted; lines starting with `#` are comments. The file must be UTF-8.";
+    TraceColumn = 141, "trace-column", "a trace header names an unknown column, repeats one or lacks a required one",
+        "The columns of a placid trace are `job`, `submit`, `team`, `tier`, `gpus` and `run` (required) and `class`, `pool`, `limit` and `tag` (optional), in any order. An unknown column is an error rather than being ignored, so a misspelt `limit` cannot silently replay jobs without their limits.";
+    TraceValue = 142, "trace-value", "a trace value is empty, negative, too large or not of its column's kind",
+        "Times (`submit`, `run`, `limit`) are durations from the start of the trace such as `90s` or `1h30m`, or whole seconds, up to ten years; `gpus` is a whole number up to 1,000,000; job names are unique. The bounds keep every sum the replay makes exact.";
+    TraceReference = 143, "trace-reference", "a trace names a team, tier, class or pool the policy does not declare",
+        "A trace is replayed against one policy, so its `team`, `tier`, `class` and `pool` values must be names that policy declares. The closest declared name is suggested.";
+    TraceEmpty = 144, "trace-empty", "a trace has no jobs",
+        "A trace must have a header line and at least one job; an empty replay would report a cluster that does nothing.";
+    TraceTooLarge = 145, "trace-too-large", "a trace holds more jobs than placid replays",
+        "placid replays at most 10,000,000 jobs from one trace, which bounds the memory a replay takes. Split the trace or sample it.";
 }

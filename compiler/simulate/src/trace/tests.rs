@@ -1,0 +1,105 @@
+//! Each bad trace gets its code at the right line and column, every problem at once.
+
+use placid_lang::diag::{Code, Diagnostics};
+use placid_lang::model::Model;
+use placid_lang::source::MemoryWorld;
+use placid_lang::span::FileId;
+
+use super::{TraceJob, read};
+
+/// A two-team policy on one 8-GPU node.
+fn model() -> Model {
+    let mut world = MemoryWorld::new();
+    world.insert("placid.kdl", "project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n");
+    let gpus: String = (0..8).map(|index| format!("    gpu {index} model=\"H200\"\n")).collect();
+    world.insert("nodes.kdl", format!("node \"n1\" arch=\"x86_64\" {{\n    cost gpu-hour=(usd)2\n{gpus}}}\n"));
+    world.insert(
+        "policy.kdl",
+        "pool \"all\" { select arch=\"x86_64\" }\n\
+         tier \"P1\" { priority 500; preemption \"never\"; }\n\
+         cost-center \"cc\" { budget daily=(usd)100 }\n\
+         team \"vision\" { share 50; cost-center \"cc\"; tiers \"P1\"; }\n\
+         team \"nlp\" { share 50; cost-center \"cc\"; tiers \"P1\"; }\n",
+    );
+    let compilation = placid_lang::load(&world);
+    assert!(!compilation.diagnostics.has_errors(), "{:?}", compilation.diagnostics);
+    compilation.model
+}
+
+const FILE: FileId = FileId(7);
+
+fn codes_at(text: &str) -> Vec<(Code, String)> {
+    let errors: Diagnostics = read(&model(), FILE, text).expect_err("a bad trace");
+    errors
+        .iter()
+        .map(|diagnostic| (diagnostic.code, text[diagnostic.primary.span.start as usize..diagnostic.primary.span.end as usize].to_owned()))
+        .collect()
+}
+
+#[test]
+fn a_good_trace_resolves_names_and_times() {
+    let text = "# two jobs\njob,submit,team,tier,gpus,run,limit,tag\na,0,vision,P1,8,1h30m,2h,prod-sla\nb, 90s ,nlp,P1,1,600,,\n";
+    let jobs: Vec<TraceJob> = read(&model(), FILE, text).expect("a good trace");
+    assert_eq!(jobs.len(), 2);
+    assert_eq!((jobs[0].submit, jobs[0].run, jobs[0].limit, jobs[0].gpus), (0, 5400, Some(7200), 8));
+    assert_eq!(jobs[0].tag.as_deref(), Some("prod-sla"));
+    assert_eq!((jobs[1].submit, jobs[1].run, jobs[1].limit, jobs[1].tag.as_deref()), (90, 600, None, None));
+    assert_eq!(&text[jobs[1].span.start as usize..jobs[1].span.end as usize], "b, 90s ,nlp,P1,1,600,,");
+}
+
+#[test]
+fn unknown_and_missing_columns_are_named() {
+    assert_eq!(codes_at("job,submit,team,tier,gpus,run,limt\n"), [(Code::TraceColumn, "limt".to_owned())]);
+    assert_eq!(codes_at("job,submit,team,tier,gpus\n").first().map(|found| found.0), Some(Code::TraceColumn));
+    assert_eq!(codes_at("job,job,submit,team,tier,gpus,run\n"), [(Code::TraceColumn, "job".to_owned())]);
+}
+
+#[test]
+fn every_bad_value_is_reported_at_its_field() {
+    let text = "job,submit,team,tier,gpus,run\n\
+                a,-5,vision,P1,1,1h\n\
+                b,0,visoin,P1,1,1h\n\
+                c,0,vision,P1,99999999999,1h\n\
+                d,0,vision,P1,1,3x\n\
+                e,0,vision,P1,1,99999999999999999999\n\
+                a,0,nlp,P1,1,1h\n";
+    assert_eq!(
+        codes_at(text),
+        [
+            (Code::TraceValue, "-5".to_owned()),
+            (Code::TraceReference, "visoin".to_owned()),
+            (Code::TraceValue, "99999999999".to_owned()),
+            (Code::TraceValue, "3x".to_owned()),
+            (Code::TraceValue, "99999999999999999999".to_owned()),
+            (Code::TraceValue, "a".to_owned()),
+        ]
+    );
+}
+
+#[test]
+fn a_reference_suggests_the_declared_name() {
+    let errors = read(&model(), FILE, "job,submit,team,tier,gpus,run\na,0,visoin,P1,1,1h\n").expect_err("unknown team");
+    let help = errors.iter().next().and_then(|diagnostic| diagnostic.help.clone());
+    assert_eq!(help.as_deref(), Some("did you mean `vision`?"));
+}
+
+#[test]
+fn empty_files_and_ragged_lines_are_errors() {
+    assert_eq!(codes_at("").first().map(|found| found.0), Some(Code::TraceEmpty));
+    assert_eq!(codes_at("job,submit,team,tier,gpus,run\n").first().map(|found| found.0), Some(Code::TraceEmpty));
+    assert_eq!(codes_at("job,submit,team,tier,gpus,run\na,0,vision\n"), [(Code::TraceSyntax, "a,0,vision".to_owned())]);
+}
+
+#[test]
+fn quoted_fields_keep_their_columns() {
+    let errors = codes_at("job,submit,team,tier,gpus,run\n\"a,1\",0,\"vis,ion\",P1,1,1h\n");
+    assert_eq!(errors, [(Code::TraceReference, "\"vis,ion\"".to_owned())]);
+}
+
+proptest::proptest! {
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+        let text = String::from_utf8_lossy(&bytes);
+        let _ = read(&model(), FILE, &text);
+    }
+}
