@@ -3,4 +3,5 @@
 //! allocation and fragmentation over time (docs/simulate.md). Pure: the caller reads the
 //! trace and writes the report.
 
+pub mod plot;
 pub mod trace;
