@@ -4,4 +4,5 @@
 //! trace and writes the report.
 
 pub mod plot;
+pub mod stats;
 pub mod trace;
