@@ -17,7 +17,14 @@ pub struct Series {
 #[error("cannot draw the plot: {0}")]
 pub struct PlotError(String);
 
-const PALETTE: [RGBColor; 6] = [RGBColor(31, 119, 180), RGBColor(255, 127, 14), RGBColor(44, 160, 44), RGBColor(214, 39, 40), RGBColor(148, 103, 189), RGBColor(140, 86, 75)];
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
 
 /// A line chart of `series` titled `title`, with time in hours on x and `y_label` on y.
 pub fn line_chart(title: &str, y_label: &str, series: &[Series]) -> Result<String, PlotError> {

@@ -48,6 +48,11 @@ pub struct TraceJob {
     pub limit: Option<u64>,
     /// A free-form tag (`prod-sla`, `sweep`).
     pub tag: Option<String>,
+    /// The stage the job belongs to, a group other jobs can wait for.
+    pub stage: Option<String>,
+    /// The stages whose jobs must all have ended (finished, failed or cancelled) before this
+    /// job is submitted: the trace's form of a plan's `after`.
+    pub after: Vec<String>,
 }
 
 /// A column of the trace.
@@ -63,10 +68,12 @@ enum Column {
     Run,
     Limit,
     Tag,
+    Stage,
+    After,
 }
 
 impl Column {
-    const ALL: [Column; 10] = [
+    const ALL: [Column; 12] = [
         Column::Job,
         Column::Submit,
         Column::Team,
@@ -77,6 +84,8 @@ impl Column {
         Column::Run,
         Column::Limit,
         Column::Tag,
+        Column::Stage,
+        Column::After,
     ];
 
     fn name(self) -> &'static str {
@@ -91,6 +100,8 @@ impl Column {
             Column::Run => "run",
             Column::Limit => "limit",
             Column::Tag => "tag",
+            Column::Stage => "stage",
+            Column::After => "after",
         }
     }
 
@@ -179,6 +190,7 @@ pub fn read(model: &Model, file: FileId, text: &str) -> Result<Vec<TraceJob>, Di
             break;
         }
     }
+    check_stages(&jobs, &columns, file, text, &mut diagnostics);
     if jobs.is_empty() && !diagnostics.has_errors() {
         diagnostics.push(
             Diagnostic::error(Code::TraceEmpty, Span::new(file, 0, text.len().min(1)), "the trace has no jobs")
@@ -186,6 +198,50 @@ pub fn read(model: &Model, file: FileId, text: &str) -> Result<Vec<TraceJob>, Di
         );
     }
     if diagnostics.has_errors() { Err(diagnostics) } else { Ok(jobs) }
+}
+
+/// Every stage an `after` names is the stage of some job, and no stage waits for itself,
+/// directly or through others: a replay would otherwise hold the job for ever.
+fn check_stages(jobs: &[TraceJob], columns: &[Column], file: FileId, text: &str, diagnostics: &mut Diagnostics) {
+    let stages: std::collections::BTreeSet<&str> = jobs.iter().filter_map(|job| job.stage.as_deref()).collect();
+    let mut waits: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> = std::collections::BTreeMap::new();
+    for job in jobs {
+        let span = || {
+            let start = job.span.start as usize;
+            columns.iter().position(|column| *column == Column::After).map_or(job.span, |index| field_span(file, text, start, index))
+        };
+        for name in &job.after {
+            if !stages.contains(name.as_str()) {
+                diagnostics.push(
+                    Diagnostic::error(Code::TraceReference, span(), format!("no job of the trace is in stage `{name}`"))
+                        .maybe_help(help_for(name, stages.iter().copied())),
+                );
+            } else if let Some(stage) = job.stage.as_deref() {
+                waits.entry(stage).or_default().insert(name.as_str());
+            }
+        }
+    }
+    for stage in &stages {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut todo: Vec<&str> = waits.get(stage).map(|next| next.iter().copied().collect()).unwrap_or_default();
+        while let Some(next) = todo.pop() {
+            if next == *stage {
+                let job = jobs.iter().find(|job| job.stage.as_deref() == Some(*stage));
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::TraceValue,
+                        job.map_or(Span::new(file, 0, 0), |job| job.span),
+                        format!("stage `{stage}` waits for itself"),
+                    )
+                    .help("a stage's `after` may name only stages that do not wait for it"),
+                );
+                break;
+            }
+            if seen.insert(next) {
+                todo.extend(waits.get(next).into_iter().flatten().copied());
+            }
+        }
+    }
 }
 
 /// The header's columns, in file order, checked for unknown, repeated and missing names.
@@ -255,6 +311,8 @@ impl Row<'_> {
         let run = self.seconds(Column::Run, diagnostics);
         let limit = self.get(Column::Limit).and_then(|_| self.seconds(Column::Limit, diagnostics));
         let tag = self.get(Column::Tag).map(str::to_owned);
+        let stage = self.get(Column::Stage).map(str::to_owned);
+        let after = self.get(Column::After).map_or_else(Vec::new, |names| names.split_whitespace().map(str::to_owned).collect());
         if diagnostics.error_count() > before {
             return None;
         }
@@ -270,6 +328,8 @@ impl Row<'_> {
             run: run?,
             limit,
             tag,
+            stage,
+            after,
         })
     }
 

@@ -91,6 +91,19 @@ fn empty_files_and_ragged_lines_are_errors() {
 }
 
 #[test]
+fn stages_wait_only_for_stages_that_exist_and_not_for_themselves() {
+    let good = "job,submit,team,tier,gpus,run,stage,after\na,0,vision,P1,1,1h,trials,\nb,0,vision,P1,1,1h,finals,trials\n";
+    let jobs = read(&model(), FILE, good).expect("a staged trace");
+    assert_eq!(jobs[1].after, ["trials"]);
+    assert_eq!(
+        codes_at("job,submit,team,tier,gpus,run,stage,after\na,0,vision,P1,1,1h,trials,trails\n"),
+        [(Code::TraceReference, "trails".to_owned())]
+    );
+    let cycle = "job,submit,team,tier,gpus,run,stage,after\na,0,vision,P1,1,1h,x,y\nb,0,vision,P1,1,1h,y,x\n";
+    assert_eq!(codes_at(cycle).iter().map(|found| found.0).collect::<Vec<_>>(), [Code::TraceValue, Code::TraceValue]);
+}
+
+#[test]
 fn quoted_fields_keep_their_columns() {
     let errors = codes_at("job,submit,team,tier,gpus,run\n\"a,1\",0,\"vis,ion\",P1,1,1h\n");
     assert_eq!(errors, [(Code::TraceReference, "\"vis,ion\"".to_owned())]);
