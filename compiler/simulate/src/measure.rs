@@ -1,0 +1,322 @@
+//! What a replay measured, computed from the engine's events alone: the report never asks the
+//! engine why, so a figure here is what an observer of the cluster would have counted.
+//! Definitions are in docs/simulate.md; each field of [`Report`] names its unit.
+
+use std::collections::BTreeMap;
+
+use placid_engine::event::Placement;
+use placid_engine::job::WHOLE_GPU_MILLI;
+use placid_engine::quota::cost;
+use placid_engine::{Event, EventKind, Hold, Job};
+use placid_lang::model::Model;
+use placid_lang::units::Money;
+use serde::Serialize;
+
+use crate::stats::{Percentiles, Steps};
+
+/// A day, in seconds: budgets are daily.
+const DAY: u64 = 86_400;
+
+/// The most points a plotted series keeps.
+const PLOT_POINTS: usize = 2_000;
+
+/// Everything a replay measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Jobs in the trace.
+    pub jobs: usize,
+    /// Jobs that ran to their end (or their limit).
+    pub finished: usize,
+    /// Jobs refused at submission, by reason (`tier-not-allowed`).
+    pub rejected: BTreeMap<&'static str, usize>,
+    /// Jobs still waiting or running when the replay ended.
+    pub unfinished: usize,
+    /// When the last thing happened, in seconds from the start of the trace.
+    pub horizon_seconds: u64,
+    /// GPUs of the inventory.
+    pub gpus: u32,
+    /// Allocated GPUs over total GPUs, averaged over time (0 to 1).
+    pub allocation: f64,
+    /// Free GPUs while some job waited for capacity, averaged over time: GPUs that exist but
+    /// in shapes (a node, a domain) no waiting job can use.
+    pub fragmented_gpus: f64,
+    /// Time from submission to first start, per tier, in seconds (started jobs only).
+    pub wait_by_tier: BTreeMap<String, Percentiles>,
+    /// The same per team.
+    pub wait_by_team: BTreeMap<String, Percentiles>,
+    /// Preemptions, by the tier of the preempted job.
+    pub preemptions: BTreeMap<String, usize>,
+    /// GPU-hours of work lost to preemption: GPUs × time since the victim's last checkpoint.
+    pub lost_gpu_hours: f64,
+    /// GPU-hours run on nodes inside an NVLink domain (billable NVLink hours).
+    pub nvlink_gpu_hours: f64,
+    /// GPU-hours run in all.
+    pub gpu_hours: f64,
+    /// Spending per team, against its daily budget.
+    pub cost: BTreeMap<String, TeamCost>,
+    /// The finish time of the last job, in seconds (for a plan: the time to its final stage).
+    pub makespan_seconds: u64,
+    /// Series for plots, not serialised.
+    #[serde(skip)]
+    pub series: Series,
+}
+
+/// A team's spending.
+#[derive(Clone, Debug, Serialize)]
+pub struct TeamCost {
+    /// What its jobs cost in all, at each node's price.
+    #[serde(serialize_with = "money")]
+    pub spent: Money,
+    /// Its daily budget, if it has one.
+    #[serde(serialize_with = "optional_money")]
+    pub daily_budget: Option<Money>,
+    /// The most it spent on one day.
+    #[serde(serialize_with = "money")]
+    pub peak_day: Money,
+    /// Days on which it spent more than its budget (the engine holds new work at the budget,
+    /// so an overrun is work that was admitted under it and ran past it).
+    pub days_over_budget: usize,
+}
+
+/// Time series for the plots.
+#[derive(Clone, Debug, Default)]
+pub struct Series {
+    /// Allocated over total GPUs.
+    pub allocation: Steps,
+    /// Jobs waiting.
+    pub queue: Steps,
+}
+
+impl Series {
+    /// The plot points of the allocation, in percent.
+    pub fn allocation_points(&self, end: u64) -> Vec<(f64, f64)> {
+        self.allocation.points(end, PLOT_POINTS).into_iter().map(|(time, value)| (time, value * 100.0)).collect()
+    }
+
+    /// The plot points of the queue length.
+    pub fn queue_points(&self, end: u64) -> Vec<(f64, f64)> {
+        self.queue.points(end, PLOT_POINTS)
+    }
+}
+
+/// A run of a job: where, and from when.
+struct Run<'e> {
+    placement: &'e Placement,
+    since: u64,
+}
+
+/// What the measure keeps about the cluster as it walks the events.
+struct Walk<'a> {
+    model: &'a Model,
+    jobs: &'a [Job],
+    runs: Vec<Option<Run<'a>>>,
+    first_start: Vec<Option<u64>>,
+    waiting: Vec<bool>,
+    capacity_held: Vec<bool>,
+    waiting_count: usize,
+    capacity_count: usize,
+    allocated_milli: u64,
+    gpu_seconds: u128,
+    nvlink_gpu_seconds: u128,
+    /// Spending in minor units by team and day.
+    spent: Vec<BTreeMap<u64, i64>>,
+    series: Series,
+    fragmented: Steps,
+}
+
+/// Measures the replay of `jobs` (indexed by [`placid_engine::JobId`]) that produced `events`.
+pub fn measure(model: &Model, jobs: &[Job], events: &[Event]) -> Report {
+    let total_milli = u64::from(model.total_gpus()) * u64::from(WHOLE_GPU_MILLI);
+    let mut walk = Walk {
+        model,
+        jobs,
+        runs: (0..jobs.len()).map(|_| None).collect(),
+        first_start: vec![None; jobs.len()],
+        waiting: vec![false; jobs.len()],
+        capacity_held: vec![false; jobs.len()],
+        waiting_count: 0,
+        capacity_count: 0,
+        allocated_milli: 0,
+        gpu_seconds: 0,
+        nvlink_gpu_seconds: 0,
+        spent: vec![BTreeMap::new(); model.teams.len()],
+        series: Series::default(),
+        fragmented: Steps::default(),
+    };
+    let mut finished = 0;
+    let mut rejected: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut preemptions: BTreeMap<String, usize> = BTreeMap::new();
+    let mut lost_gpu_seconds: u128 = 0;
+    let mut horizon = 0;
+    let mut makespan = 0;
+    for event in events {
+        let index = event.job.index();
+        let Some(job) = jobs.get(index) else { continue };
+        horizon = horizon.max(event.time);
+        match &event.kind {
+            EventKind::Submitted => walk.wait(index, true),
+            EventKind::Started(placement) => {
+                walk.wait(index, false);
+                walk.first_start[index].get_or_insert(event.time);
+                walk.allocated_milli += placement_milli(placement);
+                walk.runs[index] = Some(Run { placement, since: event.time });
+            }
+            EventKind::Finished => {
+                walk.stop(index, event.time);
+                finished += 1;
+                makespan = makespan.max(event.time);
+            }
+            EventKind::Preempted { lost_gpu_seconds: lost, .. } => {
+                *preemptions.entry(model.tier(job.tier).name.to_string()).or_default() += 1;
+                lost_gpu_seconds += u128::from(*lost);
+            }
+            EventKind::Requeued => {
+                walk.stop(index, event.time);
+                walk.wait(index, true);
+            }
+            EventKind::Cancelled => walk.stop(index, event.time),
+            EventKind::Rejected(reason) => {
+                walk.wait(index, false);
+                *rejected.entry(reason.name()).or_default() += 1;
+            }
+            EventKind::Held(hold) => walk.hold(index, *hold == Hold::Capacity),
+            EventKind::Promoted => {}
+        }
+        walk.sample(event.time, total_milli);
+    }
+    let unfinished = walk.waiting_count + walk.runs.iter().filter(|run| run.is_some()).count();
+    let (wait_by_tier, wait_by_team) = waits(model, jobs, &walk.first_start);
+    let cost = team_costs(model, &walk.spent);
+    Report {
+        jobs: jobs.len(),
+        finished,
+        rejected,
+        unfinished,
+        horizon_seconds: horizon,
+        gpus: model.total_gpus(),
+        allocation: walk.series.allocation.time_mean(horizon),
+        fragmented_gpus: walk.fragmented.time_mean(horizon),
+        wait_by_tier,
+        wait_by_team,
+        preemptions,
+        lost_gpu_hours: gpu_hours(lost_gpu_seconds),
+        nvlink_gpu_hours: gpu_hours(walk.nvlink_gpu_seconds),
+        gpu_hours: gpu_hours(walk.gpu_seconds),
+        cost,
+        makespan_seconds: makespan,
+        series: walk.series,
+    }
+}
+
+impl Walk<'_> {
+    fn wait(&mut self, index: usize, waiting: bool) {
+        if self.waiting[index] != waiting {
+            self.waiting[index] = waiting;
+            if waiting {
+                self.waiting_count += 1;
+            } else {
+                self.waiting_count -= 1;
+                self.hold(index, false);
+            }
+        }
+    }
+
+    fn hold(&mut self, index: usize, for_capacity: bool) {
+        if self.capacity_held[index] != for_capacity {
+            self.capacity_held[index] = for_capacity;
+            if for_capacity {
+                self.capacity_count += 1;
+            } else {
+                self.capacity_count -= 1;
+            }
+        }
+    }
+
+    /// Ends the job's run at `time`, counting its GPU-hours and its cost day by day.
+    fn stop(&mut self, index: usize, time: u64) {
+        let Some(run) = self.runs[index].take() else { return };
+        let model = self.model;
+        let team = self.jobs[index].team.index();
+        self.allocated_milli -= placement_milli(run.placement);
+        for share in &run.placement.nodes {
+            let node = model.node(share.node);
+            let gpus = u32::try_from(share.gpus.len()).unwrap_or(u32::MAX);
+            let milli_seconds = u128::from(gpus) * u128::from(share.milli) * u128::from(time.saturating_sub(run.since));
+            self.gpu_seconds += milli_seconds / u128::from(WHOLE_GPU_MILLI);
+            if node.domain.is_some() {
+                self.nvlink_gpu_seconds += milli_seconds / u128::from(WHOLE_GPU_MILLI);
+            }
+            let price = node.cost_per_gpu_hour.map_or(0, |money| money.minor);
+            // Split at midnights, so each day is charged what ran on it.
+            let mut from = run.since;
+            while from < time {
+                let day = from / DAY;
+                let until = time.min((day + 1) * DAY);
+                let amount = cost(price, gpus, share.milli, until - from);
+                let spent = self.spent[team].entry(day).or_default();
+                *spent = spent.saturating_add(amount);
+                from = until;
+            }
+        }
+    }
+
+    fn sample(&mut self, time: u64, total_milli: u64) {
+        let allocated = if total_milli == 0 { 0.0 } else { self.allocated_milli as f64 / total_milli as f64 };
+        self.series.allocation.set(time, allocated);
+        self.series.queue.set(time, self.waiting_count as f64);
+        let free_gpus = total_milli.saturating_sub(self.allocated_milli) as f64 / f64::from(WHOLE_GPU_MILLI);
+        self.fragmented.set(time, if self.capacity_count > 0 { free_gpus } else { 0.0 });
+    }
+}
+
+/// GPU milli a placement holds.
+fn placement_milli(placement: &Placement) -> u64 {
+    placement.nodes.iter().map(|share| share.gpus.len() as u64 * u64::from(share.milli)).sum()
+}
+
+fn gpu_hours(gpu_seconds: u128) -> f64 {
+    gpu_seconds as f64 / 3600.0
+}
+
+/// Waits per tier and per team, of the jobs that started.
+fn waits(model: &Model, jobs: &[Job], first_start: &[Option<u64>]) -> (BTreeMap<String, Percentiles>, BTreeMap<String, Percentiles>) {
+    let mut by_tier: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    let mut by_team: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for (job, start) in jobs.iter().zip(first_start) {
+        let Some(start) = start else { continue };
+        let wait = start.saturating_sub(job.submit);
+        by_tier.entry(model.tier(job.tier).name.to_string()).or_default().push(wait);
+        by_team.entry(model.team(job.team).name.to_string()).or_default().push(wait);
+    }
+    let summarise = |groups: BTreeMap<String, Vec<u64>>| groups.into_iter().map(|(name, waits)| (name, Percentiles::of(waits))).collect();
+    (summarise(by_tier), summarise(by_team))
+}
+
+fn team_costs(model: &Model, spent: &[BTreeMap<u64, i64>]) -> BTreeMap<String, TeamCost> {
+    let currency = model.project.currency;
+    let money = |minor: i64| Money { currency, minor };
+    model
+        .teams
+        .iter()
+        .zip(spent)
+        .map(|(team, days)| {
+            let budget = team.daily_budget.as_ref().map(|budget| budget.value);
+            let total = days.values().fold(0i64, |sum, day| sum.saturating_add(*day));
+            let peak = days.values().copied().max().unwrap_or(0);
+            let over = budget.map_or(0, |budget| days.values().filter(|day| **day > budget.minor).count());
+            (team.name.to_string(), TeamCost { spent: money(total), daily_budget: budget, peak_day: money(peak), days_over_budget: over })
+        })
+        .collect()
+}
+
+/// Money as placid writes it in a policy: `(usd)12.34`, exact.
+fn money<S: serde::Serializer>(amount: &Money, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(amount)
+}
+
+fn optional_money<S: serde::Serializer>(amount: &Option<Money>, serializer: S) -> Result<S::Ok, S::Error> {
+    match amount {
+        Some(amount) => serializer.collect_str(amount),
+        None => serializer.serialize_none(),
+    }
+}
