@@ -5,6 +5,7 @@
 //! Ranges: E001-E019 syntax and lowering, E020-E039 checker rules, E040-E049 Slurm target,
 //! E050-E059 Kubernetes target, E060-E069 Wasm, E070-E079 inventory and drift,
 //! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr),
+//! E100-E119 engine and policy tests (rejection reasons, `placid test`, the engine's checks),
 //! E140-E149 simulation traces.
 
 macro_rules! codes {
@@ -239,6 +240,20 @@ codes! {
         "The options ask for something this project cannot give: `build --stdout` prints the Kubernetes objects only, so it needs `--target kubernetes` and a project that declares `target \"kubernetes\"`. The command exits with 2; change the options or the project.";
     EnvironmentUnavailable = 99, "environment-unavailable", "something the command needs from this machine is missing",
         "The policy is fine, but the command needs a program or resource of the machine it runs on that is missing or busy: Graphviz `dot` for `graph --svg`, a free address for `extender --listen`, threads for the extender's runtime. The message names what failed; the command exits with 2.";
+    NoFeasibleNode = 100, "no-feasible-node", "no node of the pool can ever host the job",
+        "The engine (docs/semantics.md) filters a pool's nodes by the job's architecture and image platforms, NVLink need, minimum bandwidth and lanes, MIG profile, capacity kind and pinned nodes. When no node passes, even on an empty cluster, the job is rejected with this reason. Policy tests name it as `expect \"rejected\" reason=\"no-feasible-node\"`. Ask for a pool whose nodes fit the class, or relax the class.";
+    ExceedsQuota = 101, "exceeds-quota", "a job or stage asks for more GPUs than its team can ever hold in the pool",
+        "A team's jobs in a pool are limited to its guaranteed GPUs plus what it may borrow (a team with a backfill tier borrows what the other teams are guaranteed); a reserving tier's jobs in its reserved pool to the reservation. These are the numbers of `model/shares.rs` that the Kueue queues carry. A job above that limit waits forever, so the engine rejects it, and the checker reports a plan stage that asks for it. Lower the stage's `gpus`, raise the team's share, give the team a backfill tier, or reserve capacity for its tier.";
+    ExceedsBudget = 102, "exceeds-budget", "a job alone costs more than its daily budget",
+        "The engine charges a job its GPUs x run time x the GPU-hour price of the pool's dearest node against its team's and cost center's daily budgets. A job whose cost alone is above either budget can never be admitted and is rejected. Shorten the job, pick a cheaper pool, or raise the budget.";
+    NeverPreemptedOnSpot = 103, "never-preempted-on-spot", "a stage of a never-preempted tier can run on spot capacity",
+        "A tier with `preemption \"never\"` promises its jobs are never stopped, but the provider reclaims spot capacity at any time, so a stage of such a tier whose pool holds spot nodes breaks the promise. Restrict the stage with `capacity=\"reserved\"` or `capacity=\"on-demand\"`, move it to a pool without spot nodes, or give the tier a preemption window.";
+    TestExpectationImpossible = 104, "test-expectation-impossible", "a policy test expects something no run can produce",
+        "The checker asks the engine whether a test's expectation can hold at all: a job expected `placed` in a pool no node of which can host it, beyond its team's quota, or in more GPUs than one unit of its locality holds; a job expected `queued` for quota that its quota always admits. Such a test can never pass. Fix the expectation or the policy it describes.";
+    TestFailed = 105, "test-failed", "a policy test's expectation does not hold",
+        "`placid test` ran the test's jobs through the engine (docs/semantics.md) and what happened differs from the `expect`. The report shows the expected and the actual outcome at the test's span. Either the policy does not do what the test says, or the test is wrong.";
+    TestStateInvalid = 106, "test-state-invalid", "a policy test's starting state cannot be set up",
+        "A `running` job of a test must fit where it is put: on the named nodes or in the named pool, in free capacity. When it does not (more GPUs than the nodes have, a node outside the pool), the test cannot run, and `placid test` reports it as a failure with this code.";
     TraceSyntax = 140, "trace-syntax", "a trace line is not CSV the header can read",
         "A placid trace (docs/simulate.md) is CSV: a header line naming the columns and one line per job, with as many comma-separated values as the header has columns. Values that contain commas are double-quoted; lines starting with `#` are comments. The file must be UTF-8.";
     TraceColumn = 141, "trace-column", "a trace header names an unknown column, repeats one or lacks a required one",

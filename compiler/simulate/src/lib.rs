@@ -3,6 +3,8 @@
 //! allocation and fragmentation over time (docs/simulate.md). Pure: the caller reads the
 //! trace and writes the report.
 
+pub mod measure;
 pub mod plot;
+pub mod replay;
 pub mod stats;
 pub mod trace;

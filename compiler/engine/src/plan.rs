@@ -1,0 +1,81 @@
+//! Plans as jobs: each stage becomes its `trials` jobs, a stage's jobs run after every job of
+//! the stages it names in `after`, and a stage with `promote top=K by=M` reports its best K
+//! trials (Pattern C) once all of them have ended.
+
+use placid_lang::model::{Direction, Model, PlanId};
+
+use crate::job::{Job, JobId, Seconds, StageRef};
+use crate::rank::Ranker;
+use crate::sim::Simulation;
+
+/// A Pattern C promotion: the best `top` of `trials` by their metric.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Promotion {
+    /// The jobs of the promoting stage.
+    pub trials: Vec<JobId>,
+    /// How many are promoted.
+    pub top: u32,
+    /// Which end of the metric wins.
+    pub order: Direction,
+}
+
+impl Promotion {
+    /// The promoted jobs among the `finished` trials with their metric: the best `top` by the
+    /// metric (jobs without one rank last), ties to the earlier job.
+    pub fn best(&self, finished: &[(JobId, Option<f64>)]) -> Vec<JobId> {
+        let mut ranked: Vec<(JobId, Option<f64>)> = finished.to_vec();
+        let order = self.order;
+        ranked.sort_by(|(left_id, left), (right_id, right)| {
+            let better = match (left, right) {
+                (Some(a), Some(b)) => match order {
+                    Direction::Max => b.total_cmp(a),
+                    Direction::Min => a.total_cmp(b),
+                },
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            };
+            better.then(left_id.cmp(right_id))
+        });
+        ranked.into_iter().take(self.top as usize).map(|(id, _)| id).collect()
+    }
+}
+
+/// Submits every trial of `plan` at `submit`, each running for `run(stage index, trial)` and
+/// reporting `metric(stage index, trial)`, and registers its promotions. Returns the jobs of
+/// each stage, by stage index.
+pub fn submit<R: Ranker>(
+    simulation: &mut Simulation<'_, R>,
+    model: &Model,
+    plan_id: PlanId,
+    submit: Seconds,
+    run: &dyn Fn(usize, u32) -> Seconds,
+    metric: &dyn Fn(usize, u32) -> Option<f64>,
+) -> Vec<Vec<JobId>> {
+    let plan = model.plan(plan_id);
+    let mut stages: Vec<Vec<JobId>> = Vec::with_capacity(plan.stages.len());
+    for (index, stage) in plan.stages.iter().enumerate() {
+        // `after` names earlier stages only (the checker refuses forward references, E029).
+        let after: Vec<JobId> =
+            stage.after.iter().filter(|before| before.value < index).flat_map(|before| stages[before.value].iter().copied()).collect();
+        let mut jobs = Vec::with_capacity(stage.trials as usize);
+        for trial in 0..stage.trials.max(1) {
+            let mut job = Job::new(plan.team.value, stage.tier.value, stage.gpus.value);
+            job.class = stage.class.as_ref().map(|class| class.value);
+            job.pool = Some(stage.pool.value);
+            job.capacity = stage.capacity;
+            job.score = stage.score.as_ref().map(|score| score.value);
+            job.submit = submit;
+            job.run = run(index, trial);
+            job.metric = metric(index, trial);
+            job.after = after.clone();
+            job.stage = Some(StageRef { plan: plan_id, stage: index, trial });
+            jobs.push(simulation.submit(job));
+        }
+        if let Some(promote) = &stage.promote {
+            simulation.promote(Promotion { trials: jobs.clone(), top: promote.top, order: promote.order });
+        }
+        stages.push(jobs);
+    }
+    stages
+}

@@ -1,0 +1,140 @@
+//! Quotas and budgets, from the numbers the Kueue queues carry (`model/shares.rs`): a team's
+//! jobs in a pool are charged to its queue (guaranteed GPUs, plus what it may borrow when it
+//! has a backfill tier); a reserving tier's jobs in its reserved pool are charged to the
+//! tier's reservation, which lends and borrows nothing.
+
+use placid_lang::model::{Model, NodeId, PoolId, TeamId, TierId};
+
+use crate::job::{Job, Seconds, WHOLE_GPU_MILLI};
+
+/// One day, the period of a daily budget.
+pub const DAY: Seconds = 86_400;
+
+/// What a job is charged to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Charge {
+    /// Its team's queue in the pool.
+    Team(TeamId, PoolId),
+    /// Its tier's reservation in the pool.
+    Reservation(TierId, PoolId),
+}
+
+/// The quota limits of a model, in GPU milli, and the nodes each pool reaches.
+#[derive(Clone, Debug)]
+pub struct Quotas {
+    /// `[team][pool]`: guaranteed plus borrowable.
+    team_limit: Vec<Vec<u64>>,
+    /// `[tier][pool]`: reserved.
+    reserved: Vec<Vec<u64>>,
+    /// `[pool]`: the nodes work placed through the pool can run on (members no other fenced
+    /// pool holds), sorted.
+    pub reach: Vec<Vec<NodeId>>,
+    /// `[pool]`: the highest GPU-hour price of a node the pool reaches, in minor units.
+    pub dearest: Vec<i64>,
+}
+
+impl Quotas {
+    /// The limits of `model`.
+    pub fn new(model: &Model) -> Quotas {
+        let fences = model.fences();
+        let pools = model.pools.len();
+        let mut team_limit = vec![vec![0; pools]; model.teams.len()];
+        let mut reserved = vec![vec![0; pools]; model.tiers.len()];
+        let mut reach = Vec::with_capacity(pools);
+        let mut dearest = Vec::with_capacity(pools);
+        for index in 0..pools {
+            let pool = PoolId::from_index(index);
+            let guaranteed = fences.guaranteed_gpus(pool);
+            let borrowable = fences.borrowable_gpus(&guaranteed);
+            for (limits, (own, borrow)) in team_limit.iter_mut().zip(guaranteed.iter().zip(&borrowable)) {
+                limits[index] = (u64::from(*own) + u64::from(*borrow)) * u64::from(WHOLE_GPU_MILLI);
+            }
+            let nodes: Vec<NodeId> = model.pool(pool).nodes.iter().copied().filter(|node| fences.reaches(pool, *node)).collect();
+            dearest.push(nodes.iter().filter_map(|node| model.node(*node).cost_per_gpu_hour).map(|money| money.minor).max().unwrap_or(0));
+            reach.push(nodes);
+        }
+        for (tier, each) in model.tiers.iter().enumerate() {
+            for reservation in &each.reservations {
+                reserved[tier][reservation.pool.index()] += u64::from(reservation.gpus) * u64::from(WHOLE_GPU_MILLI);
+            }
+        }
+        Quotas { team_limit, reserved, reach, dearest }
+    }
+
+    /// What `job` is charged to in `pool`: its tier's reservation there, if any, else its
+    /// team's queue.
+    pub fn charge(&self, job: &Job, pool: PoolId) -> Charge {
+        if self.reserved[job.tier.index()][pool.index()] > 0 { Charge::Reservation(job.tier, pool) } else { Charge::Team(job.team, pool) }
+    }
+
+    /// The most GPU milli `charge` may ever hold.
+    pub fn limit(&self, charge: Charge) -> u64 {
+        match charge {
+            Charge::Team(team, pool) => self.team_limit[team.index()][pool.index()],
+            Charge::Reservation(tier, pool) => self.reserved[tier.index()][pool.index()],
+        }
+    }
+
+    /// The estimated cost of `job` in `pool`, in minor currency units: GPUs x estimated run
+    /// x the dearest GPU-hour price the pool reaches, so no placement in it costs more.
+    pub fn estimate(&self, job: &Job, pool: PoolId) -> i64 {
+        cost(self.dearest[pool.index()], job.gpus, job.gpu_milli, job.estimate())
+    }
+}
+
+/// The cost of `gpus` GPUs of `milli` each for `seconds` at `price` minor units per
+/// GPU-hour, rounded down, saturating.
+pub fn cost(price: i64, gpus: u32, milli: u32, seconds: Seconds) -> i64 {
+    let total = i128::from(price) * i128::from(gpus) * i128::from(milli) * i128::from(seconds) / (3600 * i128::from(WHOLE_GPU_MILLI));
+    i64::try_from(total).unwrap_or(if total < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// Per-day spending of teams and cost centers; only the current day is kept.
+#[derive(Clone, Debug)]
+pub struct Budgets {
+    day: Seconds,
+    teams: Vec<i64>,
+    centers: Vec<i64>,
+}
+
+impl Budgets {
+    /// No spending yet.
+    pub fn new(model: &Model) -> Budgets {
+        Budgets { day: 0, teams: vec![0; model.teams.len()], centers: vec![0; model.cost_centers.len()] }
+    }
+
+    /// Moves to the day of `now`, forgetting the spending of earlier days.
+    fn roll(&mut self, now: Seconds) {
+        let day = now / DAY;
+        if day != self.day {
+            self.day = day;
+            self.teams.iter_mut().for_each(|spent| *spent = 0);
+            self.centers.iter_mut().for_each(|spent| *spent = 0);
+        }
+    }
+
+    /// Whether `amount` more fits the team's and its cost center's budgets on `now`'s day.
+    pub fn has_room(&mut self, model: &Model, team: TeamId, amount: i64, now: Seconds) -> bool {
+        self.roll(now);
+        let team_model = model.team(team);
+        let center = team_model.cost_center.value;
+        let fits = |spent: i64, budget: Option<i64>| budget.is_none_or(|budget| spent.saturating_add(amount) <= budget);
+        fits(self.teams[team.index()], team_model.daily_budget.as_ref().map(|money| money.value.minor))
+            && fits(self.centers[center.index()], model.cost_center(center).daily_budget.as_ref().map(|money| money.value.minor))
+    }
+
+    /// Whether `amount` alone fits the team's and its cost center's budgets.
+    pub fn ever_fits(model: &Model, team: TeamId, amount: i64) -> bool {
+        let team_model = model.team(team);
+        let center = model.cost_center(team_model.cost_center.value);
+        [team_model.daily_budget.as_ref(), center.daily_budget.as_ref()].into_iter().flatten().all(|budget| amount <= budget.value.minor)
+    }
+
+    /// Spends `amount` (negative to refund) on `now`'s day.
+    pub fn spend(&mut self, model: &Model, team: TeamId, amount: i64, now: Seconds) {
+        self.roll(now);
+        let center = model.team(team).cost_center.value;
+        self.teams[team.index()] = self.teams[team.index()].saturating_add(amount);
+        self.centers[center.index()] = self.centers[center.index()].saturating_add(amount);
+    }
+}
