@@ -4,7 +4,8 @@
 //!
 //! Ranges: E001-E019 syntax and lowering, E020-E039 checker rules, E040-E049 Slurm target,
 //! E050-E059 Kubernetes target, E060-E069 Wasm, E070-E079 inventory and drift,
-//! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr).
+//! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr), E120-E129 trace input
+//! (`placid simulate --import openb`).
 
 macro_rules! codes {
     ($( $variant:ident = $number:literal, $name:literal, $summary:literal, $explanation:literal; )*) => {
@@ -238,4 +239,16 @@ codes! {
         "The options ask for something this project cannot give: `build --stdout` prints the Kubernetes objects only, so it needs `--target kubernetes` and a project that declares `target \"kubernetes\"`. The command exits with 2; change the options or the project.";
     EnvironmentUnavailable = 99, "environment-unavailable", "something the command needs from this machine is missing",
         "The policy is fine, but the command needs a program or resource of the machine it runs on that is missing or busy: Graphviz `dot` for `graph --svg`, a free address for `extender --listen`, threads for the extender's runtime. The message names what failed; the command exits with 2.";
+    TraceNotText = 120, "trace-not-text", "a trace file is too large or not UTF-8 text",
+        "A trace file (`--nodes`, `--pods`) is untrusted input: placid reads at most 16 MiB of it (docs/limits.md) and only UTF-8 text. The span points at the first byte that is not UTF-8. Export the trace as UTF-8 CSV, or split a larger one.";
+    TraceColumns = 121, "trace-columns", "a trace header names an unknown column or lacks a required one",
+        "The first line of an openb node list names the columns `sn,cpu_milli,memory_mib,gpu,model`, and that of a pod list `name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec` plus, optionally, `qos,pod_phase,creation_time,deletion_time,scheduled_time` (which the reproduction ignores). Any order is fine; an unknown or repeated column is an error rather than being skipped, so that a misspelt column cannot silently read as zero.";
+    TraceValue = 122, "trace-value", "a trace field is not a number in range",
+        "Counts and sizes are whole non-negative numbers within the limits of docs/limits.md (for example at most 64 GPUs a node or a pod and `gpu_milli` at most 1000). A negative, fractional, empty or huge value is an error at the field. A pod's GPU request must also be one openb can mean: `gpu_milli` 0 exactly when `num_gpu` is 0, and 1000 whenever `num_gpu` is above 1 (only a one-GPU pod shares a GPU).";
+    TraceUnknownGpuModel = 123, "trace-unknown-gpu-model", "a pod's gpu_spec names a GPU model no node has",
+        "`gpu_spec` is a `|`-separated list of the GPU models a pod may run on, matched exactly against the `model` column of the node list. A model that no node has is almost always a typo or a node list of another cluster, so it is an error rather than a pod that can only fail.";
+    TraceEmpty = 124, "trace-empty", "a trace file has no data rows",
+        "A node list needs at least one node and a pod list at least one pod, below a header line.";
+    TraceRow = 125, "trace-row", "a trace row is not well-formed CSV or has the wrong number of fields",
+        "Every row has as many comma-separated fields as the header. Quote a field that holds a comma.";
 }
