@@ -251,4 +251,6 @@ codes! {
         "A node list needs at least one node and a pod list at least one pod, below a header line.";
     TraceRow = 125, "trace-row", "a trace row is not well-formed CSV or has the wrong number of fields",
         "Every row has as many comma-separated fields as the header. Quote a field that holds a comma.";
+    SimulateScoreFailed = 126, "simulate-score-failed", "the score failed while the simulator ranked nodes",
+        "`placid simulate --placement score:NAME` ranks every pod's feasible nodes with the score's Wasm plugin. A plugin that traps or returns the wrong number of scores stops the run, since the figures would otherwise mix placements; the message gives the plugin's error.";
 }
