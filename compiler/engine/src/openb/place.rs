@@ -22,7 +22,7 @@ pub struct Free {
 pub struct ScoreFailed(pub String);
 
 /// Ranks feasible nodes for a pod: a raw score per node, higher is better. The simulator
-/// normalises the scores and breaks ties, so that every score is judged the same way.
+/// takes the highest, ties at random, so that every score is judged the same way.
 pub trait NodeScore {
     /// Writes one score per entry of `nodes` into `scores` (cleared first).
     fn score(&mut self, pod: &Pod, nodes: &[Free], scores: &mut Vec<i64>) -> Result<(), ScoreFailed>;
@@ -132,17 +132,24 @@ impl Cluster {
         self.allocated_gpu_milli
     }
 
-    /// Whether `pod` fits node `index` now.
-    fn fits(&self, pod: &Pod, node: &NodeState) -> bool {
-        let fits_host = node.free.cpu_milli >= pod.cpu_milli && node.free.memory_mib >= pod.memory_mib;
-        let fits_gpu = if pod.gpus == 0 {
-            true
+    /// The indices of the nodes `pod` fits now, into `feasible`. The pod's kind of GPU request
+    /// is decided once, outside the scan over the nodes, which is the simulator's hot loop.
+    fn feasible(&self, pod: &Pod, feasible: &mut Vec<usize>) {
+        let host = |node: &NodeState| node.free.cpu_milli >= pod.cpu_milli && node.free.memory_mib >= pod.memory_mib;
+        let nodes = self.nodes.iter().enumerate();
+        feasible.clear();
+        if pod.gpus == 0 {
+            feasible.extend(nodes.filter(|(_, node)| host(node)).map(|(index, _)| index));
         } else if pod.shares_gpu() {
-            node.most_free >= pod.gpu_milli.0
+            let milli = pod.gpu_milli.0;
+            feasible.extend(
+                nodes.filter(|(_, node)| node.most_free >= milli && host(node) && pod.spec.allows(node.model)).map(|(index, _)| index),
+            );
         } else {
-            node.whole_free >= pod.gpus
-        };
-        fits_host && fits_gpu && (pod.gpus == 0 || pod.spec.allows(node.model))
+            feasible.extend(
+                nodes.filter(|(_, node)| node.whole_free >= pod.gpus && host(node) && pod.spec.allows(node.model)).map(|(index, _)| index),
+            );
+        }
     }
 
     /// Places `pod`, or returns `Ok(None)` when no node fits (the pod fails for good). Returns
@@ -154,8 +161,7 @@ impl Cluster {
         rng: &mut impl rand::Rng,
         scratch: &mut Scratch,
     ) -> Result<Option<usize>, ScoreFailed> {
-        scratch.feasible.clear();
-        scratch.feasible.extend((0..self.nodes.len()).filter(|&index| self.fits(pod, &self.nodes[index])));
+        self.feasible(pod, &mut scratch.feasible);
         if scratch.feasible.is_empty() {
             return Ok(None);
         }
@@ -168,7 +174,10 @@ impl Cluster {
                 if scratch.scores.len() != scratch.feasible.len() {
                     return Err(ScoreFailed(format!("the score ranked {} nodes of {}", scratch.scores.len(), scratch.feasible.len())));
                 }
-                normalise(&mut scratch.scores);
+                // The artifact min-max normalises the scores to 0..100 with integer division
+                // before taking the highest. With one score that keeps exactly the raw
+                // highest at 100 (any lower one is at most 99), so the highest raw scores are
+                // the same candidates, found without a division per node.
                 scratch.feasible[best(&scratch.scores, rng)]
             }
         };
@@ -212,18 +221,6 @@ impl Cluster {
     }
 }
 
-/// The artifact's min-max normalisation to 0..100 with integer division; all scores become 0
-/// when they are equal.
-fn normalise(scores: &mut [i64]) {
-    let (Some(&low), Some(&high)) = (scores.iter().min(), scores.iter().max()) else {
-        return;
-    };
-    let range = high - low;
-    for score in scores.iter_mut() {
-        *score = if range == 0 { 0 } else { (*score - low) * 100 / range };
-    }
-}
-
 /// The index of the highest score, uniform among ties.
 fn best(scores: &[i64], rng: &mut impl rand::Rng) -> usize {
     let high = scores.iter().copied().max().unwrap_or(0);
@@ -235,16 +232,6 @@ fn best(scores: &[i64], rng: &mut impl rand::Rng) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn normalising_maps_the_range_to_0_100_with_integer_division() {
-        let mut scores = vec![10, 13, 40];
-        normalise(&mut scores);
-        assert_eq!(scores, vec![0, 10, 100]);
-        let mut equal = vec![7, 7];
-        normalise(&mut equal);
-        assert_eq!(equal, vec![0, 0]);
-    }
 
     #[test]
     fn best_fit_prefers_the_fuller_node() {
