@@ -6,7 +6,7 @@
 //! E050-E059 Kubernetes target, E060-E069 Wasm, E070-E079 inventory and drift,
 //! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr),
 //! E100-E119 engine and policy tests (rejection reasons, `placid test`, the engine's checks),
-//! E140-E149 simulation traces.
+//! E120-E129 traces (`placid simulate`: placid traces and openb lists).
 
 macro_rules! codes {
     ($( $variant:ident = $number:literal, $name:literal, $summary:literal, $explanation:literal; )*) => {
@@ -254,16 +254,20 @@ codes! {
         "`placid test` ran the test's jobs through the engine (docs/semantics.md) and what happened differs from the `expect`. The report shows the expected and the actual outcome at the test's span. Either the policy does not do what the test says, or the test is wrong.";
     TestStateInvalid = 106, "test-state-invalid", "a policy test's starting state cannot be set up",
         "A `running` job of a test must fit where it is put: on the named nodes or in the named pool, in free capacity. When it does not (more GPUs than the nodes have, a node outside the pool), the test cannot run, and `placid test` reports it as a failure with this code.";
-    TraceSyntax = 140, "trace-syntax", "a trace line is not CSV the header can read",
-        "A placid trace (docs/simulate.md) is CSV: a header line naming the columns and one line per job, with as many comma-separated values as the header has columns. Values that contain commas are double-quoted; lines starting with `#` are comments. The file must be UTF-8.";
-    TraceColumn = 141, "trace-column", "a trace header names an unknown column, repeats one or lacks a required one",
-        "The columns of a placid trace are `job`, `submit`, `team`, `tier`, `gpus` and `run` (required) and `class`, `pool`, `limit` and `tag` (optional), in any order. An unknown column is an error rather than being ignored, so a misspelt `limit` cannot silently replay jobs without their limits.";
-    TraceValue = 142, "trace-value", "a trace value is empty, negative, too large or not of its column's kind",
-        "Times (`submit`, `run`, `limit`) are durations from the start of the trace such as `90s` or `1h30m`, or whole seconds, up to ten years; `gpus` is a whole number up to 1,000,000; job names are unique. The bounds keep every sum the replay makes exact.";
-    TraceReference = 143, "trace-reference", "a trace names a team, tier, class or pool the policy does not declare",
-        "A trace is replayed against one policy, so its `team`, `tier`, `class` and `pool` values must be names that policy declares. The closest declared name is suggested.";
-    TraceEmpty = 144, "trace-empty", "a trace has no jobs",
-        "A trace must have a header line and at least one job; an empty replay would report a cluster that does nothing.";
-    TraceTooLarge = 145, "trace-too-large", "a trace holds more jobs than placid replays",
-        "placid replays at most 10,000,000 jobs from one trace, which bounds the memory a replay takes. Split the trace or sample it.";
+    TraceNotText = 120, "trace-not-text", "a trace file is too large or not UTF-8 text",
+        "A trace file (`--trace`, `--nodes`, `--pods`) is untrusted input: placid reads at most 16 MiB of an openb list and 10,000,000 jobs of a placid trace (docs/limits.md), and only UTF-8 text. The span points at the first byte that is not UTF-8, or at the first job past the limit. Export the trace as UTF-8 CSV, or split a larger one.";
+    TraceColumns = 121, "trace-columns", "a trace header names an unknown column or lacks a required one",
+        "The first line of an openb node list names the columns `sn,cpu_milli,memory_mib,gpu,model`, and that of a pod list `name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec` plus, optionally, `qos,pod_phase,creation_time,deletion_time,scheduled_time` (which the reproduction ignores). Any order is fine; an unknown or repeated column is an error rather than being skipped, so that a misspelt column cannot silently read as zero. A placid trace (docs/simulate.md) has the columns `job`, `submit`, `team`, `tier`, `gpus` and `run`, and optionally `class`, `pool`, `limit`, `tag`, `stage` and `after`.";
+    TraceValue = 122, "trace-value", "a trace field is not a number in range",
+        "Counts and sizes are whole non-negative numbers within the limits of docs/limits.md (for example at most 64 GPUs a node or a pod and `gpu_milli` at most 1000). A negative, fractional, empty or huge value is an error at the field. A pod's GPU request must also be one openb can mean: `gpu_milli` 0 exactly when `num_gpu` is 0, and 1000 whenever `num_gpu` is above 1 (only a one-GPU pod shares a GPU). In a placid trace, times are durations such as `90s` or `1h30m` (or whole seconds) up to ten years, `gpus` is at most 1,000,000, job names are unique and no stage waits for itself.";
+    TraceUnknownGpuModel = 123, "trace-unknown-gpu-model", "a pod's gpu_spec names a GPU model no node has",
+        "`gpu_spec` is a `|`-separated list of the GPU models a pod may run on, matched exactly against the `model` column of the node list. A model that no node has is almost always a typo or a node list of another cluster, so it is an error rather than a pod that can only fail.";
+    TraceEmpty = 124, "trace-empty", "a trace file has no data rows",
+        "A node list needs at least one node, a pod list at least one pod and a placid trace at least one job, below a header line.";
+    TraceRow = 125, "trace-row", "a trace row is not well-formed CSV or has the wrong number of fields",
+        "Every row has as many comma-separated fields as the header. Quote a field that holds a comma. A placid trace may also hold comment lines starting with `#`.";
+    SimulateScoreFailed = 126, "simulate-score-failed", "the score failed while the simulator ranked nodes",
+        "`placid simulate --placement score:NAME` ranks every pod's feasible nodes with the score's Wasm plugin. A plugin that traps or returns the wrong number of scores stops the run, since the figures would otherwise mix placements; the message gives the plugin's error.";
+    TraceReference = 127, "trace-reference", "a placid trace names a team, tier, class, pool or stage that does not exist",
+        "A placid trace is replayed against one policy, so its `team`, `tier`, `class` and `pool` values must be names that policy declares, and each stage an `after` names must be the `stage` of some job of the trace. The closest name is suggested.";
 }

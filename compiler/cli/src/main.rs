@@ -15,6 +15,7 @@ mod inventory;
 mod output;
 mod pipeline;
 mod score;
+mod simulate;
 mod verify;
 
 pub use output::Output;
@@ -129,6 +130,8 @@ enum Command {
     AuditBinaries(audit::Args),
     /// Work with inventory files: merge probed node files into one inventory.
     Inventory(inventory::Args),
+    /// Replay a workload on a cluster (`--import openb`: the FGD paper's reference placements).
+    Simulate(simulate::Args),
 }
 
 fn main() -> ExitCode {
@@ -152,6 +155,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => explain::run(&args, &mut out),
         Command::AuditBinaries(args) => audit::run(&args, &mut out),
         Command::Inventory(args) => inventory::run(&args, &mut out),
+        Command::Simulate(args) => simulate::run(&args, &mut out),
     };
     out.finish(exit).into()
 }

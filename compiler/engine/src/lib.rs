@@ -12,6 +12,7 @@
 pub mod cluster;
 pub mod event;
 pub mod job;
+pub mod openb;
 pub mod place;
 pub mod plan;
 pub mod quota;

@@ -162,7 +162,7 @@ pub fn read(model: &Model, file: FileId, text: &str) -> Result<Vec<TraceJob>, Di
         }
         if jobs.len() == MAX_JOBS {
             diagnostics.push(
-                Diagnostic::error(Code::TraceTooLarge, row_span(file, text, start), format!("the trace has more than {MAX_JOBS} jobs"))
+                Diagnostic::error(Code::TraceNotText, row_span(file, text, start), format!("the trace has more than {MAX_JOBS} jobs"))
                     .help("split the trace, or sample it: a replay of more jobs is no more telling"),
             );
             break;
@@ -258,17 +258,17 @@ fn header(reader: &mut csv::Reader<&[u8]>, file: FileId, text: &str) -> Result<V
         let span = field_span(file, text, header_start, index);
         let Some(column) = Column::ALL.iter().copied().find(|column| column.name() == name) else {
             let known: Vec<&str> = Column::ALL.iter().map(|column| column.name()).collect();
-            return Err(Diagnostic::error(Code::TraceColumn, span, format!("unknown column `{name}`"))
+            return Err(Diagnostic::error(Code::TraceColumns, span, format!("unknown column `{name}`"))
                 .maybe_help(help_for(name, known.iter().copied())));
         };
         if columns.contains(&column) {
-            return Err(Diagnostic::error(Code::TraceColumn, span, format!("column `{name}` appears twice")).help("name each column once"));
+            return Err(Diagnostic::error(Code::TraceColumns, span, format!("column `{name}` appears twice")).help("name each column once"));
         }
         columns.push(column);
     }
     if let Some(missing) = Column::ALL.iter().find(|column| column.required() && !columns.contains(column)) {
         return Err(Diagnostic::error(
-            Code::TraceColumn,
+            Code::TraceColumns,
             row_span(file, text, header_start),
             format!("the trace has no `{}` column", missing.name()),
         )
@@ -420,7 +420,7 @@ fn syntax_error(error: &csv::Error, file: FileId, text: &str, start: usize) -> D
         csv::ErrorKind::Utf8 { .. } => "this line is not UTF-8".to_owned(),
         _ => format!("this line is not CSV: {error}"),
     };
-    Diagnostic::error(Code::TraceSyntax, row_span(file, text, start), message)
+    Diagnostic::error(Code::TraceRow, row_span(file, text, start), message)
         .help("a trace line has one comma-separated value per header column; quote values that contain commas")
 }
 

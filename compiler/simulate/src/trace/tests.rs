@@ -49,9 +49,9 @@ fn a_good_trace_resolves_names_and_times() {
 
 #[test]
 fn unknown_and_missing_columns_are_named() {
-    assert_eq!(codes_at("job,submit,team,tier,gpus,run,limt\n"), [(Code::TraceColumn, "limt".to_owned())]);
-    assert_eq!(codes_at("job,submit,team,tier,gpus\n").first().map(|found| found.0), Some(Code::TraceColumn));
-    assert_eq!(codes_at("job,job,submit,team,tier,gpus,run\n"), [(Code::TraceColumn, "job".to_owned())]);
+    assert_eq!(codes_at("job,submit,team,tier,gpus,run,limt\n"), [(Code::TraceColumns, "limt".to_owned())]);
+    assert_eq!(codes_at("job,submit,team,tier,gpus\n").first().map(|found| found.0), Some(Code::TraceColumns));
+    assert_eq!(codes_at("job,job,submit,team,tier,gpus,run\n"), [(Code::TraceColumns, "job".to_owned())]);
 }
 
 #[test]
@@ -87,7 +87,7 @@ fn a_reference_suggests_the_declared_name() {
 fn empty_files_and_ragged_lines_are_errors() {
     assert_eq!(codes_at("").first().map(|found| found.0), Some(Code::TraceEmpty));
     assert_eq!(codes_at("job,submit,team,tier,gpus,run\n").first().map(|found| found.0), Some(Code::TraceEmpty));
-    assert_eq!(codes_at("job,submit,team,tier,gpus,run\na,0,vision\n"), [(Code::TraceSyntax, "a,0,vision".to_owned())]);
+    assert_eq!(codes_at("job,submit,team,tier,gpus,run\na,0,vision\n"), [(Code::TraceRow, "a,0,vision".to_owned())]);
 }
 
 #[test]

@@ -1,0 +1,219 @@
+//! `placid simulate`: replays a workload on a cluster. One mode so far, `--import openb`: the
+//! FGD paper's reference placements on Alibaba's openb node and pod lists (docs/semantics.md,
+//! "Reference placements (openb)"), reporting the mean GPU allocation at 100 % and 130 %
+//! arrived. Its JSON contract (`allocation` maps "100" and "130" to the mean allocated
+//! percent over the seeds) is called by CI recipes and outside checks, so it stays stable.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use clap::ArgGroup;
+use placid_driver::render::{Choice as _, Format};
+use placid_engine::openb::metric::{self, Inflation, Outcome, Seeds};
+use placid_engine::openb::place::{BestFit, Placement};
+use placid_engine::openb::read::{self, MAX_TRACE_BYTES, TraceFile};
+use placid_lang::diag::{Code, Diagnostic, Diagnostics};
+use placid_lang::source::{RelPath, Sources};
+use placid_lang::span::Span;
+use serde_json::json;
+
+use crate::pipeline::{self, Fields};
+use crate::{Exit, Output, choice};
+
+/// Arguments of `placid simulate`. The workload's source is one mode of the `mode` group.
+#[derive(clap::Args, Debug)]
+#[command(group(ArgGroup::new("mode").required(true).args(["import"])))]
+pub struct Args {
+    /// Import a trace of another format: `openb`, Alibaba's node and pod lists (`--nodes`, `--pods`).
+    #[arg(long, value_enum, requires_all = ["nodes", "pods"])]
+    import: Option<Import>,
+    /// The openb node list (`openb_node_list_*.csv`).
+    #[arg(long, requires = "import")]
+    nodes: Option<PathBuf>,
+    /// The openb pod list (`openb_pod_list_*.csv`).
+    #[arg(long, requires = "import")]
+    pods: Option<PathBuf>,
+    /// How an imported trace's pods are placed: `best-fit` or `random`, as the FGD artifact defines them.
+    #[arg(long, value_enum, default_value_t = Reference::BestFit, requires = "import")]
+    placement: Reference,
+    /// The seeds, each one repetition: `42-51`, `7` or `1,3-4` (at most 100).
+    #[arg(long, value_parser = Seeds::parse, default_value = "42-51")]
+    seeds: Seeds,
+    /// Inflate the workload to this factor of the cluster's GPUs, from 1 to 4.
+    #[arg(long, value_parser = Inflation::parse, default_value = "1.3")]
+    inflate: Inflation,
+    /// Output format: a short summary, or one JSON object.
+    #[arg(long, value_parser = choice::<Format>(), default_value = Format::Text.name())]
+    format: Format,
+}
+
+/// The formats `--import` reads.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Import {
+    /// Alibaba's openb node and pod lists (the FGD paper's trace).
+    Openb,
+}
+
+/// The built-in reference placements of an imported trace.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Reference {
+    /// The best node by the artifact's best-fit score, ties at random.
+    BestFit,
+    /// A uniform feasible node.
+    Random,
+}
+
+impl Reference {
+    fn name(self) -> &'static str {
+        match self {
+            Reference::BestFit => "best-fit",
+            Reference::Random => "random",
+        }
+    }
+}
+
+pub fn run(args: &Args, out: &mut Output) -> Exit {
+    match (args.import, &args.nodes, &args.pods) {
+        (Some(Import::Openb), Some(nodes), Some(pods)) => openb(args, nodes, pods, out),
+        // clap's `mode` group and `requires` refuse every other combination.
+        _ => Exit::Usage,
+    }
+}
+
+/// The openb mode: read both lists, run every seed, print the figures.
+fn openb(args: &Args, nodes: &Path, pods: &Path, out: &mut Output) -> Exit {
+    let format = args.format;
+    let mut sources = Sources::new();
+    let mut diagnostics = Diagnostics::new();
+    let node_bytes = match read_trace(out, format, "the node list", nodes, &mut diagnostics) {
+        Ok(bytes) => bytes,
+        Err(exit) => return exit,
+    };
+    let pod_bytes = match read_trace(out, format, "the pod list", pods, &mut diagnostics) {
+        Ok(bytes) => bytes,
+        Err(exit) => return exit,
+    };
+    let (Some(node_bytes), Some(pod_bytes)) = (node_bytes, pod_bytes) else {
+        return pipeline::report(out, format, &sources, &diagnostics, Fields::new());
+    };
+    let (trace, read_diagnostics) = read::read(
+        &mut sources,
+        TraceFile { path: shown_path(nodes), bytes: &node_bytes },
+        TraceFile { path: shown_path(pods), bytes: &pod_bytes },
+    );
+    diagnostics.extend(read_diagnostics);
+    let Some(trace) = trace else {
+        return pipeline::report(out, format, &sources, &diagnostics, Fields::new());
+    };
+    let mut best_fit = BestFit;
+    let mut placement = match args.placement {
+        Reference::BestFit => Placement::Scored(&mut best_fit),
+        Reference::Random => Placement::Random,
+    };
+    let outcome = match metric::run(&trace, &mut placement, &args.seeds, args.inflate) {
+        Ok(outcome) => outcome,
+        Err(failed) => {
+            diagnostics.push(
+                Diagnostic::error(Code::SimulateScoreFailed, Span::DETACHED, failed.0)
+                    .help("run the score on one job with `placid score` to see where it fails"),
+            );
+            return pipeline::report(out, format, &sources, &diagnostics, Fields::new());
+        }
+    };
+    let summary = Summary { placement: args.placement.name(), nodes: trace.nodes.len(), pods: trace.pods.len(), args, outcome };
+    match format {
+        Format::Json => pipeline::report(out, format, &sources, &diagnostics, summary.fields()),
+        Format::Text => {
+            out.out(summary.text());
+            pipeline::report(out, format, &sources, &diagnostics, Fields::new())
+        }
+    }
+}
+
+/// What a run prints.
+struct Summary<'a> {
+    placement: &'static str,
+    nodes: usize,
+    pods: usize,
+    args: &'a Args,
+    outcome: Outcome,
+}
+
+impl Summary<'_> {
+    /// The JSON report's fields; `allocation` is the stable contract.
+    fn fields(&self) -> Fields {
+        let marks = |allocation: &[(u32, Option<f64>)]| -> serde_json::Value {
+            allocation.iter().map(|(mark, mean)| (mark.to_string(), json!(mean))).collect::<Fields>().into()
+        };
+        let runs: Vec<serde_json::Value> = self
+            .outcome
+            .runs
+            .iter()
+            .map(|run| json!({"seed": run.seed, "pods": run.pods, "failed": run.failed, "allocation": marks(&run.allocation)}))
+            .collect();
+        let mut fields = Fields::new();
+        fields.insert("allocation".into(), marks(&self.outcome.allocation));
+        fields.insert("placement".into(), json!(self.placement));
+        fields.insert("seeds".into(), json!(self.args.seeds.as_slice()));
+        fields.insert("inflate".into(), json!(f64::from(self.args.inflate.permille()) / 1000.0));
+        fields.insert("nodes".into(), json!(self.nodes));
+        fields.insert("pods".into(), json!(self.pods));
+        fields.insert("runs".into(), json!(runs));
+        fields
+    }
+
+    /// A few lines for people.
+    fn text(&self) -> String {
+        let seeds = self.args.seeds.as_slice();
+        let mut text = format!(
+            "openb, {}: {} nodes, {} pods, inflated to {}×, {} seed{}\n",
+            self.placement,
+            self.nodes,
+            self.pods,
+            f64::from(self.args.inflate.permille()) / 1000.0,
+            seeds.len(),
+            if seeds.len() == 1 { "" } else { "s" },
+        );
+        for (mark, mean) in &self.outcome.allocation {
+            match mean {
+                Some(mean) => text.push_str(&format!("  GPU allocated at {mark} % arrived: {mean:.2} %\n")),
+                None => text.push_str(&format!("  GPU allocated at {mark} % arrived: not reached\n")),
+            }
+        }
+        let failed: usize = self.outcome.runs.iter().map(|run| run.failed).sum();
+        let placed: usize = self.outcome.runs.iter().map(|run| run.pods).sum();
+        text.push_str(&format!("  pods failed: {failed} of {placed} over all seeds\n"));
+        text
+    }
+}
+
+/// Reads at most [`MAX_TRACE_BYTES`] of a trace file. A file that cannot be opened stops the
+/// command (exit 2); one that is too large becomes a diagnostic of the trace (`Ok(None)`).
+fn read_trace(out: &mut Output, format: Format, what: &str, path: &Path, diagnostics: &mut Diagnostics) -> Result<Option<Vec<u8>>, Exit> {
+    let file = std::fs::File::open(path).map_err(|error| pipeline::unreadable(out, format, what, path, error))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes).map_err(|error| pipeline::unreadable(out, format, what, path, error))?;
+    if bytes.len() as u64 > MAX_TRACE_BYTES {
+        diagnostics.push(
+            Diagnostic::error(
+                Code::TraceNotText,
+                Span::DETACHED,
+                format!("{} is larger than {} MiB", path.display(), MAX_TRACE_BYTES >> 20),
+            )
+            .help("placid reads trace files of at most 16 MiB (docs/limits.md); split the trace"),
+        );
+        return Ok(None);
+    }
+    Ok(Some(bytes))
+}
+
+/// The path diagnostics show: relative to the working directory when inside it, else the
+/// file's name.
+fn shown_path(path: &Path) -> RelPath {
+    let relative = std::env::current_dir().ok().and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf));
+    [relative, path.file_name().map(PathBuf::from)]
+        .into_iter()
+        .flatten()
+        .find_map(|candidate| RelPath::new(&candidate.to_string_lossy()).ok())
+        .unwrap_or_else(|| RelPath::new("trace.csv").unwrap_or_else(|_| unreachable!("a valid literal path")))
+}
