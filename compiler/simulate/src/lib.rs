@@ -8,3 +8,6 @@ pub mod plot;
 pub mod replay;
 pub mod stats;
 pub mod trace;
+
+#[cfg(test)]
+mod fixture;

@@ -200,45 +200,35 @@ pub fn read(model: &Model, file: FileId, text: &str) -> Result<Vec<TraceJob>, Di
     if diagnostics.has_errors() { Err(diagnostics) } else { Ok(jobs) }
 }
 
-/// Every stage an `after` names is the stage of some job, and no stage waits for itself,
-/// directly or through others: a replay would otherwise hold the job for ever.
+/// Every stage an `after` names is the stage of some job, all of whose jobs come earlier in
+/// the trace. The engine submits jobs in trace order and a job can only wait for jobs already
+/// submitted; requiring the order also rules out stages that wait for themselves.
 fn check_stages(jobs: &[TraceJob], columns: &[Column], file: FileId, text: &str, diagnostics: &mut Diagnostics) {
-    let stages: std::collections::BTreeSet<&str> = jobs.iter().filter_map(|job| job.stage.as_deref()).collect();
-    let mut waits: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> = std::collections::BTreeMap::new();
-    for job in jobs {
-        let span = || {
-            let start = job.span.start as usize;
-            columns.iter().position(|column| *column == Column::After).map_or(job.span, |index| field_span(file, text, start, index))
-        };
-        for name in &job.after {
-            if !stages.contains(name.as_str()) {
-                diagnostics.push(
-                    Diagnostic::error(Code::TraceReference, span(), format!("no job of the trace is in stage `{name}`"))
-                        .maybe_help(help_for(name, stages.iter().copied())),
-                );
-            } else if let Some(stage) = job.stage.as_deref() {
-                waits.entry(stage).or_default().insert(name.as_str());
-            }
+    let mut last: HashMap<&str, usize> = HashMap::new();
+    for (index, job) in jobs.iter().enumerate() {
+        if let Some(stage) = job.stage.as_deref() {
+            last.insert(stage, index);
         }
     }
-    for stage in &stages {
-        let mut seen = std::collections::BTreeSet::new();
-        let mut todo: Vec<&str> = waits.get(stage).map(|next| next.iter().copied().collect()).unwrap_or_default();
-        while let Some(next) = todo.pop() {
-            if next == *stage {
-                let job = jobs.iter().find(|job| job.stage.as_deref() == Some(*stage));
-                diagnostics.push(
-                    Diagnostic::error(
-                        Code::TraceValue,
-                        job.map_or(Span::new(file, 0, 0), |job| job.span),
-                        format!("stage `{stage}` waits for itself"),
-                    )
-                    .help("a stage's `after` may name only stages that do not wait for it"),
-                );
-                break;
-            }
-            if seen.insert(next) {
-                todo.extend(waits.get(next).into_iter().flatten().copied());
+    let mut stages: Vec<&str> = last.keys().copied().collect();
+    stages.sort_unstable();
+    for (index, job) in jobs.iter().enumerate() {
+        let span = || {
+            let start = job.span.start as usize;
+            columns.iter().position(|column| *column == Column::After).map_or(job.span, |field| field_span(file, text, start, field))
+        };
+        for name in &job.after {
+            match last.get(name.as_str()) {
+                None => diagnostics.push(
+                    Diagnostic::error(Code::TraceReference, span(), format!("no job of the trace is in stage `{name}`"))
+                        .maybe_help(help_for(name, stages.iter().copied())),
+                ),
+                Some(last) if *last >= index => diagnostics.push(
+                    Diagnostic::error(Code::TraceValue, span(), format!("job `{}` waits for stage `{name}`, which has jobs after it", job.name))
+                        .with_secondary(jobs[*last].span, "the stage's last job")
+                        .help("list every job of a stage before the jobs that wait for it; a stage cannot wait for itself"),
+                ),
+                Some(_) => {}
             }
         }
     }

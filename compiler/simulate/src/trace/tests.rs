@@ -1,30 +1,10 @@
 //! Each bad trace gets its code at the right line and column, every problem at once.
 
 use placid_lang::diag::{Code, Diagnostics};
-use placid_lang::model::Model;
-use placid_lang::source::MemoryWorld;
 use placid_lang::span::FileId;
 
 use super::{TraceJob, read};
-
-/// A two-team policy on one 8-GPU node.
-fn model() -> Model {
-    let mut world = MemoryWorld::new();
-    world.insert("placid.kdl", "project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n");
-    let gpus: String = (0..8).map(|index| format!("    gpu {index} model=\"H200\"\n")).collect();
-    world.insert("nodes.kdl", format!("node \"n1\" arch=\"x86_64\" {{\n    cost gpu-hour=(usd)2\n{gpus}}}\n"));
-    world.insert(
-        "policy.kdl",
-        "pool \"all\" { select arch=\"x86_64\" }\n\
-         tier \"P1\" { priority 500; preemption \"never\"; }\n\
-         cost-center \"cc\" { budget daily=(usd)100 }\n\
-         team \"vision\" { share 50; cost-center \"cc\"; tiers \"P1\"; }\n\
-         team \"nlp\" { share 50; cost-center \"cc\"; tiers \"P1\"; }\n",
-    );
-    let compilation = placid_lang::load(&world);
-    assert!(!compilation.diagnostics.has_errors(), "{:?}", compilation.diagnostics);
-    compilation.model
-}
+use crate::fixture::model;
 
 const FILE: FileId = FileId(7);
 
@@ -100,7 +80,9 @@ fn stages_wait_only_for_stages_that_exist_and_not_for_themselves() {
         [(Code::TraceReference, "trails".to_owned())]
     );
     let cycle = "job,submit,team,tier,gpus,run,stage,after\na,0,vision,P1,1,1h,x,y\nb,0,vision,P1,1,1h,y,x\n";
-    assert_eq!(codes_at(cycle).iter().map(|found| found.0).collect::<Vec<_>>(), [Code::TraceValue, Code::TraceValue]);
+    assert_eq!(codes_at(cycle), [(Code::TraceValue, "y".to_owned())]);
+    let own = "job,submit,team,tier,gpus,run,stage,after\na,0,vision,P1,1,1h,x,x\n";
+    assert_eq!(codes_at(own), [(Code::TraceValue, "x".to_owned())]);
 }
 
 #[test]
