@@ -14,6 +14,7 @@ mod graph;
 mod inventory;
 mod output;
 mod pipeline;
+mod replay;
 mod score;
 mod simulate;
 mod verify;

@@ -18,12 +18,21 @@ use placid_lang::span::Span;
 use serde_json::json;
 
 use crate::pipeline::{self, Fields};
-use crate::{Exit, Output, choice};
+use crate::{Exit, Output, ProjectArgs, choice, replay};
 
 /// Arguments of `placid simulate`. The workload's source is one mode of the `mode` group.
 #[derive(clap::Args, Debug)]
-#[command(group(ArgGroup::new("mode").required(true).args(["import"])))]
+#[command(group(ArgGroup::new("mode").required(true).args(["import", "trace"])))]
 pub struct Args {
+    /// The project directory (holding placid.kdl) whose policy a `--trace` replays on.
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// Replay a placid trace (docs/simulate.md) through the engine on the project's policy.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Write SVG plots of allocation and queue length over time into this directory.
+    #[arg(long, requires = "trace")]
+    plots: Option<PathBuf>,
     /// Import a trace of another format: `openb`, Alibaba's node and pod lists (`--nodes`, `--pods`).
     #[arg(long, value_enum, requires_all = ["nodes", "pods"])]
     import: Option<Import>,
@@ -37,10 +46,10 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Reference::BestFit, requires = "import")]
     placement: Reference,
     /// The seeds, each one repetition: `42-51`, `7` or `1,3-4` (at most 100).
-    #[arg(long, value_parser = Seeds::parse, default_value = "42-51")]
+    #[arg(long, value_parser = Seeds::parse, default_value = "42-51", requires = "import")]
     seeds: Seeds,
     /// Inflate the workload to this factor of the cluster's GPUs, from 1 to 4.
-    #[arg(long, value_parser = Inflation::parse, default_value = "1.3")]
+    #[arg(long, value_parser = Inflation::parse, default_value = "1.3", requires = "import")]
     inflate: Inflation,
     /// Output format: a short summary, or one JSON object.
     #[arg(long, value_parser = choice::<Format>(), default_value = Format::Text.name())]
@@ -73,6 +82,10 @@ impl Reference {
 }
 
 pub fn run(args: &Args, out: &mut Output) -> Exit {
+    if let Some(trace) = &args.trace {
+        let project = ProjectArgs { dir: args.dir.clone(), format: args.format };
+        return replay::run(&project, trace, args.plots.as_deref(), out);
+    }
     match (args.import, &args.nodes, &args.pods) {
         (Some(Import::Openb), Some(nodes), Some(pods)) => openb(args, nodes, pods, out),
         // clap's `mode` group and `requires` refuse every other combination.

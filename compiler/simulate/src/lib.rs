@@ -7,6 +7,7 @@ pub mod measure;
 pub mod plot;
 pub mod replay;
 pub mod stats;
+pub mod text;
 pub mod trace;
 
 #[cfg(test)]

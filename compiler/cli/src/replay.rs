@@ -1,0 +1,117 @@
+//! `placid simulate [DIR] --trace FILE`: replays a placid trace (docs/simulate.md) through the
+//! engine on the project's policy and prints what it measured, with SVG plots on request.
+
+use std::io::Read as _;
+use std::path::Path;
+
+use placid_driver::build::{Selection, write_file_atomically};
+use placid_driver::render::Format;
+use placid_engine::Neutral;
+use placid_lang::diag::{Code, Diagnostic, Diagnostics};
+use placid_lang::source::{RelPath, Sources};
+use placid_lang::span::Span;
+use placid_simulate::measure::Report;
+use placid_simulate::plot::{Series, line_chart};
+use placid_simulate::{replay, text, trace};
+
+use crate::pipeline::{self, Fields};
+use crate::{Exit, Output, ProjectArgs};
+
+/// The most bytes of a placid trace read: 10,000,000 jobs of about 50 bytes.
+pub const MAX_TRACE_BYTES: u64 = 512 << 20;
+
+/// Jobs above which a progress bar is shown (on a terminal).
+const PROGRESS_FROM: usize = 50_000;
+
+/// Replays `trace_path` on the project; writes the plots into `plots` when given.
+pub fn run(project: &ProjectArgs, trace_path: &Path, plots: Option<&Path>, out: &mut Output) -> Exit {
+    let format = project.format;
+    let Some((sources, report)) = (match replay_file(project, trace_path, out) {
+        Ok(replayed) => replayed,
+        Err(exit) => return exit,
+    }) else {
+        return Exit::Failure;
+    };
+    if let Some(dir) = plots
+        && let Err(exit) = write_plots(out, format, dir, &report)
+    {
+        return exit;
+    }
+    match format {
+        Format::Json => {
+            let mut fields = Fields::new();
+            fields.insert("report".into(), serde_json::to_value(&report).unwrap_or_default());
+            pipeline::report(out, format, &sources, &Diagnostics::new(), fields)
+        }
+        Format::Text => {
+            out.out(text::summary(&report));
+            Exit::Ok
+        }
+    }
+}
+
+/// Compiles the project, reads the trace and replays it: `Ok(None)` when the trace had
+/// errors (already reported).
+pub fn replay_file(project: &ProjectArgs, trace_path: &Path, out: &mut Output) -> Result<Option<(Sources, Report)>, Exit> {
+    let build = pipeline::checked(out, project, &Selection::default())?;
+    let mut sources = build.sources;
+    let model = build.model;
+    let text = read_trace(out, project.format, trace_path)?;
+    let path = RelPath::new(&trace_path.to_string_lossy())
+        .or_else(|_| RelPath::new(&trace_path.file_name().unwrap_or_default().to_string_lossy()))
+        .unwrap_or_else(|_| RelPath::new("trace.csv").unwrap_or_else(|_| unreachable!("a valid literal path")));
+    let file = sources.add(path, text);
+    let text = sources.get(file).map(|source| source.text.as_str()).unwrap_or_default();
+    let jobs = match trace::read(&model, file, text) {
+        Ok(jobs) => jobs,
+        Err(diagnostics) => {
+            pipeline::report(out, project.format, &sources, &diagnostics, Fields::new());
+            return Ok(None);
+        }
+    };
+    let bar = (jobs.len() >= PROGRESS_FROM).then(|| indicatif::ProgressBar::new(jobs.len() as u64));
+    let report = replay::replay(&model, Neutral, &jobs, &mut |ended| {
+        if let Some(bar) = &bar {
+            bar.set_position(ended as u64);
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    Ok(Some((sources, report)))
+}
+
+/// Reads at most [`MAX_TRACE_BYTES`] of the trace as UTF-8 text.
+fn read_trace(out: &mut Output, format: Format, path: &Path) -> Result<String, Exit> {
+    let file = std::fs::File::open(path).map_err(|error| pipeline::unreadable(out, format, "the trace", path, error))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes).map_err(|error| pipeline::unreadable(out, format, "the trace", path, error))?;
+    let fail = |message: String| Diagnostic::error(Code::TraceNotText, Span::DETACHED, message);
+    if bytes.len() as u64 > MAX_TRACE_BYTES {
+        let diagnostic = fail(format!("{} is larger than {} MiB", path.display(), MAX_TRACE_BYTES >> 20)).help("split the trace, or sample it");
+        return Err(pipeline::fail(out, format, diagnostic));
+    }
+    String::from_utf8(bytes).map_err(|error| {
+        let diagnostic = fail(format!("{} is not UTF-8 (byte {})", path.display(), error.utf8_error().valid_up_to()))
+            .help("export the trace as UTF-8 CSV");
+        pipeline::fail(out, format, diagnostic)
+    })
+}
+
+/// Writes `allocation.svg` and `queue.svg` into `dir`, each atomically.
+fn write_plots(out: &mut Output, format: Format, dir: &Path, report: &Report) -> Result<(), Exit> {
+    let end = report.horizon_seconds;
+    let charts = [
+        ("allocation.svg", "GPU allocation", "allocated GPUs (%)", "allocation", report.series.allocation_points(end)),
+        ("queue.svg", "Queue length", "waiting jobs", "waiting", report.series.queue_points(end)),
+    ];
+    std::fs::create_dir_all(dir).map_err(|error| pipeline::unwritable(out, format, dir, error))?;
+    for (file, title, axis, name, points) in charts {
+        let svg = line_chart(title, axis, &[Series { name: name.to_owned(), points }]).map_err(|error| {
+            pipeline::fail(out, format, Diagnostic::error(Code::EnvironmentUnavailable, Span::DETACHED, error.to_string()).help("report this as a bug"))
+        })?;
+        let path = dir.join(file);
+        write_file_atomically(&path, svg.as_bytes()).map_err(|error| pipeline::unwritable(out, format, &path, error))?;
+    }
+    Ok(())
+}

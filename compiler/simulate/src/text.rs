@@ -1,0 +1,107 @@
+//! The terminal forms of a replay: a summary of one report, and the before → after table of
+//! two (the what-if of `placid diff --simulate`). Plain strings; the CLI prints them.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use placid_lang::units::Duration;
+
+use crate::measure::Report;
+
+/// A duration for people: `3h25m`, `0s`.
+fn duration(seconds: u64) -> String {
+    Duration { seconds }.to_string()
+}
+
+/// A table with a header row, its columns padded to their widest cell.
+fn table(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns).map(|column| rows.iter().filter_map(|row| row.get(column)).map(|cell| cell.chars().count()).max().unwrap_or(0)).collect();
+    let mut text = String::new();
+    for row in rows {
+        let line: Vec<String> = row.iter().zip(&widths).map(|(cell, width)| format!("{cell:<width$}")).collect();
+        let _ = writeln!(text, "    {}", line.join("  ").trim_end());
+    }
+    text
+}
+
+/// A summary of one replay.
+pub fn summary(report: &Report) -> String {
+    let mut text = String::new();
+    let rejected: usize = report.rejected.values().sum();
+    let _ = writeln!(text, "{} jobs: {} finished, {} rejected, {} unfinished", report.jobs, report.finished, rejected, report.unfinished);
+    for (reason, count) in &report.rejected {
+        let _ = writeln!(text, "  rejected {reason}: {count}");
+    }
+    let _ = writeln!(
+        text,
+        "  makespan {}, GPU allocation {:.1} % of {} GPUs, {:.1} GPUs fragmented on average",
+        duration(report.makespan_seconds),
+        report.allocation * 100.0,
+        report.gpus,
+        report.fragmented_gpus
+    );
+    let nvlink_share = if report.gpu_hours > 0.0 { report.nvlink_gpu_hours / report.gpu_hours * 100.0 } else { 0.0 };
+    let _ = writeln!(text, "  {:.1} GPU-hours, {:.1} inside NVLink domains ({nvlink_share:.1} %)", report.gpu_hours, report.nvlink_gpu_hours);
+    let preemptions: usize = report.preemptions.values().sum();
+    let _ = writeln!(text, "  {preemptions} preemptions, {:.1} GPU-hours of work lost", report.lost_gpu_hours);
+    let mut waits = vec![vec!["wait".to_owned(), "jobs".to_owned(), "p50".to_owned(), "p95".to_owned(), "p99".to_owned()]];
+    for (group, by) in [("tier", &report.wait_by_tier), ("team", &report.wait_by_team)] {
+        for (name, wait) in by {
+            waits.push(vec![format!("{group} {name}"), wait.count.to_string(), duration(wait.p50), duration(wait.p95), duration(wait.p99)]);
+        }
+    }
+    text.push_str(&table(&waits));
+    let mut costs = vec![vec!["cost".to_owned(), "spent".to_owned(), "peak day".to_owned(), "budget a day".to_owned(), "days over".to_owned()]];
+    for (team, cost) in &report.cost {
+        let budget = cost.daily_budget.map_or_else(|| "none".to_owned(), |budget| budget.to_string());
+        costs.push(vec![format!("team {team}"), cost.spent.to_string(), cost.peak_day.to_string(), budget, cost.days_over_budget.to_string()]);
+    }
+    text.push_str(&table(&costs));
+    text
+}
+
+/// One row of the what-if table: a measure, before and after.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Change {
+    /// What is measured (`wait p95 tier P1`).
+    pub measure: String,
+    /// On the base.
+    pub before: String,
+    /// On the head.
+    pub after: String,
+}
+
+/// The measures a reviewer compares, base against head: wait p95 per tier, preemptions, NVLink
+/// GPU-hours, cost per team and budget overruns. Rows that did not change are kept, so the
+/// table always has the same shape for the same policy.
+pub fn compare(before: &Report, after: &Report) -> Vec<Change> {
+    let mut rows = Vec::new();
+    let mut row = |measure: String, before: String, after: String| rows.push(Change { measure, before, after });
+    let tiers: BTreeSet<&String> = before.wait_by_tier.keys().chain(after.wait_by_tier.keys()).collect();
+    for tier in tiers {
+        let p95 = |report: &Report| report.wait_by_tier.get(tier).map_or_else(|| "-".to_owned(), |wait| duration(wait.p95));
+        row(format!("wait p95, tier {tier}"), p95(before), p95(after));
+    }
+    let preemptions = |report: &Report| report.preemptions.values().sum::<usize>().to_string();
+    row("preemptions".to_owned(), preemptions(before), preemptions(after));
+    row("NVLink GPU-hours".to_owned(), format!("{:.1}", before.nvlink_gpu_hours), format!("{:.1}", after.nvlink_gpu_hours));
+    let teams: BTreeSet<&String> = before.cost.keys().chain(after.cost.keys()).collect();
+    for team in &teams {
+        let spent = |report: &Report| report.cost.get(*team).map_or_else(|| "-".to_owned(), |cost| cost.spent.to_string());
+        row(format!("cost, team {team}"), spent(before), spent(after));
+    }
+    let overruns = |report: &Report| report.cost.values().map(|cost| cost.days_over_budget).sum::<usize>().to_string();
+    row("team-days over budget".to_owned(), overruns(before), overruns(after));
+    rows
+}
+
+/// The what-if table as text, marking the rows that changed.
+pub fn compare_text(changes: &[Change]) -> String {
+    let mut rows = vec![vec![String::new(), "measure".to_owned(), "base".to_owned(), "head".to_owned()]];
+    for change in changes {
+        let mark = if change.before == change.after { " " } else { "~" };
+        rows.push(vec![mark.to_owned(), change.measure.clone(), change.before.clone(), format!("→ {}", change.after)]);
+    }
+    table(&rows)
+}
