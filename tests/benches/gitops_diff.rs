@@ -38,7 +38,12 @@ fn main() {
 
     let world = FsWorld::new(root).expect("open project");
     let selection = Selection { only: Vec::new() };
-    let request = DiffRequest { dir: root.to_path_buf(), base: Revision::Commit("HEAD~1".into()), head: Revision::Commit("HEAD".into()) };
+    let request = DiffRequest {
+        dir: root.to_path_buf(),
+        base: Revision::Commit("HEAD~1".into()),
+        head: Revision::Commit("HEAD".into()),
+        trace: None,
+    };
     let report = diff(&request).expect("diff");
     assert!(report.head.compiled() && report.base.compiled(), "synthetic revisions must compile: {:?}", report.head.diagnostics);
     let changed = report.model.as_ref().map_or(0, |model| model.elements.len());

@@ -70,7 +70,7 @@ impl Fixture {
     }
 
     fn diff(&self, base: &str, head: Revision) -> DiffReport {
-        diff(&DiffRequest { dir: self.project(), base: Revision::Commit(base.into()), head }).expect("diff runs")
+        diff(&DiffRequest { dir: self.project(), base: Revision::Commit(base.into()), head, trace: None }).expect("diff runs")
     }
 
     fn diff_commits(&self, base: &str, head: &str) -> DiffReport {
@@ -309,8 +309,13 @@ fn globbing_a_revision_never_loads_unrelated_blobs() {
 #[test]
 fn an_unknown_revision_is_an_error_not_a_panic() {
     let fixture = Fixture::cluster();
-    let error = diff(&DiffRequest { dir: fixture.project(), base: Revision::Commit("no-such-branch".into()), head: Revision::WorkingTree })
-        .expect_err("an unknown revision fails");
+    let error = diff(&DiffRequest {
+        dir: fixture.project(),
+        base: Revision::Commit("no-such-branch".into()),
+        head: Revision::WorkingTree,
+        trace: None,
+    })
+    .expect_err("an unknown revision fails");
     assert!(error.to_string().contains("no-such-branch"), "{error}");
 }
 

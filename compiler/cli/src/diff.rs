@@ -5,11 +5,12 @@ use std::path::PathBuf;
 
 use placid_driver::render::{Choice, Format};
 
-use crate::pipeline;
 use crate::{Exit, Output, choice};
+use crate::{pipeline, replay};
 use placid_gitops::render::terminal::Colour;
 use placid_gitops::render::{DiffFormat, json, markdown, terminal};
 use placid_gitops::report::Outcome;
+use placid_gitops::what_if::TraceInput;
 use placid_gitops::{DiffRequest, Revision, diff};
 
 /// Arguments of `placid diff`.
@@ -30,20 +31,30 @@ pub struct Args {
     /// Exit with 0 when nothing changes, 1 when something does, 2 when head has errors.
     #[arg(long)]
     exit_code: bool,
+    /// Replay this placid trace (docs/simulate.md) through base and head, and add a
+    /// before → after table of waits, preemptions, NVLink GPU-hours and cost to the report.
+    #[arg(long, value_name = "TRACE")]
+    simulate: Option<PathBuf>,
 }
 
 pub fn run(args: &Args, out: &mut Output) -> Exit {
+    let format = if args.format == DiffFormat::Json { Format::Json } else { Format::Text };
+    let trace = match &args.simulate {
+        Some(path) => match replay::read_trace(out, format, path) {
+            Ok(text) => Some(TraceInput { path: replay::shown_path(path), text }),
+            Err(exit) => return exit,
+        },
+        None => None,
+    };
     let request = DiffRequest {
         dir: args.dir.clone(),
         base: Revision::Commit(args.base.clone()),
         head: args.head.clone().map_or(Revision::WorkingTree, Revision::Commit),
+        trace,
     };
     let report = match diff(&request) {
         Ok(report) => report,
-        Err(error) => {
-            let format = if args.format == DiffFormat::Json { Format::Json } else { Format::Text };
-            return pipeline::fail(out, format, error.into());
-        }
+        Err(error) => return pipeline::fail(out, format, error.into()),
     };
     let text = match args.format {
         DiffFormat::Text => terminal::render(&report, if out.stdout_color() { Colour::Always } else { Colour::Never }),

@@ -57,10 +57,7 @@ pub fn replay_file(project: &ProjectArgs, trace_path: &Path, out: &mut Output) -
     let mut sources = build.sources;
     let model = build.model;
     let text = read_trace(out, project.format, trace_path)?;
-    let path = RelPath::new(&trace_path.to_string_lossy())
-        .or_else(|_| RelPath::new(&trace_path.file_name().unwrap_or_default().to_string_lossy()))
-        .unwrap_or_else(|_| RelPath::new("trace.csv").unwrap_or_else(|_| unreachable!("a valid literal path")));
-    let file = sources.add(path, text);
+    let file = sources.add(shown_path(trace_path), text);
     let text = sources.get(file).map(|source| source.text.as_str()).unwrap_or_default();
     let jobs = match trace::read(&model, file, text) {
         Ok(jobs) => jobs,
@@ -81,14 +78,22 @@ pub fn replay_file(project: &ProjectArgs, trace_path: &Path, out: &mut Output) -
     Ok(Some((sources, report)))
 }
 
+/// The trace's path as diagnostics show it: as given when it is relative, else its name.
+pub fn shown_path(path: &Path) -> RelPath {
+    RelPath::new(&path.to_string_lossy())
+        .or_else(|_| RelPath::new(&path.file_name().unwrap_or_default().to_string_lossy()))
+        .unwrap_or_else(|_| RelPath::new("trace.csv").unwrap_or_else(|_| unreachable!("a valid literal path")))
+}
+
 /// Reads at most [`MAX_TRACE_BYTES`] of the trace as UTF-8 text.
-fn read_trace(out: &mut Output, format: Format, path: &Path) -> Result<String, Exit> {
+pub fn read_trace(out: &mut Output, format: Format, path: &Path) -> Result<String, Exit> {
     let file = std::fs::File::open(path).map_err(|error| pipeline::unreadable(out, format, "the trace", path, error))?;
     let mut bytes = Vec::new();
     file.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes).map_err(|error| pipeline::unreadable(out, format, "the trace", path, error))?;
     let fail = |message: String| Diagnostic::error(Code::TraceNotText, Span::DETACHED, message);
     if bytes.len() as u64 > MAX_TRACE_BYTES {
-        let diagnostic = fail(format!("{} is larger than {} MiB", path.display(), MAX_TRACE_BYTES >> 20)).help("split the trace, or sample it");
+        let diagnostic =
+            fail(format!("{} is larger than {} MiB", path.display(), MAX_TRACE_BYTES >> 20)).help("split the trace, or sample it");
         return Err(pipeline::fail(out, format, diagnostic));
     }
     String::from_utf8(bytes).map_err(|error| {
@@ -108,7 +113,11 @@ fn write_plots(out: &mut Output, format: Format, dir: &Path, report: &Report) ->
     std::fs::create_dir_all(dir).map_err(|error| pipeline::unwritable(out, format, dir, error))?;
     for (file, title, axis, name, points) in charts {
         let svg = line_chart(title, axis, &[Series { name: name.to_owned(), points }]).map_err(|error| {
-            pipeline::fail(out, format, Diagnostic::error(Code::EnvironmentUnavailable, Span::DETACHED, error.to_string()).help("report this as a bug"))
+            pipeline::fail(
+                out,
+                format,
+                Diagnostic::error(Code::EnvironmentUnavailable, Span::DETACHED, error.to_string()).help("report this as a bug"),
+            )
         })?;
         let path = dir.join(file);
         write_file_atomically(&path, svg.as_bytes()).map_err(|error| pipeline::unwritable(out, format, &path, error))?;

@@ -13,6 +13,7 @@ pub mod model_diff;
 pub mod render;
 pub mod report;
 pub mod verify;
+pub mod what_if;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -55,6 +56,8 @@ pub struct DiffRequest {
     pub base: Revision,
     /// The head revision.
     pub head: Revision,
+    /// A trace to replay through both revisions (`--simulate`).
+    pub trace: Option<what_if::TraceInput>,
 }
 
 /// Why a diff could not be made at all (as opposed to a revision that does not compile).
@@ -105,7 +108,9 @@ pub fn diff(request: &DiffRequest) -> Result<DiffReport, DiffError> {
         (base.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), head)
     });
     let (base, head) = (base?, head?);
-    Ok(compare(&request.base.label(), &base, &request.head.label(), &head))
+    let mut report = compare(&request.base.label(), &base, &request.head.label(), &head);
+    report.what_if = request.trace.as_ref().and_then(|trace| what_if::what_if(&base, &head, trace));
+    Ok(report)
 }
 
 /// Compares two builds already made (the part of [`diff`] after reading the revisions).

@@ -96,6 +96,9 @@ pub struct DiffReport {
     pub model: Option<ModelDiff>,
     /// The artifact diff; absent unless both revisions compile.
     pub artifacts: Option<Vec<FileChange>>,
+    /// The what-if of a trace replayed through both revisions (`--simulate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<crate::what_if::WhatIf>,
 }
 
 impl DiffReport {
@@ -145,7 +148,7 @@ impl DiffReport {
         } else {
             Outcome::NoChanges
         };
-        DiffReport { outcome, summary, base, head, dangers, model, artifacts }
+        DiffReport { outcome, summary, base, head, dangers, model, artifacts, what_if: None }
     }
 
     /// The headline: `3 teams affected · 12 objects changed (4 Kueue, 3 Slurm) · 0 deletions ·

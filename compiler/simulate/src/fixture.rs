@@ -21,4 +21,3 @@ pub fn model() -> Model {
     assert!(!compilation.diagnostics.has_errors(), "{:?}", compilation.diagnostics);
     compilation.model
 }
-

@@ -16,7 +16,9 @@ fn duration(seconds: u64) -> String {
 /// A table with a header row, its columns padded to their widest cell.
 fn table(rows: &[Vec<String>]) -> String {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns).map(|column| rows.iter().filter_map(|row| row.get(column)).map(|cell| cell.chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..columns)
+        .map(|column| rows.iter().filter_map(|row| row.get(column)).map(|cell| cell.chars().count()).max().unwrap_or(0))
+        .collect();
     let mut text = String::new();
     for row in rows {
         let line: Vec<String> = row.iter().zip(&widths).map(|(cell, width)| format!("{cell:<width$}")).collect();
@@ -42,7 +44,8 @@ pub fn summary(report: &Report) -> String {
         report.fragmented_gpus
     );
     let nvlink_share = if report.gpu_hours > 0.0 { report.nvlink_gpu_hours / report.gpu_hours * 100.0 } else { 0.0 };
-    let _ = writeln!(text, "  {:.1} GPU-hours, {:.1} inside NVLink domains ({nvlink_share:.1} %)", report.gpu_hours, report.nvlink_gpu_hours);
+    let _ =
+        writeln!(text, "  {:.1} GPU-hours, {:.1} inside NVLink domains ({nvlink_share:.1} %)", report.gpu_hours, report.nvlink_gpu_hours);
     let preemptions: usize = report.preemptions.values().sum();
     let _ = writeln!(text, "  {preemptions} preemptions, {:.1} GPU-hours of work lost", report.lost_gpu_hours);
     let mut waits = vec![vec!["wait".to_owned(), "jobs".to_owned(), "p50".to_owned(), "p95".to_owned(), "p99".to_owned()]];
@@ -52,17 +55,24 @@ pub fn summary(report: &Report) -> String {
         }
     }
     text.push_str(&table(&waits));
-    let mut costs = vec![vec!["cost".to_owned(), "spent".to_owned(), "peak day".to_owned(), "budget a day".to_owned(), "days over".to_owned()]];
+    let mut costs =
+        vec![vec!["cost".to_owned(), "spent".to_owned(), "peak day".to_owned(), "budget a day".to_owned(), "days over".to_owned()]];
     for (team, cost) in &report.cost {
         let budget = cost.daily_budget.map_or_else(|| "none".to_owned(), |budget| budget.to_string());
-        costs.push(vec![format!("team {team}"), cost.spent.to_string(), cost.peak_day.to_string(), budget, cost.days_over_budget.to_string()]);
+        costs.push(vec![
+            format!("team {team}"),
+            cost.spent.to_string(),
+            cost.peak_day.to_string(),
+            budget,
+            cost.days_over_budget.to_string(),
+        ]);
     }
     text.push_str(&table(&costs));
     text
 }
 
 /// One row of the what-if table: a measure, before and after.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Change {
     /// What is measured (`wait p95 tier P1`).
     pub measure: String,

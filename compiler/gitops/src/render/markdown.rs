@@ -13,6 +13,7 @@ use super::{field_values, guarantee_cell, share_text};
 use crate::artifacts::{FileChange, FileContent};
 use crate::model_diff::ModelDiff;
 use crate::report::{DiffReport, RevisionReport};
+use crate::what_if::WhatIf;
 
 /// GitHub's limit on the body of a comment, with room for a CI wrapper's own lines.
 const COMMENT_LIMIT: usize = 60_000;
@@ -35,6 +36,9 @@ pub fn render(report: &DiffReport) -> String {
         policy_table(&mut out, model);
         changes(&mut out, model);
     }
+    if let Some(what_if) = &report.what_if {
+        what_if_table(&mut out, what_if);
+    }
     if let Some(files) = &report.artifacts {
         artifacts(&mut out, files);
     }
@@ -45,6 +49,30 @@ pub fn render(report: &DiffReport) -> String {
         let _ = writeln!(out, "No changes.");
     }
     out
+}
+
+/// The before → after table of the replayed trace; changed rows in bold.
+fn what_if_table(out: &mut String, what_if: &WhatIf) {
+    let _ = writeln!(out, "### What-if: {} replayed on base and head\n", code(&what_if.trace));
+    for error in &what_if.errors {
+        let _ = writeln!(out, "- ❌ {}", text(error));
+    }
+    if !what_if.errors.is_empty() {
+        out.push('\n');
+    }
+    if what_if.changes.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "| measure | base | head |\n|---|---|---|");
+    for change in &what_if.changes {
+        let (before, after) = (code(&change.before), code(&change.after));
+        if change.before == change.after {
+            let _ = writeln!(out, "| {} | {before} | {after} |", text(&change.measure));
+        } else {
+            let _ = writeln!(out, "| **{}** | {before} | **{after}** |", text(&change.measure));
+        }
+    }
+    out.push('\n');
 }
 
 fn revision_state(out: &mut String, side: &str, revision: &RevisionReport) {

@@ -106,6 +106,13 @@ pub fn render(report: &DiffReport, colour: Colour) -> String {
             let _ = writeln!(out, "total {}: {} -> {}", total.what, total.before, total.after);
         }
     }
+    if let Some(what_if) = &report.what_if {
+        let _ = writeln!(out, "\n{}", paint.bold(&format!("what-if: {} replayed on base and head", what_if.trace)));
+        for error in &what_if.errors {
+            let _ = writeln!(out, "  {}", paint.error(error));
+        }
+        out.push_str(&placid_simulate::text::compare_text(&what_if.changes));
+    }
     for file in report.artifacts.iter().flatten() {
         let _ = writeln!(out, "\n{} ({})", paint.bold(&file.path), file.status.as_str());
         let diffs: Vec<&str> = match &file.content {

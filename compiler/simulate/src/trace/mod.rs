@@ -224,9 +224,13 @@ fn check_stages(jobs: &[TraceJob], columns: &[Column], file: FileId, text: &str,
                         .maybe_help(help_for(name, stages.iter().copied())),
                 ),
                 Some(last) if *last >= index => diagnostics.push(
-                    Diagnostic::error(Code::TraceValue, span(), format!("job `{}` waits for stage `{name}`, which has jobs after it", job.name))
-                        .with_secondary(jobs[*last].span, "the stage's last job")
-                        .help("list every job of a stage before the jobs that wait for it; a stage cannot wait for itself"),
+                    Diagnostic::error(
+                        Code::TraceValue,
+                        span(),
+                        format!("job `{}` waits for stage `{name}`, which has jobs after it", job.name),
+                    )
+                    .with_secondary(jobs[*last].span, "the stage's last job")
+                    .help("list every job of a stage before the jobs that wait for it; a stage cannot wait for itself"),
                 ),
                 Some(_) => {}
             }
