@@ -11,6 +11,7 @@ use placid_gitops::render::terminal::{self, Colour};
 use placid_gitops::render::{json, markdown};
 use placid_gitops::report::{DiffReport, Outcome};
 use placid_gitops::verify::{Finding, Problem, verify};
+use placid_gitops::what_if::TraceInput;
 use placid_gitops::{DiffRequest, Revision, diff};
 use placid_tests::git::Repo;
 
@@ -374,4 +375,31 @@ fn verify_names_hand_edited_missing_and_extra_files() {
     std::fs::remove_file(&manifest).expect("delete");
     let findings = verify(out.path(), &build.artifacts).expect("verify");
     assert!(findings.contains(&Finding { path: "manifest.json".into(), problem: Problem::Missing }), "{findings:?}");
+}
+
+/// `--simulate`: a bigger P0 reservation shortens P0's waits on the example's day, the
+/// table says so, and a trace naming a team the head removed reports the head's error.
+#[test]
+fn what_if_replays_one_trace_through_base_and_head() {
+    let fixture = Fixture::cluster();
+    let text = std::fs::read_to_string(fixture.path("traces/day.csv")).expect("the example trace");
+    let trace = || Some(TraceInput { path: placid_lang::source::RelPath::new("traces/day.csv").expect("a path"), text: text.clone() });
+    fixture.edit("policy/tiers.kdl", "reserve pool=\"nvl-a\" gpus=12", "reserve pool=\"nvl-a\" gpus=16");
+    let report = diff(&DiffRequest { dir: fixture.project(), base: Revision::Commit("HEAD".into()), head: Revision::WorkingTree, trace: trace() })
+        .expect("diff runs");
+    let what_if = report.what_if.as_ref().expect("a what-if section");
+    assert!(what_if.errors.is_empty(), "{:?}", what_if.errors);
+    let p0 = what_if.changes.iter().find(|change| change.measure == "wait p95, tier P0").expect("a P0 row");
+    assert_ne!(p0.before, p0.after, "a larger reservation changes P0's waits");
+    let p2 = what_if.changes.iter().find(|change| change.measure == "wait p95, tier P2").expect("a P2 row");
+    assert_eq!(p2.before, p2.after, "P2 runs on other pools");
+    assert!(markdown::render(&report).contains("| **wait p95, tier P0** |"), "the changed row is bold");
+
+    fixture.edit("policy/teams.kdl", "team \"speech\"", "team \"speech2\"");
+    fixture.edit("policy/plans.kdl", "team=\"speech\"", "team=\"speech2\"");
+    let report = diff(&DiffRequest { dir: fixture.project(), base: Revision::Commit("HEAD".into()), head: Revision::WorkingTree, trace: trace() })
+        .expect("diff runs");
+    let what_if = report.what_if.as_ref().expect("a what-if section");
+    assert!(what_if.changes.is_empty());
+    assert!(what_if.errors.iter().all(|error| error.starts_with("head: ")) && what_if.errors.iter().any(|error| error.contains("`speech`")), "{:?}", what_if.errors);
 }
