@@ -1,0 +1,43 @@
+//! The bundled traces replay through the engine on their examples: every job of the cluster's
+//! day ends, and on the vit-sweep the staged plan spends fewer NVLink GPU-hours than flat
+//! allocation and reaches its finals no later (docs/simulate.md, "The vit-sweep scenario").
+
+use placid_engine::Neutral;
+use placid_lang::span::FileId;
+use placid_simulate::measure::Report;
+use placid_simulate::{replay, trace};
+
+fn replay_example(example: &str, trace_file: &str) -> Report {
+    let build = placid_tests::build_clean(example);
+    let path = placid_tests::example(example).join("traces").join(trace_file);
+    let text = std::fs::read_to_string(&path).expect("the example trace");
+    let jobs = trace::read(&build.model, FileId(u32::MAX - 1), &text).unwrap_or_else(|errors| panic!("{path:?} does not read: {errors:?}"));
+    replay::replay(&build.model, Neutral, &jobs, &mut |_| {})
+}
+
+#[test]
+fn the_cluster_day_runs_every_job_within_budget() {
+    let report = replay_example("cluster", "day.csv");
+    assert_eq!((report.finished, report.unfinished), (report.jobs, 0), "{:?}", report.rejected);
+    assert!(report.cost.values().all(|cost| cost.days_over_budget == 0), "{:?}", report.cost);
+    // P0 runs only on its reserved domain and P2 never waits for NVLink.
+    assert!(report.wait_by_tier["P2"].p50 < report.wait_by_tier["P1"].p50);
+}
+
+#[test]
+fn the_staged_sweep_spends_fewer_nvlink_hours_than_flat_allocation() {
+    let staged = replay_example("vit-sweep", "staged.csv");
+    let flat = replay_example("vit-sweep", "flat.csv");
+    for report in [&staged, &flat] {
+        assert_eq!((report.finished, report.unfinished), (1608, 0));
+    }
+    // The same trials run for the same time, so the GPU-hours match; only where they run moves.
+    assert!((staged.gpu_hours - flat.gpu_hours).abs() < 1e-6);
+    assert!((flat.nvlink_gpu_hours - flat.gpu_hours).abs() < 1e-6, "flat runs everything on NVLink");
+    let saved = 1.0 - staged.nvlink_gpu_hours / flat.nvlink_gpu_hours;
+    // 1,280 one-GPU trials of about 2 h leave the NVLink domains: about 2,540 of 20,000 hours.
+    assert!((0.10..0.16).contains(&saved), "NVLink GPU-hours saved: {saved:.3}");
+    assert!(staged.makespan_seconds <= flat.makespan_seconds);
+    assert!(staged.wait_by_tier["sweep-low"].p95 < flat.wait_by_tier["sweep-low"].p95);
+    assert!(staged.cost["vision"].spent < flat.cost["vision"].spent);
+}
