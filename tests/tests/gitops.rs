@@ -385,8 +385,9 @@ fn what_if_replays_one_trace_through_base_and_head() {
     let text = std::fs::read_to_string(fixture.path("traces/day.csv")).expect("the example trace");
     let trace = || Some(TraceInput { path: placid_lang::source::RelPath::new("traces/day.csv").expect("a path"), text: text.clone() });
     fixture.edit("policy/tiers.kdl", "reserve pool=\"nvl-a\" gpus=12", "reserve pool=\"nvl-a\" gpus=16");
-    let report = diff(&DiffRequest { dir: fixture.project(), base: Revision::Commit("HEAD".into()), head: Revision::WorkingTree, trace: trace() })
-        .expect("diff runs");
+    let report =
+        diff(&DiffRequest { dir: fixture.project(), base: Revision::Commit("HEAD".into()), head: Revision::WorkingTree, trace: trace() })
+            .expect("diff runs");
     let what_if = report.what_if.as_ref().expect("a what-if section");
     assert!(what_if.errors.is_empty(), "{:?}", what_if.errors);
     let p0 = what_if.changes.iter().find(|change| change.measure == "wait p95, tier P0").expect("a P0 row");
@@ -397,9 +398,14 @@ fn what_if_replays_one_trace_through_base_and_head() {
 
     fixture.edit("policy/teams.kdl", "team \"speech\"", "team \"speech2\"");
     fixture.edit("policy/plans.kdl", "team=\"speech\"", "team=\"speech2\"");
-    let report = diff(&DiffRequest { dir: fixture.project(), base: Revision::Commit("HEAD".into()), head: Revision::WorkingTree, trace: trace() })
-        .expect("diff runs");
+    let report =
+        diff(&DiffRequest { dir: fixture.project(), base: Revision::Commit("HEAD".into()), head: Revision::WorkingTree, trace: trace() })
+            .expect("diff runs");
     let what_if = report.what_if.as_ref().expect("a what-if section");
     assert!(what_if.changes.is_empty());
-    assert!(what_if.errors.iter().all(|error| error.starts_with("head: ")) && what_if.errors.iter().any(|error| error.contains("`speech`")), "{:?}", what_if.errors);
+    assert!(
+        what_if.errors.iter().all(|error| error.starts_with("head: ")) && what_if.errors.iter().any(|error| error.contains("`speech`")),
+        "{:?}",
+        what_if.errors
+    );
 }

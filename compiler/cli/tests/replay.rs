@@ -1,0 +1,55 @@
+//! `placid simulate DIR --trace FILE` on the cluster example: one JSON report, SVG plots, a
+//! text summary, and a bad trace refused with exit 1 and its code at the right line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn placid(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_placid")).args(args).env("NO_COLOR", "1").output().expect("run placid")
+}
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../policy-examples/cluster")
+}
+
+fn arg(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 path")
+}
+
+#[test]
+fn the_json_report_and_the_plots() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let plots = dir.path().join("plots");
+    let trace = example().join("traces/day.csv");
+    let output = placid(&["simulate", arg(&example()), "--trace", arg(&trace), "--format", "json", "--plots", arg(&plots)]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("one JSON object");
+    let report = &json["report"];
+    assert_eq!(report["jobs"], report["finished"], "{report}");
+    assert!(report["wait_by_tier"]["P1"]["p95"].as_u64().is_some(), "{report}");
+    assert!(report["cost"]["vision"]["spent"].as_str().is_some_and(|spent| spent.starts_with("(usd)")), "{report}");
+    for plot in ["allocation.svg", "queue.svg"] {
+        let svg = std::fs::read_to_string(plots.join(plot)).expect("a plot");
+        assert!(svg.starts_with("<svg") && svg.contains("<polyline"), "{plot}");
+    }
+}
+
+#[test]
+fn a_bad_trace_exits_1_with_every_error_at_its_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let trace = dir.path().join("bad.csv");
+    std::fs::write(&trace, "job,submit,team,tier,gpus,run\nok,0,vision,P1,1,1h\nx,-1,visoin,P1,1,1h\n").expect("write trace");
+    let output = placid(&["simulate", arg(&example()), "--trace", arg(&trace)]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("placid::E122") && stderr.contains("placid::E127"), "{stderr}");
+    assert!(stderr.contains("bad.csv:3:"), "the errors point at line 3: {stderr}");
+    assert!(stderr.contains("did you mean `vision`?"), "{stderr}");
+}
+
+#[test]
+fn openb_options_do_not_apply_to_a_trace() {
+    let trace = example().join("traces/day.csv");
+    let output = placid(&["simulate", arg(&example()), "--trace", arg(&trace), "--seeds", "1"]);
+    assert_eq!(output.status.code(), Some(2), "an option that would be ignored is a usage error");
+}
