@@ -14,6 +14,7 @@ pub mod event;
 pub mod job;
 pub mod place;
 pub mod plan;
+pub mod policy_test;
 pub mod quota;
 pub mod rank;
 pub mod sim;
