@@ -15,6 +15,7 @@ mod inventory;
 mod output;
 mod pipeline;
 mod score;
+mod test;
 mod verify;
 
 pub use output::Output;
@@ -129,6 +130,8 @@ enum Command {
     AuditBinaries(audit::Args),
     /// Work with inventory files: merge probed node files into one inventory.
     Inventory(inventory::Args),
+    /// Run the policy's `test` blocks through the placement engine.
+    Test(test::Args),
 }
 
 fn main() -> ExitCode {
@@ -142,6 +145,7 @@ fn main() -> ExitCode {
     let mut out = Output::stdio();
     let exit = match cli.command {
         Command::Check(args) => check::run(&args, &mut out),
+        Command::Test(args) => test::run(&args, &mut out),
         Command::Build(args) => build::run(&args, &mut out),
         Command::Diff(args) => diff::run(&args, &mut out),
         Command::Verify(args) => verify::run(&args, &mut out),
