@@ -7,6 +7,7 @@
 //!
 //! Invariant: pure. No IO, no printing; the model in, diagnostics out.
 
+mod admission;
 mod budget;
 mod capacity;
 pub mod drift;
@@ -99,6 +100,7 @@ pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     plans::check(&model, &mut diagnostics);
     migrations::check(&model, &mut diagnostics);
     totals::check(&model, &mut diagnostics);
+    admission::check(&model, &mut diagnostics);
     diagnostics.sort();
     let verdict = if diagnostics.has_errors() { Verdict::Rejected(model) } else { Verdict::Checked(Checked(model)) };
     (verdict, diagnostics)

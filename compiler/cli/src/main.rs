@@ -17,6 +17,7 @@ mod pipeline;
 mod replay;
 mod score;
 mod simulate;
+mod test;
 mod verify;
 
 pub use output::Output;
@@ -131,8 +132,10 @@ enum Command {
     AuditBinaries(audit::Args),
     /// Work with inventory files: merge probed node files into one inventory.
     Inventory(inventory::Args),
-    /// Replay a workload on a cluster (`--import openb`: the FGD paper's reference placements).
+    /// Replay a trace through the engine (`--trace`), or an openb trace through reference placements (`--import openb`).
     Simulate(simulate::Args),
+    /// Run the policy's `test` blocks through the placement engine.
+    Test(test::Args),
 }
 
 fn main() -> ExitCode {
@@ -146,6 +149,7 @@ fn main() -> ExitCode {
     let mut out = Output::stdio();
     let exit = match cli.command {
         Command::Check(args) => check::run(&args, &mut out),
+        Command::Test(args) => test::run(&args, &mut out),
         Command::Build(args) => build::run(&args, &mut out),
         Command::Diff(args) => diff::run(&args, &mut out),
         Command::Verify(args) => verify::run(&args, &mut out),

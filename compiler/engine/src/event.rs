@@ -59,39 +59,9 @@ impl Reject {
     }
 }
 
-/// Why a job that can run waits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Hold {
-    /// Its team's (or cost center's) budget has no room today.
-    Budget,
-    /// Its team's quota in the pool (or its tier's reservation) is used up.
-    Quota,
-    /// No placement fits the free capacity, and nothing it may preempt would free one.
-    Capacity,
-    /// It would fit, but a job ahead of it holds the reservation (EASY backfill), or its
-    /// tier may not start out of order.
-    Priority,
-}
-
-impl Hold {
-    /// Every reason.
-    pub const ALL: &'static [Hold] = &[Hold::Budget, Hold::Quota, Hold::Capacity, Hold::Priority];
-
-    /// The keyword in tests and reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Hold::Budget => "budget",
-            Hold::Quota => "quota",
-            Hold::Capacity => "capacity",
-            Hold::Priority => "priority",
-        }
-    }
-
-    /// The reason named `name`, if any.
-    pub fn parse(name: &str) -> Option<Hold> {
-        Hold::ALL.iter().copied().find(|reason| reason.as_str() == name)
-    }
-}
+/// Why a job that can run waits: the language's `expect "queued" reason=...`, so a test and
+/// the engine name holds with one type.
+pub use placid_lang::model::QueueReason as Hold;
 
 /// Where a job runs.
 #[derive(Clone, Debug, PartialEq, Eq)]

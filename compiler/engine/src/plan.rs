@@ -41,6 +41,20 @@ impl Promotion {
     }
 }
 
+/// Trial `trial` of stage `stage` of plan `plan_id`, as a job submitted at 0 that runs for
+/// an hour: its team, tier, class, pool, capacity kind, GPUs and score.
+pub fn stage_job(model: &Model, plan_id: PlanId, stage: usize, trial: u32) -> Job {
+    let plan = model.plan(plan_id);
+    let declared = &plan.stages[stage];
+    let mut job = Job::new(plan.team.value, declared.tier.value, declared.gpus.value);
+    job.class = declared.class.as_ref().map(|class| class.value);
+    job.pool = Some(declared.pool.value);
+    job.capacity = declared.capacity;
+    job.score = declared.score.as_ref().map(|score| score.value);
+    job.stage = Some(StageRef { plan: plan_id, stage, trial });
+    job
+}
+
 /// Submits every trial of `plan` at `submit`, each running for `run(stage index, trial)` and
 /// reporting `metric(stage index, trial)`, and registers its promotions. Returns the jobs of
 /// each stage, by stage index.
@@ -60,16 +74,11 @@ pub fn submit<R: Ranker>(
             stage.after.iter().filter(|before| before.value < index).flat_map(|before| stages[before.value].iter().copied()).collect();
         let mut jobs = Vec::with_capacity(stage.trials as usize);
         for trial in 0..stage.trials.max(1) {
-            let mut job = Job::new(plan.team.value, stage.tier.value, stage.gpus.value);
-            job.class = stage.class.as_ref().map(|class| class.value);
-            job.pool = Some(stage.pool.value);
-            job.capacity = stage.capacity;
-            job.score = stage.score.as_ref().map(|score| score.value);
+            let mut job = stage_job(model, plan_id, index, trial);
             job.submit = submit;
             job.run = run(index, trial);
             job.metric = metric(index, trial);
             job.after = after.clone();
-            job.stage = Some(StageRef { plan: plan_id, stage: index, trial });
             jobs.push(simulation.submit(job));
         }
         if let Some(promote) = &stage.promote {

@@ -24,6 +24,11 @@ pub enum Charge {
 pub struct Quotas {
     /// `[team][pool]`: guaranteed plus borrowable.
     team_limit: Vec<Vec<u64>>,
+    /// `[team][pool]`: guaranteed (Kueue's nominal quota).
+    guaranteed: Vec<Vec<u64>>,
+    /// `[pool]`: what the teams are guaranteed together, the most their queues hold at
+    /// once (the cohort lends only unused nominal quota; reservations lend nothing).
+    cohort: Vec<u64>,
     /// `[tier][pool]`: reserved.
     reserved: Vec<Vec<u64>>,
     /// `[pool]`: the nodes work placed through the pool can run on (members no other fenced
@@ -39,6 +44,8 @@ impl Quotas {
         let fences = model.fences();
         let pools = model.pools.len();
         let mut team_limit = vec![vec![0; pools]; model.teams.len()];
+        let mut guaranteed_milli = vec![vec![0; pools]; model.teams.len()];
+        let mut cohort = Vec::with_capacity(pools);
         let mut reserved = vec![vec![0; pools]; model.tiers.len()];
         let mut reach = Vec::with_capacity(pools);
         let mut dearest = Vec::with_capacity(pools);
@@ -49,6 +56,10 @@ impl Quotas {
             for (limits, (own, borrow)) in team_limit.iter_mut().zip(guaranteed.iter().zip(&borrowable)) {
                 limits[index] = (u64::from(*own) + u64::from(*borrow)) * u64::from(WHOLE_GPU_MILLI);
             }
+            for (nominal, own) in guaranteed_milli.iter_mut().zip(&guaranteed) {
+                nominal[index] = u64::from(*own) * u64::from(WHOLE_GPU_MILLI);
+            }
+            cohort.push(guaranteed.iter().map(|own| u64::from(*own)).sum::<u64>() * u64::from(WHOLE_GPU_MILLI));
             let nodes: Vec<NodeId> = model.pool(pool).nodes.iter().copied().filter(|node| fences.reaches(pool, *node)).collect();
             dearest.push(nodes.iter().filter_map(|node| model.node(*node).cost_per_gpu_hour).map(|money| money.minor).max().unwrap_or(0));
             reach.push(nodes);
@@ -58,7 +69,7 @@ impl Quotas {
                 reserved[tier][reservation.pool.index()] += u64::from(reservation.gpus) * u64::from(WHOLE_GPU_MILLI);
             }
         }
-        Quotas { team_limit, reserved, reach, dearest }
+        Quotas { team_limit, guaranteed: guaranteed_milli, cohort, reserved, reach, dearest }
     }
 
     /// What `job` is charged to in `pool`: its tier's reservation there, if any, else its
@@ -73,6 +84,16 @@ impl Quotas {
             Charge::Team(team, pool) => self.team_limit[team.index()][pool.index()],
             Charge::Reservation(tier, pool) => self.reserved[tier.index()][pool.index()],
         }
+    }
+
+    /// The GPU milli `team` is guaranteed in `pool`.
+    pub fn guaranteed(&self, team: TeamId, pool: PoolId) -> u64 {
+        self.guaranteed[team.index()][pool.index()]
+    }
+
+    /// The GPU milli all team queues may hold in `pool` together.
+    pub fn cohort(&self, pool: PoolId) -> u64 {
+        self.cohort[pool.index()]
     }
 
     /// The estimated cost of `job` in `pool`, in minor currency units: GPUs x estimated run

@@ -103,6 +103,8 @@ pub struct Simulation<'m, R: Ranker> {
     /// GPU milli held per charge, and per team (for fair share).
     used: HashMap<Charge, u64>,
     team_used: Vec<u64>,
+    /// GPU milli the team queues hold per pool.
+    cohort_used: Vec<u64>,
     running: BTreeSet<JobId>,
     promotions: Vec<Promotion>,
     verdicts: HashMap<VerdictKey, Result<(), Reject>>,
@@ -155,6 +157,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             pending: BTreeMap::new(),
             used: HashMap::new(),
             team_used: vec![0; model.teams.len()],
+            cohort_used: vec![0; model.pools.len()],
             running: BTreeSet::new(),
             promotions: Vec::new(),
             verdicts: HashMap::new(),
@@ -501,6 +504,10 @@ impl<'m, R: Ranker> Simulation<'m, R> {
     /// placement (with preemption, and the head's reservation).
     fn try_start(&mut self, id: JobId, pool: PoolId, head: Option<&Reservation>, blocked_ahead: bool) -> Result<(), Hold> {
         let model = self.model;
+        // A preemption that has run its course (its victims stopped) may be tried again.
+        if self.records[id.index()].preempting.is_some_and(|stops| stops <= self.now) {
+            self.records[id.index()].preempting = None;
+        }
         let job = &self.records[id.index()].job;
         let estimate = self.quotas.estimate(job, pool);
         if !self.budgets.has_room(model, job.team, estimate, self.now) {
@@ -508,9 +515,19 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         }
         let charge = self.quotas.charge(job, pool);
         let mig = Needs::of(model, job).mig.is_some();
-        if self.used(charge) + job.quota_milli(mig) > self.quotas.limit(charge) {
+        let milli = job.quota_milli(mig);
+        let own_over = (self.used(charge) + milli).saturating_sub(self.quotas.limit(charge));
+        let cohort_over = match charge {
+            Charge::Team(..) => (self.cohort_used[pool.index()] + milli).saturating_sub(self.quotas.cohort(pool)),
+            Charge::Reservation(..) => 0,
+        };
+        if own_over > 0 || cohort_over > 0 {
+            if self.records[id.index()].preempting.is_none() {
+                self.reclaim(id, pool, charge, own_over, cohort_over);
+            }
             return Err(Hold::Quota);
         }
+        let job = &self.records[id.index()].job;
         let tier = model.tier(job.tier);
         if blocked_ahead && !tier.backfill {
             return Err(Hold::Priority);
@@ -556,6 +573,9 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         let milli = record.job.quota_milli(needs.mig.is_some());
         *self.used.entry(charge).or_default() += milli;
         self.team_used[record.job.team.index()] += milli;
+        if let Charge::Team(_, pool) = charge {
+            self.cohort_used[pool.index()] += milli;
+        }
         let charged = placement_cost(model, &record.job, &placement, record.estimate_left);
         self.budgets.spend(model, record.job.team, charged, self.now);
         record.charge = Some(charge);
@@ -587,10 +607,13 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             self.cluster.give(share, needs.mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);
         }
         let milli = record.job.quota_milli(needs.mig.is_some());
-        if let Some(charge) = record.charge.take()
-            && let Some(used) = self.used.get_mut(&charge)
-        {
-            *used -= milli;
+        if let Some(charge) = record.charge.take() {
+            if let Some(used) = self.used.get_mut(&charge) {
+                *used -= milli;
+            }
+            if let Charge::Team(_, pool) = charge {
+                self.cohort_used[pool.index()] -= milli;
+            }
         }
         self.team_used[record.job.team.index()] -= milli;
         let ran = now - record.started;
@@ -684,10 +707,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             self.retry_after_exempt(id, pool);
             return;
         }
-        victims.sort_by_key(|victim| {
-            let record = &self.records[victim.index()];
-            (model.tier(record.job.tier).priority.value, Reverse(record.started), Reverse(*victim))
-        });
+        victims.sort_by_key(|victim| self.victim_order(*victim));
         let mut trial = self.cluster.clone();
         let job = self.records[id.index()].job.clone();
         let mut taken = Vec::new();
@@ -708,13 +728,96 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         }
         let Some(placement) = found else { return };
         let used: BTreeSet<NodeId> = placement.node_ids().collect();
+        let victims: Vec<JobId> = taken
+            .into_iter()
+            .filter(|victim| match &self.records[victim.index()].state {
+                JobState::Running(held) => held.node_ids().any(|node| used.contains(&node)),
+                _ => false,
+            })
+            .collect();
+        self.signal(id, &victims);
+    }
+
+    /// Frees quota for `id`, as Kueue's queues preempt: lower-priority jobs of its own queue
+    /// (`withinClusterQueue: LowerPriority`), and, when `id` stays within its team's guarantee,
+    /// lower-priority jobs of teams borrowing in the pool (`reclaimWithinCohort:
+    /// LowerPriority`). Victims go in victim order until `own` milli of the queue's quota and
+    /// `cohort` milli of the pool's are freed; if they cannot be, nobody is signalled.
+    fn reclaim(&mut self, id: JobId, pool: PoolId, charge: Charge, own: u64, cohort: u64) {
+        let model = self.model;
+        let job = &self.records[id.index()].job;
+        let tier = model.tier(job.tier);
+        let within_guarantee = match charge {
+            Charge::Team(team, _) => {
+                self.used(charge) + job.quota_milli(Needs::of(model, job).mig.is_some()) <= self.quotas.guaranteed(team, pool)
+            }
+            Charge::Reservation(..) => false,
+        };
+        let now = self.now;
+        let mut victims: Vec<JobId> = self
+            .running
+            .iter()
+            .copied()
+            .filter(|victim| {
+                let record = &self.records[victim.index()];
+                let victim_tier = model.tier(record.job.tier);
+                let Some(victim_charge) = record.charge else { return false };
+                let borrower = match victim_charge {
+                    Charge::Team(team, charged_pool) => {
+                        charged_pool == pool && self.used(victim_charge) > self.quotas.guaranteed(team, pool)
+                    }
+                    Charge::Reservation(..) => false,
+                };
+                matches!(record.state, JobState::Running(_))
+                    && (victim_charge == charge || (within_guarantee && borrower))
+                    && tier.preempts(victim_tier)
+            })
+            .collect();
+        // Victims still exempt are tried again when their exemption ends.
+        let exempt_until =
+            |record: &Record| record.started.saturating_add(model.tier(record.job.tier).exempt.map_or(0, |exempt| exempt.seconds));
+        if let Some(next) = victims.iter().map(|victim| exempt_until(&self.records[victim.index()])).filter(|until| *until > now).min() {
+            self.retry_at(next);
+        }
+        victims.retain(|victim| exempt_until(&self.records[victim.index()]) <= now);
+        victims.sort_by_key(|victim| self.victim_order(*victim));
+        let (mut own_freed, mut cohort_freed) = (0, 0);
+        let mut taken = Vec::new();
+        for victim in victims {
+            if own_freed >= own && cohort_freed >= cohort {
+                break;
+            }
+            let record = &self.records[victim.index()];
+            let milli = record.job.quota_milli(Needs::of(model, &record.job).mig.is_some());
+            if record.charge == Some(charge) {
+                own_freed += milli;
+            }
+            if matches!(record.charge, Some(Charge::Team(_, charged_pool)) if charged_pool == pool) {
+                cohort_freed += milli;
+            }
+            taken.push(victim);
+        }
+        if own_freed >= own && cohort_freed >= cohort {
+            self.signal(id, &taken);
+        }
+    }
+
+    /// The documented victim order: lowest tier priority first, then the latest started
+    /// (least work lost), then the latest submitted.
+    fn victim_order(&self, victim: JobId) -> (u32, Reverse<Seconds>, Reverse<JobId>) {
+        let record = &self.records[victim.index()];
+        (self.model.tier(record.job.tier).priority.value, Reverse(record.started), Reverse(victim))
+    }
+
+    /// Signals `victims` to make room for `id`: each stops after its tier's window.
+    fn signal(&mut self, id: JobId, victims: &[JobId]) {
+        let model = self.model;
+        let now = self.now;
         let mut stops = now;
-        for victim in taken {
+        for victim in victims {
+            let victim = *victim;
             let record = &mut self.records[victim.index()];
             let JobState::Running(held) = &record.state else { continue };
-            if !held.node_ids().any(|node| used.contains(&node)) {
-                continue;
-            }
             let victim_tier = model.tier(record.job.tier);
             let window = match victim_tier.preemption.value {
                 Preemption::Window { window, .. } => window.seconds,
@@ -730,7 +833,9 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             let lost_gpu_seconds = lost.saturating_mul(u64::from(record.job.gpus));
             self.emit(victim, EventKind::Preempted { by: id, stops: stop, lost_gpu_seconds });
         }
-        self.records[id.index()].preempting = Some(stops);
+        if !victims.is_empty() {
+            self.records[id.index()].preempting = Some(stops);
+        }
     }
 
     /// When victims are exempt for now, tries again when the first exemption ends.

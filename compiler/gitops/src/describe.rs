@@ -6,8 +6,8 @@
 //! adding one line here.
 
 use placid_lang::model::{
-    Alert, Bound, Class, CompatGate, Condition, CostCenter, Expectation, Locality, Metric, Migration, Model, Node, Plan, Pool, Preemption,
-    Score, Selector, Stage, Team, Threshold, Tier,
+    Alert, Bound, Class, CompatGate, Condition, CostCenter, Locality, Metric, Migration, Model, Node, Plan, Pool, Preemption, Score,
+    Selector, Stage, Team, Threshold, Tier,
 };
 
 /// The kinds of named elements the semantic diff compares.
@@ -379,28 +379,86 @@ fn alert(model: &Model, alert: &Alert) -> Described {
 }
 
 fn test(model: &Model, test: &placid_lang::model::PolicyTest) -> Described {
-    let job = &test.job;
-    let mut job_text = format!("team={} tier={} gpus={}", model.team(job.team.value).name, model.tier(job.tier.value).name, job.gpus);
+    // One job and one expectation read as they always did; more are joined with "; ".
+    let jobs: Vec<String> = test.jobs.iter().map(|job| test_job(model, job)).collect();
+    let expects: Vec<String> = test.expects.iter().map(|expect| expectation(model, test, expect)).collect();
+    Fields::new().set("job", jobs.join("; ")).set("expect", expects.join("; ")).done(ElementKind::Test, &test.name)
+}
+
+fn test_job(model: &Model, job: &placid_lang::model::TestJob) -> String {
+    let mut text = String::new();
+    if job.running {
+        text.push_str("running ");
+    }
+    if let Some(name) = &job.name {
+        text.push_str(&format!("{} ", name.value));
+    }
+    text.push_str(&format!("team={} tier={} gpus={}", model.team(job.team.value).name, model.tier(job.tier.value).name, job.gpus));
     if let Some(class) = &job.class {
-        job_text.push_str(&format!(" class={}", model.class(class.value).name));
+        text.push_str(&format!(" class={}", model.class(class.value).name));
     }
     if let Some(pool) = &job.pool {
-        job_text.push_str(&format!(" pool={}", model.pool(pool.value).name));
+        text.push_str(&format!(" pool={}", model.pool(pool.value).name));
     }
-    let expect = match &test.expect {
-        Expectation::Placed { pool, same_domain, .. } => {
+    for node in &job.nodes {
+        text.push_str(&format!(" node={}", model.node(node.value).name));
+    }
+    if let Some(at) = job.at {
+        text.push_str(&format!(" at={}s", at.seconds));
+    }
+    if let Some(run) = job.run {
+        text.push_str(&format!(" run={}s", run.seconds));
+    }
+    text
+}
+
+fn expectation(model: &Model, test: &placid_lang::model::PolicyTest, expect: &placid_lang::model::Expectation) -> String {
+    use placid_lang::model::Outcome;
+    let mut text = match &expect.outcome {
+        Outcome::Placed(at) => {
             let mut text = "placed".to_owned();
-            if let Some(pool) = pool {
+            if let Some(pool) = &at.pool {
                 text.push_str(&format!(" in {}", model.pool(pool.value).name));
             }
-            if *same_domain {
+            if at.same_domain {
                 text.push_str(", one NVLink domain");
+            }
+            if let Some(domain) = &at.domain {
+                text.push_str(&format!(", domain {}", model.domain(domain.value).name));
+            }
+            if let Some(rack) = &at.rack {
+                text.push_str(&format!(", rack {}", model.rack(rack.value).name));
+            }
+            if let Some(chassis) = &at.chassis {
+                text.push_str(&format!(", chassis {}", chassis.value));
+            }
+            if !at.nodes.is_empty() {
+                let nodes: Vec<&str> = at.nodes.iter().map(|node| model.node(node.value).name.as_str()).collect();
+                text.push_str(&format!(", nodes {}", nodes.join(" ")));
             }
             text
         }
-        Expectation::Rejected { reason, .. } => format!("rejected ({})", reason.value),
+        Outcome::Queued(reason) => match reason {
+            Some(reason) => format!("queued ({})", reason.value.as_str()),
+            None => "queued".to_owned(),
+        },
+        Outcome::Rejected(reason) => format!("rejected ({})", reason.value),
+        Outcome::Preempts(victims) => {
+            let names: Vec<String> = victims
+                .iter()
+                .map(|victim| {
+                    test.jobs[victim.value].name.as_ref().map_or_else(|| format!("#{}", victim.value), |name| name.value.to_string())
+                })
+                .collect();
+            format!("preempts {}", names.join(" "))
+        }
     };
-    Fields::new().set("job", job_text).set("expect", expect).done(ElementKind::Test, &test.name)
+    if test.jobs.iter().filter(|job| !job.running).count() > 1
+        && let Some(name) = &test.jobs[expect.job].name
+    {
+        text = format!("{}: {text}", name.value);
+    }
+    text
 }
 
 fn node(model: &Model, node: &Node) -> Described {

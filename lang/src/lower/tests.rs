@@ -1,110 +1,263 @@
-//! Policy tests: a job and the placement or rejection the team expects, like `opa test`.
+//! Policy tests: a starting state, jobs in sequence, a time to look, and what the team
+//! expects to happen then, like `opa test`. `placid test` runs them through the engine.
 
 use crate::diag::{Code, Diagnostic};
 use crate::lower::names::Names;
 use crate::lower::policy::{Tables, lower_kind};
 use crate::lower::reader::{Cx, NodeReader, Optional};
-use crate::model::{Expectation, Model, PolicyTest, TestId, TestJob};
+use crate::model::{Expectation, Model, NodeId, Outcome, PolicyTest, QueueReason, RackId, TestId, TestJob, Where};
 use crate::name::Name;
-use crate::span::Spanned;
+use crate::span::{Span, Spanned};
 
 pub(super) fn lower(cx: &mut Cx, model: &mut Model, tables: &Tables, nodes: &[NodeReader<'_>]) {
     let mut names = Names::new("test");
     let mut tests = Vec::new();
-    lower_kind(cx, "test", nodes, &mut names, &mut tests, TestId::from_index, |cx, node, name| lower_test(cx, tables, node, name));
+    lower_kind(cx, "test", nodes, &mut names, &mut tests, TestId::from_index, |cx, node, name| lower_test(cx, model, tables, node, name));
     model.tests = tests;
 }
 
-fn lower_test(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned<Name>) -> Option<PolicyTest> {
+fn lower_test(cx: &mut Cx, model: &Model, tables: &Tables, node: &NodeReader<'_>, name: Spanned<Name>) -> Option<PolicyTest> {
     node.props(cx, &[]);
-    let children = node.children(cx, &["job", "expect"]);
-    let job = match NodeReader::single(cx, &children, "job") {
+    let children = node.children(cx, &["running", "job", "at", "expect"]);
+    let mut jobs = Vec::new();
+    let mut complete = true;
+    for child in children.iter().filter(|child| matches!(child.kind(), "running" | "job")) {
+        match lower_job(cx, model, tables, child) {
+            Some(job) => jobs.push(job),
+            None => complete = false,
+        }
+    }
+    if !children.iter().any(|child| child.kind() == "job") {
+        cx.error(
+            Diagnostic::error(Code::MissingValue, node.name_span(), format!("test `{}` needs a `job`", name.value))
+                .label("no `job`")
+                .help("add `job team=\"...\" tier=\"...\" gpus=8`"),
+        );
+        return None;
+    }
+    let at = match NodeReader::single(cx, &children, "at") {
         Some(child) => {
-            let props = child.props(cx, &["team", "tier", "class", "gpus", "pool"]);
+            child.props(cx, &[]);
             child.children(cx, &[]);
-            let team = props
-                .require(cx, child, "team")
-                .and_then(|value| value.name(cx))
-                .and_then(|reference| tables.teams.resolve(cx, &reference));
-            let tier = props
-                .require(cx, child, "tier")
-                .and_then(|value| value.name(cx))
-                .and_then(|reference| tables.tiers.resolve(cx, &reference));
-            let class = props.get("class").map(|value| value.name(cx).and_then(|reference| tables.classes.resolve(cx, &reference)));
-            let gpus = props.require(cx, child, "gpus").and_then(|value| value.positive(cx));
-            let pool = props.get("pool").map(|value| value.name(cx).and_then(|reference| tables.pools.resolve(cx, &reference)));
-            (|| {
-                Some(TestJob {
-                    span: child.name_span(),
-                    team: team?,
-                    tier: tier?,
-                    class: class.lowered()?,
-                    gpus: gpus?,
-                    pool: pool.lowered()?,
-                })
-            })()
+            let at = child.expect_args(cx, 1, 1, "a time (`at \"30m\"`)").and_then(|args| args[0].duration(cx));
+            complete &= at.is_some();
+            at
         }
-        None => {
-            cx.error(
-                Diagnostic::error(Code::MissingValue, node.name_span(), format!("test `{}` needs a `job`", name.value))
-                    .label("no `job`")
-                    .help("add `job team=\"...\" tier=\"...\" gpus=8`"),
-            );
-            None
-        }
+        None => None,
     };
-    let expect = match NodeReader::single(cx, &children, "expect") {
-        Some(child) => {
-            let props = child.props(cx, &["pool", "same-domain", "reason"]);
-            child.children(cx, &[]);
-            let outcome = child
-                .expect_args(cx, 1, 1, "placed or rejected")
-                .and_then(|args| args[0].keyword(cx, &[("placed", true), ("rejected", false)]));
-            match outcome {
-                Some(true) => {
-                    if let Some(reason) = props.get("reason") {
-                        cx.error(
-                            Diagnostic::error(Code::InvalidValue, reason.span, "a placed job has no rejection reason")
-                                .label("unexpected reason")
-                                .help("use `expect \"rejected\" reason=...` for a rejection"),
-                        );
-                    }
-                    let pool = props.get("pool").map(|value| value.name(cx).and_then(|reference| tables.pools.resolve(cx, &reference)));
-                    let same_domain = props.get("same-domain").map_or(Some(false), |value| value.bool(cx));
-                    (|| Some(Expectation::Placed { span: child.name_span(), pool: pool.lowered()?, same_domain: same_domain? }))()
-                }
-                Some(false) => {
-                    let reason = props.require(cx, child, "reason").and_then(|value| value.name(cx));
-                    if let Some(reason) = &reason
-                        && !crate::diag::Code::ALL.iter().any(|code| code.name() == reason.value.as_str())
-                    {
-                        cx.error(
-                            Diagnostic::error(
-                                Code::TestExpectationFails,
-                                reason.span,
-                                format!("`{}` is not a diagnostic name", reason.value),
-                            )
-                            .label("unknown reason")
-                            .maybe_help(crate::suggest::help_for(
-                                reason.value.as_str(),
-                                crate::diag::Code::ALL.iter().map(|code| code.name()),
-                            )),
-                        );
-                        return None;
-                    }
-                    reason.map(|reason| Expectation::Rejected { span: child.name_span(), reason })
-                }
-                None => None,
+    let mut expects = Vec::new();
+    for child in children.iter().filter(|child| child.kind() == "expect") {
+        match lower_expect(cx, model, tables, &jobs, child) {
+            Some(expect) => expects.push(expect),
+            None => complete = false,
+        }
+    }
+    if !children.iter().any(|child| child.kind() == "expect") {
+        cx.error(
+            Diagnostic::error(Code::MissingValue, node.name_span(), format!("test `{}` needs an `expect`", name.value))
+                .label("no `expect`")
+                .help("add `expect \"placed\"` or `expect \"rejected\" reason=\"tier-not-allowed\"`"),
+        );
+        return None;
+    }
+    complete.then_some(PolicyTest { name: name.value, span: name.span, jobs, at, expects })
+}
+
+fn lower_job(cx: &mut Cx, model: &Model, tables: &Tables, child: &NodeReader<'_>) -> Option<TestJob> {
+    let running = child.kind() == "running";
+    let allowed: &[&str] =
+        if running { &["team", "tier", "class", "gpus", "pool", "run"] } else { &["team", "tier", "class", "gpus", "pool", "at", "run"] };
+    let props = child.props(cx, allowed);
+    let job_name = child.expect_args(cx, 0, 1, "the job's name").map(|args| args.first().map(|arg| arg.name(cx)));
+    let grandchildren = child.children(cx, &["nodes"]);
+    let nodes = node_list(cx, model, &grandchildren);
+    let team = props.require(cx, child, "team").and_then(|value| value.name(cx)).and_then(|reference| tables.teams.resolve(cx, &reference));
+    let tier = props.require(cx, child, "tier").and_then(|value| value.name(cx)).and_then(|reference| tables.tiers.resolve(cx, &reference));
+    let class = props.get("class").map(|value| value.name(cx).and_then(|reference| tables.classes.resolve(cx, &reference)));
+    let gpus = props.require(cx, child, "gpus").and_then(|value| value.positive(cx));
+    let pool = props.get("pool").map(|value| value.name(cx).and_then(|reference| tables.pools.resolve(cx, &reference)));
+    let at = props.get("at").map(|value| value.duration(cx));
+    let run = props.get("run").map(|value| value.duration(cx));
+    Some(TestJob {
+        span: child.name_span(),
+        name: job_name?.lowered()?,
+        running,
+        team: team?,
+        tier: tier?,
+        class: class.lowered()?,
+        gpus: gpus?,
+        pool: pool.lowered()?,
+        nodes: nodes?,
+        at: at.lowered()?,
+        run: run.lowered()?,
+    })
+}
+
+/// The nodes of a `nodes "a" "b"` child, if there is one.
+fn node_list(cx: &mut Cx, model: &Model, children: &[NodeReader<'_>]) -> Option<Vec<Spanned<NodeId>>> {
+    let Some(child) = NodeReader::single(cx, children, "nodes") else { return Some(Vec::new()) };
+    child.props(cx, &[]);
+    child.children(cx, &[]);
+    let args = child.expect_args(cx, 1, usize::MAX, "node names")?;
+    let mut nodes = Vec::new();
+    let mut complete = true;
+    for arg in args {
+        let Some(name) = arg.name(cx) else {
+            complete = false;
+            continue;
+        };
+        match model.node_by_name(name.value.as_str()) {
+            Some(id) => nodes.push(Spanned::new(id, name.span)),
+            None => {
+                complete = false;
+                cx.error(
+                    Diagnostic::error(Code::UnresolvedReference, name.span, format!("no node named `{}` in the inventory", name.value))
+                        .label("unknown node")
+                        .maybe_help(crate::suggest::help_for(name.value.as_str(), model.nodes.iter().map(|node| node.name.as_str()))),
+                );
             }
         }
-        None => {
-            cx.error(
-                Diagnostic::error(Code::MissingValue, node.name_span(), format!("test `{}` needs an `expect`", name.value))
-                    .label("no `expect`")
-                    .help("add `expect \"placed\"` or `expect \"rejected\" reason=\"tier-not-allowed\"`"),
-            );
-            None
+    }
+    complete.then_some(nodes)
+}
+
+/// The index of the job an expectation is about: `job=`, or the last submitted `job`.
+fn job_index(cx: &mut Cx, jobs: &[TestJob], reference: Option<Spanned<Name>>) -> Option<usize> {
+    match reference {
+        None => jobs.iter().rposition(|job| !job.running),
+        Some(reference) => find_job(cx, jobs, &reference),
+    }
+}
+
+fn find_job(cx: &mut Cx, jobs: &[TestJob], reference: &Spanned<Name>) -> Option<usize> {
+    let found = jobs.iter().position(|job| job.name.as_ref().is_some_and(|name| name.value == reference.value));
+    if found.is_none() {
+        cx.error(
+            Diagnostic::error(Code::UnresolvedReference, reference.span, format!("no job named `{}` in this test", reference.value))
+                .label("unknown job")
+                .maybe_help(crate::suggest::help_for(
+                    reference.value.as_str(),
+                    jobs.iter().filter_map(|job| job.name.as_ref()).map(|name| name.value.as_str()),
+                )),
+        );
+    }
+    found
+}
+
+fn lower_expect(cx: &mut Cx, model: &Model, tables: &Tables, jobs: &[TestJob], child: &NodeReader<'_>) -> Option<Expectation> {
+    let props = child.props(cx, &["job", "pool", "same-domain", "domain", "rack", "chassis", "reason"]);
+    let grandchildren = child.children(cx, &["nodes", "victims"]);
+    let outcome = child.expect_args(cx, 1, 1, "placed, queued, rejected or preempts").and_then(|args| {
+        args[0].keyword(cx, &[("placed", "placed"), ("queued", "queued"), ("rejected", "rejected"), ("preempts", "preempts")])
+    })?;
+    let reference = props.get("job").map(|value| value.name(cx)).lowered()?;
+    let job = job_index(cx, jobs, reference)?;
+    let unexpected = |cx: &mut Cx, keys: &[&str], children: &[&str]| {
+        for key in keys {
+            if let Some(value) = props.get(key) {
+                cx.error(
+                    Diagnostic::error(Code::InvalidValue, value.span, format!("`expect \"{outcome}\"` takes no `{key}=`"))
+                        .label("does not apply")
+                        .help("`pool`, `domain`, `rack`, `chassis`, `same-domain` and `nodes` describe a placed job; `reason` a queued or rejected one; `victims` a preemption"),
+                );
+            }
+        }
+        for kind in children {
+            if let Some(extra) = grandchildren.iter().find(|grandchild| grandchild.kind() == *kind) {
+                cx.error(
+                    Diagnostic::error(Code::InvalidValue, extra.name_span(), format!("`expect \"{outcome}\"` takes no `{kind}`"))
+                        .label("does not apply"),
+                );
+            }
         }
     };
-    Some(PolicyTest { name: name.value, span: name.span, job: job?, expect: expect? })
+    let outcome = match outcome {
+        "placed" => {
+            unexpected(cx, &["reason"], &["victims"]);
+            let pool = props.get("pool").map(|value| value.name(cx).and_then(|reference| tables.pools.resolve(cx, &reference)));
+            let same_domain = props.get("same-domain").map_or(Some(false), |value| value.bool(cx));
+            let domain = props.get("domain").map(|value| value.name(cx).and_then(|reference| tables.domains.resolve(cx, &reference)));
+            let rack = props.get("rack").map(|value| value.name(cx).and_then(|reference| rack(cx, model, &reference)));
+            let chassis = props.get("chassis").map(|value| value.name(cx).and_then(|reference| chassis(cx, model, reference)));
+            let nodes = node_list(cx, model, &grandchildren);
+            Outcome::Placed(Where {
+                pool: pool.lowered()?,
+                same_domain: same_domain?,
+                domain: domain.lowered()?,
+                rack: rack.lowered()?,
+                chassis: chassis.lowered()?,
+                nodes: nodes?,
+            })
+        }
+        "queued" => {
+            unexpected(cx, &["pool", "same-domain", "domain", "rack", "chassis"], &["nodes", "victims"]);
+            let reason = props.get("reason").map(|value| {
+                let text = value.string(cx)?;
+                let choices: Vec<(&str, QueueReason)> = QueueReason::ALL.iter().map(|reason| (reason.as_str(), *reason)).collect();
+                value.keyword(cx, &choices).map(|reason| Spanned::new(reason, text.span))
+            });
+            Outcome::Queued(reason.lowered()?)
+        }
+        "rejected" => {
+            unexpected(cx, &["pool", "same-domain", "domain", "rack", "chassis"], &["nodes", "victims"]);
+            let reason = props.require(cx, child, "reason").and_then(|value| value.name(cx))?;
+            if !Code::ALL.iter().any(|code| code.name() == reason.value.as_str()) {
+                cx.error(
+                    Diagnostic::error(Code::TestExpectationFails, reason.span, format!("`{}` is not a diagnostic name", reason.value))
+                        .label("unknown reason")
+                        .maybe_help(crate::suggest::help_for(reason.value.as_str(), Code::ALL.iter().map(|code| code.name()))),
+                );
+                return None;
+            }
+            Outcome::Rejected(reason)
+        }
+        _ => {
+            unexpected(cx, &["pool", "same-domain", "domain", "rack", "chassis", "reason"], &["nodes"]);
+            let Some(victims) = NodeReader::single(cx, &grandchildren, "victims") else {
+                cx.error(
+                    Diagnostic::error(Code::MissingValue, child.name_span(), "`expect \"preempts\"` needs `victims`")
+                        .label("no `victims`")
+                        .help("name the jobs it preempts: `expect \"preempts\" { victims \"warm\" }`"),
+                );
+                return None;
+            };
+            victims.props(cx, &[]);
+            victims.children(cx, &[]);
+            let args = victims.expect_args(cx, 1, usize::MAX, "the names of the preempted jobs")?;
+            let mut found = Vec::new();
+            for arg in args {
+                let name = arg.name(cx)?;
+                found.push(Spanned::new(find_job(cx, jobs, &name)?, name.span));
+            }
+            Outcome::Preempts(found)
+        }
+    };
+    Some(Expectation { span: child.name_span(), job, outcome })
+}
+
+fn rack(cx: &mut Cx, model: &Model, reference: &Spanned<Name>) -> Option<Spanned<RackId>> {
+    match model.racks.iter().position(|rack| rack.name == reference.value) {
+        Some(index) => Some(Spanned::new(RackId::from_index(index), reference.span)),
+        None => {
+            unknown(cx, reference.span, "rack", reference.value.as_str(), model.racks.iter().map(|rack| rack.name.as_str()));
+            None
+        }
+    }
+}
+
+fn chassis(cx: &mut Cx, model: &Model, reference: Spanned<Name>) -> Option<Spanned<Name>> {
+    let names = model.nodes.iter().filter_map(|node| node.chassis.as_ref());
+    if names.clone().any(|name| *name == reference.value) {
+        return Some(reference);
+    }
+    unknown(cx, reference.span, "chassis", reference.value.as_str(), names.map(Name::as_str));
+    None
+}
+
+fn unknown<'n>(cx: &mut Cx, span: Span, kind: &str, name: &str, known: impl Iterator<Item = &'n str> + Clone) {
+    cx.error(
+        Diagnostic::error(Code::UnresolvedReference, span, format!("no {kind} named `{name}` in the inventory"))
+            .label(format!("unknown {kind}"))
+            .maybe_help(crate::suggest::help_for(name, known)),
+    );
 }

@@ -2,7 +2,7 @@
 //! classes, scores, plans, metrics, migrations, alerts and policy tests.
 
 use crate::expr::Expr;
-use crate::model::{Arch, CapacityKind, ClassId, CostCenterId, DomainId, MetricId, NodeId, PoolId, ScoreId, TeamId, TierId};
+use crate::model::{Arch, CapacityKind, ClassId, CostCenterId, DomainId, MetricId, NodeId, PoolId, RackId, ScoreId, TeamId, TierId};
 use crate::name::{LabelKey, Name};
 use crate::source::RelPath;
 use crate::span::{Span, Spanned};
@@ -688,11 +688,15 @@ pub struct Alert {
     pub severity: AlertSeverity,
 }
 
-/// The job a policy test submits.
+/// A job of a policy test: one already running in the starting state, or one submitted.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TestJob {
     /// Where it is declared.
     pub span: Span,
+    /// The name expectations refer to it by (`job "big" ...`), if any.
+    pub name: Option<Spanned<Name>>,
+    /// Whether it is running when the test starts (`running`), rather than submitted (`job`).
+    pub running: bool,
     /// Submitting team.
     pub team: Spanned<TeamId>,
     /// Tier.
@@ -703,38 +707,96 @@ pub struct TestJob {
     pub gpus: u32,
     /// Pool the job asks for, if any.
     pub pool: Option<Spanned<PoolId>>,
+    /// The nodes it must run on (`nodes "a" "b"`); empty means anywhere in its pool.
+    pub nodes: Vec<Spanned<NodeId>>,
+    /// When a submitted job arrives, from the start of the test (`at=`; 0 by default).
+    pub at: Option<Duration>,
+    /// How long it runs (`run=`; an hour by default).
+    pub run: Option<Duration>,
 }
 
-/// What a policy test expects.
+/// Why a job is expected to wait (`expect "queued" reason=...`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum QueueReason {
+    /// Its team's or cost center's budget has no room today.
+    Budget,
+    /// Its team's quota in the pool (or its tier's reservation) is used up.
+    Quota,
+    /// No placement fits the free capacity, and nothing it may preempt frees one.
+    Capacity,
+    /// It would fit, but a job ahead of it holds the reservation, or its tier may not start
+    /// out of order.
+    Priority,
+}
+
+impl QueueReason {
+    /// Every reason.
+    pub const ALL: &'static [QueueReason] = &[QueueReason::Budget, QueueReason::Quota, QueueReason::Capacity, QueueReason::Priority];
+
+    /// The keyword in tests and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueReason::Budget => "budget",
+            QueueReason::Quota => "quota",
+            QueueReason::Capacity => "capacity",
+            QueueReason::Priority => "priority",
+        }
+    }
+}
+
+/// Where a placed job is expected to be; every given condition must hold.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Where {
+    /// The pool it lands in.
+    pub pool: Option<Spanned<PoolId>>,
+    /// Whether all its GPUs must be in one NVLink domain.
+    pub same_domain: bool,
+    /// The NVLink domain all its nodes are in.
+    pub domain: Option<Spanned<DomainId>>,
+    /// The rack all its nodes are in.
+    pub rack: Option<Spanned<RackId>>,
+    /// The chassis all its nodes are in.
+    pub chassis: Option<Spanned<Name>>,
+    /// Exactly these nodes (`nodes "a" "b"`); empty means any.
+    pub nodes: Vec<Spanned<NodeId>>,
+}
+
+/// What a policy test expects of one of its jobs.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Expectation {
-    /// The job is placed, optionally in a given pool and inside one NVLink domain.
-    Placed {
-        /// Where it is declared.
-        span: Span,
-        /// The pool it must land in.
-        pool: Option<Spanned<PoolId>>,
-        /// Whether all its GPUs must be in one NVLink domain.
-        same_domain: bool,
-    },
-    /// The job is rejected with this diagnostic code name (`tier-not-allowed`).
-    Rejected {
-        /// Where it is declared.
-        span: Span,
-        /// The reason, as a code name.
-        reason: Spanned<Name>,
-    },
+pub enum Outcome {
+    /// The job runs, as described.
+    Placed(Where),
+    /// The job waits, for this reason if one is given.
+    Queued(Option<Spanned<QueueReason>>),
+    /// The job is rejected with this reason, a diagnostic code name (`tier-not-allowed`).
+    Rejected(Spanned<Name>),
+    /// The job preempts exactly these jobs of the test (indices into its jobs).
+    Preempts(Vec<Spanned<usize>>),
 }
 
-/// A policy test: a job and what the team expects to happen to it.
+/// One `expect` of a policy test.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expectation {
+    /// Where it is declared.
+    pub span: Span,
+    /// The job it is about (an index into the test's jobs): `job=`, or the last `job`.
+    pub job: usize,
+    /// What is expected.
+    pub outcome: Outcome,
+}
+
+/// A policy test: a starting state, jobs submitted in sequence, a time to look, and what the
+/// team expects then, like `opa test`. `placid test` runs it through the engine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PolicyTest {
     /// The test's name.
     pub name: Name,
     /// Where it is declared.
     pub span: Span,
-    /// The job.
-    pub job: TestJob,
-    /// The expectation.
-    pub expect: Expectation,
+    /// The jobs: `running` ones (the starting state) and submitted ones, in declaration order.
+    pub jobs: Vec<TestJob>,
+    /// When to look, from the start of the test (`at`); by default when the last job arrives.
+    pub at: Option<Duration>,
+    /// The expectations, at least one.
+    pub expects: Vec<Expectation>,
 }

@@ -1,0 +1,135 @@
+//! What the engine (docs/semantics.md) says can never happen: a plan stage its team's queue
+//! can never admit, a never-preempted tier's stage that can land on spot capacity, and a
+//! policy test whose expectation no run can meet. The engine answers; this pass gives the
+//! answers spans.
+
+use placid_engine::cluster::Cluster;
+use placid_engine::job::WHOLE_GPU_MILLI;
+use placid_engine::plan::stage_job;
+use placid_engine::quota::{Charge, Quotas};
+use placid_engine::sim::verdict_in;
+use placid_engine::{Reject, policy_test};
+use placid_lang::diag::{Code, Diagnostic, Diagnostics};
+use placid_lang::model::{CapacityKind, Model, PlanId, Preemption};
+
+pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
+    let quotas = Quotas::new(model);
+    let empty = Cluster::new(model);
+    for (plan_index, plan) in model.plans.iter().enumerate() {
+        let team = model.team(plan.team.value);
+        for (stage_index, stage) in plan.stages.iter().enumerate() {
+            // Stages of a tier the team may not use are E030 already.
+            if !team.tiers.iter().any(|tier| tier.value == stage.tier.value) {
+                continue;
+            }
+            let job = stage_job(model, PlanId::from_index(plan_index), stage_index, 0);
+            if verdict_in(model, &quotas, &empty, &job, stage.pool.value) == Err(Reject::ExceedsQuota) {
+                let pool = model.pool(stage.pool.value);
+                let charge = quotas.charge(&job, stage.pool.value);
+                let most = quotas.limit(charge) / u64::from(WHOLE_GPU_MILLI);
+                let holder = match charge {
+                    Charge::Team(..) => format!("team `{}` can hold at most {most} in pool `{}`, borrowing included", team.name, pool.name),
+                    Charge::Reservation(tier, _) => {
+                        format!("tier `{}` reserves {most} in pool `{}` and borrows nothing", model.tier(tier).name, pool.name)
+                    }
+                };
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::ExceedsQuota,
+                        stage.gpus.span,
+                        format!("stage `{}` of plan `{}` can never be admitted: it asks for {} GPUs, but {holder}", stage.name, plan.name, stage.gpus.value),
+                    )
+                    .label("more than the queue ever admits")
+                    .help("lower `gpus`, raise the team's share, give the team a backfill tier, or reserve capacity for the tier in this pool"),
+                );
+            }
+            let tier = model.tier(stage.tier.value);
+            let may_land_on_spot = stage.capacity.is_none_or(|kind| kind == CapacityKind::Spot)
+                && quotas.reach[stage.pool.value.index()].iter().any(|node| model.node(*node).capacity == CapacityKind::Spot);
+            if tier.preemption.value == Preemption::Never && may_land_on_spot {
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::NeverPreemptedOnSpot,
+                        stage.tier.span,
+                        format!(
+                            "stage `{}` runs at tier `{}`, which is never preempted, but pool `{}` holds spot nodes the provider may reclaim",
+                            stage.name,
+                            tier.name,
+                            model.pool(stage.pool.value).name
+                        ),
+                    )
+                    .label("never preempted")
+                    .with_secondary(stage.pool.span, "holds spot capacity")
+                    .help("add `capacity=\"reserved\"` or `capacity=\"on-demand\"` to the stage, move it to a pool without spot nodes, or give the tier a preemption window"),
+                );
+            }
+        }
+    }
+    for test in &model.tests {
+        for (span, why) in policy_test::impossible(model, test) {
+            diagnostics.push(
+                Diagnostic::error(Code::TestExpectationImpossible, span, format!("test `{}` can never pass: {why}", test.name))
+                    .label("impossible expectation")
+                    .help("fix the expectation, or the policy it describes"),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use placid_lang::diag::{Code, Severity};
+    use placid_lang::source::MemoryWorld;
+
+    const INVENTORY: &str = "node \"spot-1\" arch=\"x86_64\" capacity=\"spot\" {\n    cost gpu-hour=(usd)1\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n    gpu 2 model=\"H200\"\n    gpu 3 model=\"H200\"\n}\nnode \"od-1\" arch=\"x86_64\" capacity=\"on-demand\" {\n    cost gpu-hour=(usd)2\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n    gpu 2 model=\"H200\"\n    gpu 3 model=\"H200\"\n}\n";
+
+    /// Two teams of equal share in an 8-GPU pool; `a` has only the non-backfill tier `t`, so
+    /// it is guaranteed 4 and borrows nothing.
+    fn policy(extra: &str) -> String {
+        format!(
+            "pool \"all\" {{ select arch=\"x86_64\" }}\npool \"od\" {{ select capacity=\"on-demand\" }}\ntier \"t\" {{\n    priority 10\n    preemption window=\"1m\" mode=\"cancel\"\n}}\ntier \"prod\" {{\n    priority 100\n    preemption \"never\"\n}}\ntier \"bf\" {{\n    priority 1\n    preemption window=\"1m\" mode=\"cancel\"\n    backfill #true\n}}\ncost-center \"cc\"\nteam \"a\" {{\n    share 1\n    cost-center \"cc\"\n    tiers \"prod\" \"t\"\n}}\nteam \"b\" {{\n    share 1\n    cost-center \"cc\"\n    tiers \"bf\"\n}}\n{extra}"
+        )
+    }
+
+    fn errors(policy: &str) -> Vec<Code> {
+        let mut world = MemoryWorld::new();
+        world.insert("placid.kdl", "project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n");
+        world.insert("nodes.kdl", INVENTORY);
+        world.insert("policy.kdl", policy);
+        let compilation = placid_lang::load(&world);
+        let (_, diagnostics) = crate::check(compilation.model, compilation.diagnostics);
+        diagnostics.iter().filter(|diagnostic| diagnostic.severity == Severity::Error).map(|diagnostic| diagnostic.code).collect()
+    }
+
+    #[test]
+    fn a_stage_beyond_the_team_quota_can_never_be_admitted() {
+        let over = policy("plan \"p\" team=\"a\" {\n    stage \"s\" tier=\"t\" pool=\"all\" gpus=5\n}\n");
+        assert_eq!(errors(&over), [Code::ExceedsQuota]);
+        let within = policy("plan \"p\" team=\"a\" {\n    stage \"s\" tier=\"t\" pool=\"all\" gpus=4\n}\n");
+        assert_eq!(errors(&within), []);
+        // Team b backfills, so it may borrow a's guarantee: all 8 GPUs.
+        let borrowing = policy("plan \"p\" team=\"b\" {\n    stage \"s\" tier=\"bf\" pool=\"all\" gpus=8\n}\n");
+        assert_eq!(errors(&borrowing), []);
+    }
+
+    #[test]
+    fn a_never_preempted_stage_may_not_land_on_spot() {
+        let spot = policy("plan \"p\" team=\"a\" {\n    stage \"s\" tier=\"prod\" pool=\"all\" gpus=1\n}\n");
+        assert_eq!(errors(&spot), [Code::NeverPreemptedOnSpot]);
+        let restricted = policy("plan \"p\" team=\"a\" {\n    stage \"s\" tier=\"prod\" pool=\"all\" gpus=1 capacity=\"on-demand\"\n}\n");
+        assert_eq!(errors(&restricted), []);
+        let on_demand = policy("plan \"p\" team=\"a\" {\n    stage \"s\" tier=\"prod\" pool=\"od\" gpus=1\n}\n");
+        assert_eq!(errors(&on_demand), []);
+    }
+
+    #[test]
+    fn a_test_expecting_an_impossible_placement_is_reported() {
+        let impossible = policy("test \"big\" {\n    job team=\"a\" tier=\"t\" gpus=64\n    expect \"placed\" pool=\"all\"\n}\n");
+        assert_eq!(errors(&impossible), [Code::TestExpectationImpossible]);
+        let other_pool =
+            policy("test \"elsewhere\" {\n    job team=\"a\" tier=\"t\" gpus=1 pool=\"od\"\n    expect \"placed\" pool=\"all\"\n}\n");
+        assert_eq!(errors(&other_pool), [Code::TestExpectationImpossible]);
+        let possible = policy("test \"small\" {\n    job team=\"a\" tier=\"t\" gpus=2\n    expect \"placed\" pool=\"all\"\n}\n");
+        assert_eq!(errors(&possible), []);
+    }
+}

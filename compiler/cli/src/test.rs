@@ -1,0 +1,213 @@
+//! `placid test [DIR]`: runs every policy test through the engine (docs/semantics.md) and
+//! reports like `cargo test` and `opa test`: a line per test, each failure as a diagnostic at
+//! the expectation with expected against actual, a summary line. `--format json` prints one
+//! document; `--format junit` JUnit XML for CI. Exit 0 when every test passes, 1 when one
+//! fails or the project has errors, 2 for usage and IO errors.
+
+use std::path::PathBuf;
+
+use placid_driver::build::Selection;
+use placid_driver::render::{self, Choice, Format};
+use placid_engine::policy_test::{self, Mismatch, TestResult};
+use placid_lang::diag::{Code, Diagnostic, Diagnostics};
+use placid_lang::model::{Model, PolicyTest};
+use placid_lang::source::Sources;
+
+use crate::pipeline;
+use crate::{Exit, Output, ProjectArgs, choice};
+
+/// How `placid test` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Report {
+    /// A line per test, failures as diagnostics, a summary line.
+    Text,
+    /// One JSON document.
+    Json,
+    /// JUnit XML, for CI systems that show test results.
+    Junit,
+}
+
+impl Choice for Report {
+    const ALL: &'static [Report] = &[Report::Text, Report::Json, Report::Junit];
+
+    fn name(self) -> &'static str {
+        match self {
+            Report::Text => "text",
+            Report::Json => "json",
+            Report::Junit => "junit",
+        }
+    }
+}
+
+/// Arguments of `placid test`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The project directory (holding placid.kdl).
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// Output format.
+    #[arg(long, value_parser = choice::<Report>(), default_value = Report::Text.name())]
+    format: Report,
+    /// Run only the tests whose name contains this text.
+    #[arg(long)]
+    filter: Option<String>,
+}
+
+/// One test's result, with the diagnostic of each failure.
+struct Ran<'m> {
+    test: &'m PolicyTest,
+    failures: Diagnostics,
+}
+
+pub fn run(args: &Args, out: &mut Output) -> Exit {
+    // Project errors are reported as diagnostics: JSON for `--format json`, text otherwise
+    // (a JUnit consumer reads the exit code and stderr when the build itself fails).
+    let format = if args.format == Report::Json { Format::Json } else { Format::Text };
+    let project = ProjectArgs { dir: args.dir.clone(), format };
+    let clean = match pipeline::checked(out, &project, &Selection { only: Vec::new() }) {
+        Ok(clean) => clean,
+        Err(exit) => return exit,
+    };
+    let model: &Model = &clean.model;
+    let selected: Vec<&PolicyTest> =
+        model.tests.iter().filter(|test| args.filter.as_deref().is_none_or(|filter| test.name.as_str().contains(filter))).collect();
+    let filtered_out = model.tests.len() - selected.len();
+    let ran: Vec<Ran<'_>> = selected.into_iter().map(|test| Ran { test, failures: failures(model, test) }).collect();
+    let failed = ran.iter().filter(|each| !each.failures.is_empty()).count();
+    match args.format {
+        Report::Text => text(out, &clean.sources, &ran, filtered_out),
+        Report::Json => out.outln(render::json_text(&json(&clean.sources, &ran, filtered_out))),
+        Report::Junit => out.out(junit(&clean.sources, &clean.model.project.name, &ran)),
+    }
+    if failed > 0 { Exit::Failure } else { Exit::Ok }
+}
+
+/// Runs one test; each failed expectation (or an unrunnable starting state) is a diagnostic.
+fn failures(model: &Model, test: &PolicyTest) -> Diagnostics {
+    let mut diagnostics = Diagnostics::new();
+    match policy_test::run(model, test, placid_engine::Neutral) {
+        TestResult::Passed => {}
+        TestResult::Failed(mismatches) => {
+            for Mismatch { span, expected, actual } in mismatches {
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::TestFailed,
+                        span,
+                        format!("test `{}`: expected {expected}, but the job is {actual}", test.name),
+                    )
+                    .label(format!("expected: {expected}"))
+                    .with_secondary(test.span, format!("actual: {actual}"))
+                    .help("docs/semantics.md says how the engine decides; fix the policy or the expectation"),
+                );
+            }
+        }
+        TestResult::Unrunnable { span, message } => {
+            diagnostics.push(
+                Diagnostic::error(Code::TestStateInvalid, span, format!("test `{}`: {message}", test.name))
+                    .label("does not fit here")
+                    .help("put the running job on free nodes of its pool, or give it fewer GPUs"),
+            );
+        }
+    }
+    diagnostics
+}
+
+fn text(out: &mut Output, sources: &Sources, ran: &[Ran<'_>], filtered_out: usize) {
+    out.outln(format_args!("running {} test{}", ran.len(), if ran.len() == 1 { "" } else { "s" }));
+    for each in ran {
+        out.outln(format_args!("test {} ... {}", each.test.name, if each.failures.is_empty() { "ok" } else { "FAILED" }));
+    }
+    let failed: Vec<&Ran<'_>> = ran.iter().filter(|each| !each.failures.is_empty()).collect();
+    if !failed.is_empty() {
+        out.outln("\nfailures:\n");
+        let color = out.stdout_color();
+        for each in &failed {
+            out.out(render::text(sources, &each.failures, color));
+        }
+    }
+    let passed = ran.len() - failed.len();
+    let verdict = if failed.is_empty() { "ok" } else { "FAILED" };
+    out.outln(format_args!("\ntest result: {verdict}. {passed} passed; {} failed; {filtered_out} filtered out", failed.len()));
+}
+
+fn json(sources: &Sources, ran: &[Ran<'_>], filtered_out: usize) -> serde_json::Value {
+    let tests: Vec<serde_json::Value> = ran
+        .iter()
+        .map(|each| {
+            let report = render::json(sources, &each.failures);
+            serde_json::json!({
+                "name": each.test.name.as_str(),
+                "passed": each.failures.is_empty(),
+                "failures": report.get("diagnostics").cloned().unwrap_or(serde_json::Value::Array(Vec::new())),
+            })
+        })
+        .collect();
+    let failed = ran.iter().filter(|each| !each.failures.is_empty()).count();
+    serde_json::json!({
+        "tests": tests,
+        "passed": ran.len() - failed,
+        "failed": failed,
+        "filtered_out": filtered_out,
+    })
+}
+
+/// JUnit XML: one `testsuite` named for the project, a `testcase` per test, a `failure`
+/// per failed test with every failed expectation on its own line.
+fn junit(sources: &Sources, project: &placid_lang::name::Name, ran: &[Ran<'_>]) -> String {
+    let failed = ran.iter().filter(|each| !each.failures.is_empty()).count();
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    xml.push_str(&format!(
+        "<testsuites name=\"placid test\" tests=\"{}\" failures=\"{failed}\">\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failed}\">\n",
+        ran.len(),
+        escape(project.as_str()),
+        ran.len()
+    ));
+    for each in ran {
+        let name = escape(each.test.name.as_str());
+        let classname = escape(project.as_str());
+        if each.failures.is_empty() {
+            xml.push_str(&format!("    <testcase name=\"{name}\" classname=\"{classname}\"/>\n"));
+            continue;
+        }
+        let lines: Vec<String> = each.failures.iter().map(|diagnostic| render::one_line(sources, diagnostic)).collect();
+        let message = each.failures.iter().next().map_or_else(String::new, |diagnostic| diagnostic.message.clone());
+        xml.push_str(&format!(
+            "    <testcase name=\"{name}\" classname=\"{classname}\">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
+            escape(&message),
+            Code::TestFailed.id(),
+            escape(&lines.join("\n"))
+        ));
+    }
+    xml.push_str("  </testsuite>\n</testsuites>\n");
+    xml
+}
+
+/// Escapes text for XML attributes and content. Characters XML 1.0 cannot hold at all
+/// (controls other than tab, newline and carriage return) become U+FFFD.
+fn escape(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&apos;"),
+            '\t' | '\n' | '\r' => escaped.push(character),
+            control if (control as u32) < 0x20 || character == '\u{FFFE}' || character == '\u{FFFF}' => escaped.push('\u{FFFD}'),
+            other => escaped.push(other),
+        }
+    }
+    escaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn xml_escapes_markup_quotes_and_controls() {
+        assert_eq!(escape("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;");
+        assert_eq!(escape("bell\u{7}tab\t"), "bell\u{FFFD}tab\t");
+    }
+}

@@ -1,0 +1,271 @@
+//! Policy tests run through the engine: the starting state, the jobs in sequence, a look at
+//! the chosen time, and each expectation compared with what happened. `placid test` reports
+//! the results; the checker asks [`impossible`] which expectations no run can meet.
+
+use std::collections::BTreeSet;
+
+use placid_lang::model::{Expectation, Model, NodeId, Outcome, PolicyTest, PoolId, TestJob, Where};
+use placid_lang::span::Span;
+
+use crate::cluster::Cluster;
+use crate::event::{EventKind, Placement};
+use crate::job::{Job, JobId, Seconds};
+use crate::place::Miss;
+use crate::quota::Quotas;
+use crate::rank::Ranker;
+use crate::sim::{JobState, Simulation, verdict_in};
+
+/// The run time of a test job that gives none.
+pub const DEFAULT_RUN: Seconds = 3600;
+
+/// What one test came to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TestResult {
+    /// Every expectation held.
+    Passed,
+    /// These expectations did not hold.
+    Failed(Vec<Mismatch>),
+    /// A `running` job of the starting state does not fit where it is put.
+    Unrunnable {
+        /// The job's span.
+        span: Span,
+        /// Why.
+        message: String,
+    },
+}
+
+/// An expectation that did not hold.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The expectation's span.
+    pub span: Span,
+    /// What the test expects, in words (`placed in nvl-b, one NVLink domain`).
+    pub expected: String,
+    /// What happened, in the same words (`rejected (domain-too-small)`).
+    pub actual: String,
+}
+
+/// The engine job of a test job.
+pub fn job_of(test_job: &TestJob) -> Job {
+    let mut job = Job::new(test_job.team.value, test_job.tier.value, test_job.gpus);
+    job.class = test_job.class.as_ref().map(|class| class.value);
+    job.pool = test_job.pool.as_ref().map(|pool| pool.value);
+    job.submit = test_job.at.map_or(0, |at| at.seconds);
+    job.run = test_job.run.map_or(DEFAULT_RUN, |run| run.seconds);
+    if !test_job.nodes.is_empty() {
+        job.pin = Some(test_job.nodes.iter().map(|node| node.value).collect());
+    }
+    job
+}
+
+/// When a test looks: its `at`, or when its last job arrives.
+pub fn look_time(test: &PolicyTest) -> Seconds {
+    test.at.map_or_else(
+        || test.jobs.iter().filter(|job| !job.running).map(|job| job.at.map_or(0, |at| at.seconds)).max().unwrap_or(0),
+        |at| at.seconds,
+    )
+}
+
+/// Runs `test` on `model`, ranking nodes with `ranker`.
+pub fn run<R: Ranker>(model: &Model, test: &PolicyTest, ranker: R) -> TestResult {
+    let mut simulation = Simulation::new(model, ranker);
+    let mut ids = Vec::with_capacity(test.jobs.len());
+    for test_job in &test.jobs {
+        let job = job_of(test_job);
+        if test_job.running {
+            match simulation.start_now(job) {
+                Ok(id) => ids.push(id),
+                Err(miss) => {
+                    let why = match miss {
+                        Miss::Full => "its GPUs are not free there".to_owned(),
+                        Miss::Never(reason) => format!("it can never run there ({})", reason.name()),
+                    };
+                    return TestResult::Unrunnable { span: test_job.span, message: format!("the running job does not fit: {why}") };
+                }
+            }
+        } else {
+            ids.push(simulation.submit(job));
+        }
+    }
+    let mut placements: Vec<Option<Placement>> = vec![None; simulation.next_id().index()];
+    let mut preempted: Vec<(JobId, JobId)> = Vec::new();
+    // Starting jobs reported their start before the run; read it from their state.
+    for id in &ids {
+        if let Some(JobState::Running(placement)) = simulation.state(*id) {
+            placements[id.index()] = Some(placement.clone());
+        }
+    }
+    let mut record = |event: &crate::Event| match &event.kind {
+        EventKind::Started(placement) => placements[event.job.index()] = Some(placement.clone()),
+        EventKind::Preempted { by, .. } => preempted.push((*by, event.job)),
+        _ => {}
+    };
+    simulation.run_until(look_time(test), &mut record);
+    let mismatches: Vec<Mismatch> = test
+        .expects
+        .iter()
+        .filter_map(|expect| {
+            let id = ids[expect.job];
+            let state = simulation.state(id)?;
+            let placement = placements[id.index()].as_ref();
+            let victims: BTreeSet<usize> =
+                preempted.iter().filter(|(by, _)| *by == id).filter_map(|(_, victim)| ids.iter().position(|each| each == victim)).collect();
+            let holds = match &expect.outcome {
+                Outcome::Placed(at) => placement.is_some_and(|placement| placed_as(model, at, placement)),
+                Outcome::Queued(reason) => {
+                    matches!(state, JobState::Pending(hold) if reason.as_ref().is_none_or(|reason| *hold == Some(reason.value)))
+                }
+                Outcome::Rejected(reason) => matches!(state, JobState::Rejected(actual) if actual.name() == reason.value.as_str()),
+                Outcome::Preempts(expected) => expected.iter().map(|victim| victim.value).collect::<BTreeSet<usize>>() == victims,
+            };
+            (!holds).then(|| Mismatch {
+                span: expect.span,
+                expected: expected(model, test, expect),
+                actual: actual(model, test, expect, state, placement, &victims),
+            })
+        })
+        .collect();
+    if mismatches.is_empty() { TestResult::Passed } else { TestResult::Failed(mismatches) }
+}
+
+/// Whether `placement` is where `at` says.
+fn placed_as(model: &Model, at: &Where, placement: &Placement) -> bool {
+    let nodes: Vec<NodeId> = placement.node_ids().collect();
+    at.pool.as_ref().is_none_or(|pool| pool.value == placement.pool)
+        && (!at.same_domain || placement.domain.is_some())
+        && at.domain.as_ref().is_none_or(|domain| placement.domain == Some(domain.value))
+        && at.rack.as_ref().is_none_or(|rack| placement.rack == Some(rack.value))
+        && at.chassis.as_ref().is_none_or(|chassis| nodes.iter().all(|node| model.node(*node).chassis.as_ref() == Some(&chassis.value)))
+        && (at.nodes.is_empty() || at.nodes.iter().map(|node| node.value).collect::<BTreeSet<_>>() == nodes.iter().copied().collect())
+}
+
+fn job_name(test: &PolicyTest, index: usize) -> String {
+    test.jobs[index].name.as_ref().map_or_else(|| format!("job #{}", index + 1), |name| format!("`{}`", name.value))
+}
+
+/// The expectation in words.
+pub fn expected(model: &Model, test: &PolicyTest, expect: &Expectation) -> String {
+    match &expect.outcome {
+        Outcome::Placed(at) => {
+            let mut parts = vec!["placed".to_owned()];
+            if let Some(pool) = &at.pool {
+                parts.push(format!("in pool {}", model.pool(pool.value).name));
+            }
+            if at.same_domain {
+                parts.push("in one NVLink domain".to_owned());
+            }
+            if let Some(domain) = &at.domain {
+                parts.push(format!("in domain {}", model.domain(domain.value).name));
+            }
+            if let Some(rack) = &at.rack {
+                parts.push(format!("in rack {}", model.rack(rack.value).name));
+            }
+            if let Some(chassis) = &at.chassis {
+                parts.push(format!("in chassis {}", chassis.value));
+            }
+            if !at.nodes.is_empty() {
+                let names: BTreeSet<&str> = at.nodes.iter().map(|node| model.node(node.value).name.as_str()).collect();
+                parts.push(format!("on {}", names.into_iter().collect::<Vec<_>>().join(" ")));
+            }
+            parts.join(" ")
+        }
+        Outcome::Queued(reason) => {
+            reason.as_ref().map_or_else(|| "queued".to_owned(), |reason| format!("queued ({})", reason.value.as_str()))
+        }
+        Outcome::Rejected(reason) => format!("rejected ({})", reason.value),
+        Outcome::Preempts(victims) => {
+            let names: Vec<String> = victims.iter().map(|victim| job_name(test, victim.value)).collect();
+            format!("preempts {}", names.join(" "))
+        }
+    }
+}
+
+/// What happened to the expectation's job, in the words of [`expected`].
+fn actual(
+    model: &Model,
+    test: &PolicyTest,
+    expect: &Expectation,
+    state: &JobState,
+    placement: Option<&Placement>,
+    victims: &BTreeSet<usize>,
+) -> String {
+    if matches!(expect.outcome, Outcome::Preempts(_)) {
+        return if victims.is_empty() {
+            format!("preempts nothing ({})", state_words(model, state, placement))
+        } else {
+            format!("preempts {}", victims.iter().map(|victim| job_name(test, *victim)).collect::<Vec<_>>().join(" "))
+        };
+    }
+    state_words(model, state, placement)
+}
+
+fn state_words(model: &Model, state: &JobState, placement: Option<&Placement>) -> String {
+    let placed = |placement: &Placement| {
+        let mut parts = vec![format!("placed in pool {}", model.pool(placement.pool).name)];
+        if let Some(domain) = placement.domain {
+            parts.push(format!("in domain {}", model.domain(domain).name));
+        }
+        if let Some(rack) = placement.rack {
+            parts.push(format!("in rack {}", model.rack(rack).name));
+        }
+        let names: BTreeSet<&str> = placement.node_ids().map(|node| model.node(node).name.as_str()).collect();
+        parts.push(format!("on {}", names.into_iter().collect::<Vec<_>>().join(" ")));
+        parts.join(" ")
+    };
+    match state {
+        JobState::Running(placement) | JobState::Draining(placement) => placed(placement),
+        JobState::Finished => placement.map_or_else(|| "finished".to_owned(), |placement| format!("{}, finished", placed(placement))),
+        JobState::Pending(Some(hold)) => format!("queued ({})", hold.as_str()),
+        JobState::Pending(None) | JobState::Future | JobState::Waiting => "queued".to_owned(),
+        JobState::Cancelled => "cancelled".to_owned(),
+        JobState::Rejected(reason) => format!("rejected ({})", reason.name()),
+    }
+}
+
+/// The expectations of `test` that no run can meet, with why: a job expected placed where it
+/// can never run (its filters, its locality unit, its quota or budget in that pool), or in a
+/// pool other than the one it asks for.
+pub fn impossible(model: &Model, test: &PolicyTest) -> Vec<(Span, String)> {
+    let quotas = Quotas::new(model);
+    let empty = Cluster::new(model);
+    let mut found = Vec::new();
+    for expect in &test.expects {
+        let Outcome::Placed(at) = &expect.outcome else { continue };
+        let test_job = &test.jobs[expect.job];
+        let job = job_of(test_job);
+        if !model.team(job.team).tiers.iter().any(|tier| tier.value == job.tier) {
+            found.push((
+                expect.span,
+                format!(
+                    "the job can never be placed: team `{}` may not use tier `{}`",
+                    model.team(job.team).name,
+                    model.tier(job.tier).name
+                ),
+            ));
+            continue;
+        }
+        let pools: Vec<PoolId> = match (job.pool, &at.pool) {
+            (Some(asked), Some(expected)) if asked != expected.value => {
+                found.push((
+                    expected.span,
+                    format!(
+                        "the job asks for pool `{}`, so it is never placed in `{}`",
+                        model.pool(asked).name,
+                        model.pool(expected.value).name
+                    ),
+                ));
+                continue;
+            }
+            (Some(pool), _) => vec![pool],
+            (None, Some(expected)) => vec![expected.value],
+            (None, None) => (0..model.pools.len()).map(PoolId::from_index).collect(),
+        };
+        let reasons: Vec<_> = pools.iter().map(|pool| verdict_in(model, &quotas, &empty, &job, *pool)).collect();
+        if reasons.iter().all(Result::is_err) {
+            let reason = reasons.into_iter().filter_map(Result::err).max().map_or("no-feasible-node", |reason| reason.name());
+            let span = at.pool.as_ref().map_or(expect.span, |pool| pool.span);
+            found.push((span, format!("the job can never be placed there ({reason})")));
+        }
+    }
+    found
+}
