@@ -4,7 +4,8 @@
 //!
 //! Ranges: E001-E019 syntax and lowering, E020-E039 checker rules, E040-E049 Slurm target,
 //! E050-E059 Kubernetes target, E060-E069 Wasm, E070-E079 inventory and drift,
-//! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr).
+//! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr),
+//! E130-E139 run-time limits.
 
 macro_rules! codes {
     ($( $variant:ident = $number:literal, $name:literal, $summary:literal, $explanation:literal; )*) => {
@@ -238,4 +239,6 @@ codes! {
         "The options ask for something this project cannot give: `build --stdout` prints the Kubernetes objects only, so it needs `--target kubernetes` and a project that declares `target \"kubernetes\"`. The command exits with 2; change the options or the project.";
     EnvironmentUnavailable = 99, "environment-unavailable", "something the command needs from this machine is missing",
         "The policy is fine, but the command needs a program or resource of the machine it runs on that is missing or busy: Graphviz `dot` for `graph --svg`, a free address for `extender --listen`, threads for the extender's runtime. The message names what failed; the command exits with 2.";
+    RunTimeExceedsLimit = 130, "run-time-exceeds-limit", "a stage's run time is longer than its own or its tier's maximum",
+        "A stage's expected `time=` may not exceed its `max-time=`, and neither may exceed its tier's `max-time` (three days when the tier declares none). The scheduler enforces the limit: Slurm kills a job at its `--time` and refuses one above the QOS `MaxWall`, so a plan that promises a longer run would be cut off. Raise the tier's `max-time`, or shorten the stage.";
 }

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use placid_lang::model::{Model, PreemptMode, Preemption};
 use placid_lang::units::Money;
+use placid_targets::slurm::site;
 
 /// Log lines slurmctld prints on a healthy one-host start (missing state files at first
 /// start, no PMIx library, VM timer noise, slurmdbd's tuning advice).
@@ -36,6 +37,11 @@ const BENIGN_LOG_LINES: &[&str] = &[
     "Database settings not recommended",
     "High latency for 1000 calls to gettimeofday",
 ];
+
+/// What the one-host site's own slurm.conf sets in the keys the policy adds items to
+/// (site-requirements.conf): the live tests check both survive the merge and the include.
+pub const SITE_OWN_SETTINGS: &[(&str, &str)] =
+    &[("SchedulerParameters", "bf_max_job_user=50,default_queue_depth=200"), ("SlurmctldParameters", "idle_on_node_suspend")];
 
 /// The PATH of every command inside a root (`env -i` drops the host environment).
 const ROOT_PATH: &str = "/usr/sbin:/usr/bin:/sbin:/bin";
@@ -311,6 +317,9 @@ impl Cluster {
             ctld = Self::port(options, 0),
             slurmd = Self::port(options, 9),
         );
+        for (key, value) in SITE_OWN_SETTINGS {
+            let _ = writeln!(site, "{key}={value}");
+        }
         if options.accounting {
             let _ = write!(
                 site,
@@ -319,7 +328,13 @@ impl Cluster {
             );
         }
         let _ = writeln!(site, "Include {}", self.inner("etc/placid.conf").display());
-        write("slurm.conf", &site)?;
+        // As an admin deploys it: the policy's items merged into the site's own keys.
+        let requirements = read("site-requirements.conf").map(|text| site::parse(&text)).unwrap_or_default();
+        let merged = site::merge(&site, &requirements);
+        if !merged.conflicts.is_empty() {
+            return Err(harness(format!("the site's slurm.conf conflicts with the policy: {:?}", merged.conflicts)));
+        }
+        write("slurm.conf", &merged.text)?;
         for name in ["topology.conf", "topology.yaml", "job_submit.lua"] {
             if let Ok(text) = read(name) {
                 write(name, &text)?;
@@ -525,6 +540,14 @@ impl Cluster {
         } else {
             Err(String::from_utf8_lossy(&output.stderr).into_owned())
         }
+    }
+
+    /// Submits the batch script `text` (written into the cluster's jobs dir as `name`, so
+    /// that a chrooted sbatch reads it too) with extra `args`, returning its id.
+    pub fn sbatch_script(&self, name: &str, text: &str, args: &[&str]) -> Result<String, String> {
+        std::fs::write(self.path(&format!("jobs/{name}")), text).map_err(|error| error.to_string())?;
+        let script = self.inner(&format!("jobs/{name}")).display().to_string();
+        self.sbatch(&[args, &[script.as_str()]].concat())
     }
 
     /// Waits until job `id`'s state is one of `states`; returns the last state seen.

@@ -95,7 +95,10 @@ pub fn p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(cluster: &Cluster, t
     let marker = cluster.path("jobs/p1-got-usr1");
     let p1_script = format!("trap 'touch {}' USR1; while true; do sleep 1; done", cluster.inner("jobs/p1-got-usr1").display());
     let submit = |account: &str, tier_name: &str, nodes: &str, extra: &[&str]| {
-        let mut args: Vec<String> = vec!["-A".into(), account.into(), "-N".into(), nodes.into(), "--gpus-per-node=4".into()];
+        // A run time of minutes: with `safe` enforcement a job's cost at its limit must fit the
+        // team's budget, and a tier's multi-day maximum would not.
+        let mut args: Vec<String> =
+            vec!["-A".into(), account.into(), "-N".into(), nodes.into(), "--gpus-per-node=4".into(), "-t".into(), "10".into()];
         args.extend(tier(tier_name));
         args.extend(extra.iter().map(|arg| (*arg).to_owned()));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -136,5 +139,57 @@ pub fn team_over_budget_is_held(cluster: &Cluster) {
     let job = cluster.show("job", &second);
     assert_eq!(job.get("JobState").map(String::as_str), Some("PENDING"), "{job:?}");
     assert_eq!(job.get("Reason").map(String::as_str), Some("AssocGrpBillingMinutes"), "{job:?}");
+    cluster.cancel_all();
+}
+
+/// The site's own `SchedulerParameters` and `SlurmctldParameters` (the harness's site file
+/// sets them, then merges site-requirements.conf in) survive the include next to the
+/// policy's items, and the policy's job_submit.lua is loaded.
+pub fn site_settings_survive_the_include(cluster: &Cluster) {
+    let config = cluster.stdout("scontrol", &["show", "config"]);
+    let value = |key: &str| {
+        config
+            .lines()
+            .find_map(|line| line.split_once('=').filter(|(name, _)| name.trim() == key).map(|(_, value)| value.trim().to_owned()))
+    };
+    for (key, site_items) in crate::slurm::SITE_OWN_SETTINGS {
+        let effective = value(key).unwrap_or_else(|| panic!("{key} is not set:\n{config}"));
+        let items: BTreeSet<&str> = effective.split(',').collect();
+        for item in site_items.split(',') {
+            assert!(items.contains(item), "the site's {key} item {item} was lost: {effective}");
+        }
+    }
+    let scheduler = value("SchedulerParameters").unwrap_or_default();
+    assert!(scheduler.split(',').any(|item| item == "bf_continue"), "the policy's SchedulerParameters are missing: {scheduler}");
+    let ctld = value("SlurmctldParameters").unwrap_or_default();
+    assert!(ctld.contains("preempt_send_user_signal"), "the policy's SlurmctldParameters are missing: {ctld}");
+    assert_eq!(value("JobSubmitPlugins").as_deref(), Some("lua"), "{config}");
+    assert!(value("SelectTypeParameters").is_some_and(|value| value.contains("CR_CORE_MEMORY")), "{config}");
+}
+
+/// A stage's run time is its job's limit: the generated `time="26h"` stage (prod-finetune)
+/// is accepted with `TimeLimit=1-02:00:00`; a stage with an expected and a maximum time
+/// (vit-train's train, on a backfill tier) gets both; a job naming no time gets its tier's
+/// maximum, and one asking more than the tier's maximum is refused. Jobs are held, so they
+/// take no nodes.
+pub fn run_times_are_the_limits(cluster: &Cluster, generated: &std::path::Path) {
+    let script = |plan: &str, stage: &str| {
+        std::fs::read_to_string(generated.join(format!("plans/{plan}/{stage}.sbatch"))).expect("the plan's sbatch script")
+    };
+    let finetune =
+        cluster.sbatch_script("finetune.sbatch", &script("prod-finetune", "finetune"), &["--hold"]).expect("finetune is accepted");
+    let job = cluster.show("job", &finetune);
+    assert_eq!(job.get("TimeLimit").map(String::as_str), Some("1-02:00:00"), "{job:?}");
+    let train = cluster.sbatch_script("train.sbatch", &script("vit-train", "train"), &["--hold"]).expect("train is accepted");
+    let job = cluster.show("job", &train);
+    assert_eq!(job.get("TimeLimit").map(String::as_str), Some("1-06:00:00"), "{job:?}");
+    assert_eq!(job.get("TimeMin").map(String::as_str), Some("20:00:00"), "{job:?}");
+
+    let untimed = cluster.sbatch(&["--hold", "-A", "vision", "--qos=p2", "-p", "x86", "--gpus=1", "--wrap", "true"]).expect("p2 job");
+    let job = cluster.show("job", &untimed);
+    assert_eq!(job.get("TimeLimit").map(String::as_str), Some("12:00:00"), "a job without a run time gets P2's maximum: {job:?}");
+    let refused = cluster.sbatch(&["--hold", "-A", "vision", "--qos=p2", "-p", "x86", "--gpus=1", "-t", "13:00:00", "--wrap", "true"]);
+    let message = refused.expect_err("a P2 job over P2's 12h maximum is refused");
+    assert!(message.contains("QOS"), "{message}");
     cluster.cancel_all();
 }

@@ -36,6 +36,8 @@ fn slurm_22_05_accepts_and_obeys_the_cluster_policy() {
     checks::accounts_sh_is_idempotent(&cluster);
     checks::log_is_clean(&cluster, "on start");
 
+    checks::site_settings_survive_the_include(&cluster);
+    checks::run_times_are_the_limits(&cluster, generated.path());
     checks::policy_reads_back(&cluster, &model);
     tree_topology_reads_back(&cluster);
     model_parallel_job_stays_in_one_nvlink_domain(&cluster);
@@ -60,7 +62,8 @@ fn node_domain(cluster: &Cluster, node: &str) -> String {
 }
 
 fn model_parallel_job_stays_in_one_nvlink_domain(cluster: &Cluster) {
-    let common = ["-A", "vision", "--qos=p1", "-p", "nvlink", "--gpus-per-node=4", "-C", "class_model-parallel", "--wrap", "sleep 300"];
+    let common =
+        ["-A", "vision", "--qos=p1", "-p", "nvlink", "--gpus-per-node=4", "-C", "class_model-parallel", "-t", "10", "--wrap", "sleep 300"];
     let fits = cluster.sbatch(&[&["-N", "4"][..], &common[..]].concat()).expect("a 16-GPU model-parallel job is accepted");
     assert_eq!(cluster.wait_job(&fits, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
     let job = cluster.show("job", &fits);

@@ -35,10 +35,10 @@ fn start(policy: &std::path::Path, accounting: bool, slurmds: bool, offset: u16)
     Cluster::start(policy, &Options { accounting, slurmds, port_base: port_base(offset), root: Some(trixie_root()) })
 }
 
-/// Emits `model`, starts it on 24.11 with every slurmd, and checks the release and a clean log.
-fn start_cluster(model: &Model, offset: u16) -> Cluster {
+/// Emits `model` into `generated`, starts it on 24.11 with every slurmd, and checks the
+/// release and a clean log.
+fn start_cluster(model: &Model, generated: &tempfile::TempDir, offset: u16) -> Cluster {
     let accounting = model.project.slurm.as_ref().is_some_and(|settings| settings.accounting);
-    let generated = tempfile::tempdir().expect("tempdir");
     write_slurm(model, generated.path());
     let cluster = match start(generated.path(), accounting, true, offset) {
         Ok(cluster) => cluster,
@@ -59,10 +59,13 @@ fn slurm_24_11_with_accounting_accepts_and_obeys_the_cluster_policy() {
         return;
     }
     let model = model_24_11(true);
-    let cluster = start_cluster(&model, 100);
+    let generated = tempfile::tempdir().expect("tempdir");
+    let cluster = start_cluster(&model, &generated, 100);
     checks::accounts_sh_is_idempotent(&cluster);
     checks::log_is_clean(&cluster, "on start");
 
+    checks::site_settings_survive_the_include(&cluster);
+    checks::run_times_are_the_limits(&cluster, generated.path());
     checks::policy_reads_back(&cluster, &model);
     let blocks = block_topology_reads_back(&cluster);
     // Tiers are QOS here; the nvlink pool has only the two NVLink blocks, so the segment jobs
@@ -80,7 +83,8 @@ fn slurm_24_11_without_accounting_accepts_and_obeys_the_cluster_policy() {
     if !should_run("slurm_24_11_without_accounting_accepts_and_obeys_the_cluster_policy", false, Some(&trixie_root())) {
         return;
     }
-    let cluster = start_cluster(&model_24_11(false), 0);
+    let generated = tempfile::tempdir().expect("tempdir");
+    let cluster = start_cluster(&model_24_11(false), &generated, 0);
     checks::log_is_clean(&cluster, "on start");
 
     let blocks = block_topology_reads_back(&cluster);
@@ -140,7 +144,7 @@ fn model_parallel_jobs_stay_in_one_nvlink_block(
     segment_tier: &[&str],
 ) {
     // The class constraint job_submit.lua turns into [nvlink_nvl-a|nvlink_nvl-b].
-    let class = ["-A", "vision", "-N", "4", "--gpus-per-node=4", "-C", "class_model-parallel", "--wrap", "sleep 300"];
+    let class = ["-A", "vision", "-N", "4", "--gpus-per-node=4", "-C", "class_model-parallel", "-t", "10", "--wrap", "sleep 300"];
     let first = cluster.sbatch(&[tier, &class[..]].concat()).expect("a 16-GPU model-parallel job is accepted");
     assert_eq!(cluster.wait_job(&first, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
     let job = cluster.show("job", &first);
@@ -149,7 +153,9 @@ fn model_parallel_jobs_stay_in_one_nvlink_block(
     assert!(used.iter().all(|block| block.starts_with("nvlink_")), "the class job is not in an NVLink block: {used:?}");
 
     // The block plugin alone: each whole-node segment of 4 takes one free block, never a split.
-    let segment = ["-A", "vision", "-N", "4", "--segment=4", "--exclusive", "--wrap", "sleep 300"];
+    // Minutes, not P1's two-day maximum: 24.11 gives an --exclusive job every GPU of its nodes,
+    // and `safe` enforcement charges the team's budget for the whole limit up front.
+    let segment = ["-A", "vision", "-N", "4", "--segment=4", "--exclusive", "-t", "10", "--wrap", "sleep 300"];
     for _ in 0..2 {
         let job = cluster.sbatch(&[segment_tier, &segment[..]].concat()).expect("a 4-node --segment=4 job is accepted");
         assert_eq!(cluster.wait_job(&job, &["RUNNING"], Duration::from_secs(30)), "RUNNING");

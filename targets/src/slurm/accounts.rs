@@ -115,7 +115,9 @@ fn qos_settings(tier: &Tier) -> String {
         }
     }
     let exempt = tier.exempt.map_or_else(|| "-1".to_owned(), |exempt| super::slurm_time(exempt.seconds));
-    let _ = write!(settings, " PreemptExemptTime={exempt} Flags=DenyOnLimit");
+    // MaxWall with DenyOnLimit refuses a job that asks for more than its tier's run time at
+    // submission; job_submit.lua gives a job that asks for none exactly this limit.
+    let _ = write!(settings, " PreemptExemptTime={exempt} MaxWall={} Flags=DenyOnLimit", super::slurm_time(tier.max_run_time().seconds));
     settings
 }
 

@@ -3,11 +3,11 @@
 
 local TIERS_ARE = "qos"
 
--- tier -> { requeue = 1 | 0 | nil (never preempted), checkpoint = seconds | nil }
+-- tier -> { requeue = 1 | 0 | nil (never preempted), checkpoint = seconds | nil, max_minutes = run-time limit }
 local TIERS = {
-  ["p0"] = { requeue = nil, checkpoint = 1800 },
-  ["p1"] = { requeue = 1, checkpoint = 900 },
-  ["p2"] = { requeue = 0, checkpoint = nil },
+  ["p0"] = { requeue = nil, checkpoint = 1800, max_minutes = 10080 },
+  ["p1"] = { requeue = 1, checkpoint = 900, max_minutes = 2880 },
+  ["p2"] = { requeue = 0, checkpoint = nil, max_minutes = 720 },
 }
 
 -- team account -> allowed tiers
@@ -108,6 +108,10 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   end
   if tier.requeue ~= nil then
     job_desc.requeue = tier.requeue
+  end
+  -- A job that names no run time gets its tier's maximum, not the partition's default.
+  if job_desc.time_limit == nil or job_desc.time_limit == slurm.NO_VAL then
+    job_desc.time_limit = tier.max_minutes
   end
   if job_desc.partition == nil and DEFAULT_PARTITIONS ~= nil then
     job_desc.partition = DEFAULT_PARTITIONS
