@@ -47,7 +47,9 @@ pub fn policy_reads_back(cluster: &Cluster, model: &Model) {
 
     let partition = cluster.show("partition", "nvl-b");
     assert_eq!(partition.get("Nodes").map(String::as_str), Some("rv-b-[01-04]"));
-    assert_eq!(partition.get("AllowQos").map(String::as_str), Some("p0,p1,p2"));
+    // P0 reserves in nvl-a and runs nowhere else (and never on spot capacity).
+    assert_eq!(partition.get("AllowQos").map(String::as_str), Some("p1,p2"));
+    assert_eq!(cluster.show("partition", "nvl-a").get("AllowQos").map(String::as_str), Some("p0,p1,p2"));
     assert_eq!(partition.get("TRESBillingWeights").map(String::as_str), Some("CPU=0,Mem=0,GRES/gpu=420"));
     let partitions = cluster.stdout("sinfo", &["-h", "-o", "%R"]);
     let partitions: BTreeSet<&str> = partitions.lines().collect();
@@ -89,8 +91,9 @@ pub fn team_tiers_are_enforced(cluster: &Cluster) {
 
 /// P0 preempts P1, which receives its checkpoint signal (USR1) and is requeued, and P2,
 /// which is cancelled and not requeued. `tier` gives the submit options that put a job in a
-/// tier on the nodes of domain nvl-b: `--qos` with accounting, the tier's partition and a
-/// domain constraint without.
+/// tier on the nodes of domain nvl-a (P0's reserved pool): `--qos` with accounting, the tier's
+/// partition and a domain constraint without. P1 and P2 fill its 4 nodes, so P0's 12 GPUs
+/// (its whole reservation) need both of them preempted.
 pub fn p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(cluster: &Cluster, tier: &dyn Fn(&str) -> Vec<String>) {
     let marker = cluster.path("jobs/p1-got-usr1");
     let p1_script = format!("trap 'touch {}' USR1; while true; do sleep 1; done", cluster.inner("jobs/p1-got-usr1").display());
@@ -110,7 +113,7 @@ pub fn p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(cluster: &Cluster, t
     assert_eq!(cluster.wait_job(&p1, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
     assert_eq!(cluster.show("job", &p1).get("Requeue").map(String::as_str), Some("1"), "lua makes P1 requeueable");
 
-    let p0 = submit("vision", "p0", "4", &["--wrap", "sleep 600"]);
+    let p0 = submit("vision", "p0", "3", &["--wrap", "sleep 600"]);
     assert_eq!(cluster.wait_job(&p0, &["RUNNING"], Duration::from_secs(90)), "RUNNING", "P0 must preempt its way in");
     assert!(wait_until(Duration::from_secs(10), || marker.exists()), "P1 did not get its checkpoint signal");
     let p1_job = cluster.show("job", &p1);
@@ -122,9 +125,30 @@ pub fn p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(cluster: &Cluster, t
 }
 
 /// [`p0_preempts_p1_with_checkpoint_signal_and_cancels_p2`]'s tier options with accounting:
-/// the tier's QOS in partition nvl-b.
-pub fn qos_on_nvl_b(tier: &str) -> Vec<String> {
-    vec![format!("--qos={tier}"), "-p".into(), "nvl-b".into()]
+/// the tier's QOS in partition nvl-a.
+pub fn qos_on_nvl_a(tier: &str) -> Vec<String> {
+    vec![format!("--qos={tier}"), "-p".into(), "nvl-a".into()]
+}
+
+/// P0 holds at most its reservation, as on Kubernetes: 12 GPUs of nvl-a run, a 13th-16th
+/// pends on the QOS's GPU cap although nvl-a has a free node, and P0 is refused outside nvl-a
+/// (nvl-b, and the spot pool).
+pub fn p0_cannot_exceed_its_reservation(cluster: &Cluster) {
+    let p0 = |nodes: &str, partition: &str| {
+        cluster.sbatch(&["-A", "vision", "--qos=p0", "-p", partition, "-N", nodes, "--gpus-per-node=4", "-t", "10", "--wrap", "sleep 600"])
+    };
+    let within = p0("3", "nvl-a").expect("12 GPUs of P0 on nvl-a");
+    assert_eq!(cluster.wait_job(&within, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
+    let beyond = p0("1", "nvl-a").expect("a further P0 job is queued");
+    std::thread::sleep(Duration::from_secs(3));
+    let job = cluster.show("job", &beyond);
+    assert_eq!(job.get("JobState").map(String::as_str), Some("PENDING"), "P0 ran past its reservation: {job:?}");
+    assert!(job.get("Reason").is_some_and(|reason| reason.starts_with("QOSGrp")), "{job:?}");
+    for partition in ["nvl-b", "x86-spot"] {
+        let refused = p0("1", partition).expect_err("P0 is refused outside its reserved pool");
+        assert!(refused.contains(&format!("tier p0 may not run in partition {partition}")), "{refused}");
+    }
+    cluster.cancel_all();
 }
 
 /// A team past its daily budget is held: its next job pends with `AssocGrpBillingMinutes`.

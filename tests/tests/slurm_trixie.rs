@@ -72,7 +72,8 @@ fn slurm_24_11_with_accounting_accepts_and_obeys_the_cluster_policy() {
     // may also use the x86 pool's block.
     model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks, &["--qos=p1", "-p", "nvlink"], &["--qos=p1", "-p", "nvlink,x86"]);
     checks::team_tiers_are_enforced(&cluster);
-    checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &checks::qos_on_nvl_b);
+    checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &checks::qos_on_nvl_a);
+    checks::p0_cannot_exceed_its_reservation(&cluster);
     checks::team_over_budget_is_held(&cluster);
 
     checks::log_is_clean(&cluster, "while running jobs");
@@ -91,7 +92,7 @@ fn slurm_24_11_without_accounting_accepts_and_obeys_the_cluster_policy() {
     let partition = cluster.show("partition", "p0");
     assert_eq!(partition.get("PreemptMode").map(String::as_str), Some("OFF"), "{partition:?}");
     model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks, &["-p", "p1"], &["-p", "p1"]);
-    checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &partition_on_nvl_b);
+    checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &partition_on_nvl_a);
 
     checks::log_is_clean(&cluster, "while running jobs");
 }
@@ -166,9 +167,9 @@ fn model_parallel_jobs_stay_in_one_nvlink_block(
 }
 
 /// Tier options without accounting for [`checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2`]:
-/// the tier's partition spans every node, so a constraint keeps the jobs on domain nvl-b.
-fn partition_on_nvl_b(tier: &str) -> Vec<String> {
-    vec!["-p".into(), tier.into(), "-C".into(), "nvlink_nvl-b".into()]
+/// the tier's partition spans its pools' nodes, so a constraint keeps the jobs on domain nvl-a.
+fn partition_on_nvl_a(tier: &str) -> Vec<String> {
+    vec!["-p".into(), tier.into(), "-C".into(), "nvlink_nvl-a".into()]
 }
 
 /// `BlockLevels` is the 23.11 block syntax that 24.05 removed: 24.11 must refuse it, which

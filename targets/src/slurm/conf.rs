@@ -8,10 +8,11 @@
 
 use std::fmt::Write;
 
-use placid_lang::model::{Model, Node, Preemption};
+use placid_lang::model::{Model, Node, NodeId, PoolId, Preemption};
 
 use super::billing;
 use super::names;
+use super::reserved;
 use super::version::{Profile, TopologyLayout};
 
 /// Renders slurm.conf's policy part.
@@ -181,28 +182,32 @@ fn node_weight(node: &Node) -> u64 {
 }
 
 fn write_partitions(out: &mut String, model: &Model, accounting: bool) {
-    let all_nodes = model.nodes.iter().map(|node| node.name.as_str()).collect::<Vec<_>>().join(",");
     // No DefaultTime: a job that names no run time gets its tier's maximum (job_submit.lua with
     // accounting, the tier partition's DefaultTime without), never a site-wide hour. MaxTime
     // admits the longest tier; each tier's own limit is its QOS MaxWall or partition MaxTime.
     let longest = model.tiers.iter().map(|tier| tier.max_run_time()).max().unwrap_or(placid_lang::model::Tier::DEFAULT_MAX_TIME);
     let _ = writeln!(out, "\n# Partitions\nPartitionName=DEFAULT State=UP OverSubscribe=NO MaxTime={}", super::slurm_time(longest.seconds));
     // slurmctld logs an error without a default partition. With accounting, job_submit.lua
-    // widens a job without --partition to every pool, so the first pool only matters when
-    // the plugin is not loaded; without accounting the lowest tier is the default, so a job
-    // that names nothing gets the least privilege.
+    // widens a job without --partition to every pool its tier may use, so the default only
+    // matters when the plugin is not loaded: it is the first pool without reserved capacity,
+    // so such a job never lands on reserved GPUs by accident. Without accounting the lowest
+    // tier is the default, so a job that names nothing gets the least privilege.
     let default = |is_default: bool| if is_default { " Default=YES" } else { "" };
     if accounting {
-        let qos_list = model.tiers.iter().map(names::qos).collect::<Vec<_>>().join(",");
+        let open = (0..model.pools.len()).find(|index| !model.is_fenced(PoolId::from_index(*index))).unwrap_or(0);
         for (index, pool) in model.pools.iter().enumerate() {
             let nodes = pool.nodes.iter().map(|id| model.node(*id).name.as_str()).collect::<Vec<_>>().join(",");
+            let tiers: Vec<String> =
+                model.tiers.iter().filter(|tier| reserved::allowed(model, tier, PoolId::from_index(index))).map(names::qos).collect();
+            // A pool no tier may use is still a partition (jobs name it), but an inactive one.
+            let access = if tiers.is_empty() { " State=INACTIVE".to_owned() } else { format!(" AllowQos={}", tiers.join(",")) };
             let _ = writeln!(
                 out,
-                "PartitionName={} Nodes={nodes} AllowQos={qos_list} TRESBillingWeights=CPU=0,Mem=0,GRES/gpu={}{}{}",
+                "PartitionName={} Nodes={nodes}{access} TRESBillingWeights=CPU=0,Mem=0,GRES/gpu={}{}{}",
                 names::partition(pool),
                 billing::gpu_weight(model, pool),
                 default_memory_per_gpu(pool.nodes.iter().map(|id| model.node(*id))),
-                default(index == 0)
+                default(index == open)
             );
         }
         return;
@@ -218,6 +223,24 @@ fn write_partitions(out: &mut String, model: &Model, accounting: bool) {
             }
         };
         let limit = super::slurm_time(tier.max_run_time().seconds);
+        // The tier partition spans the nodes of every pool the tier may use: a reserving tier
+        // its reserved pools, a never-preempted one no spot node. Without QOS there is no GPU
+        // cap, so a reserving tier may fill its pools (docs/targets/slurm.md).
+        let nodes: Vec<&str> = model
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| {
+                let id = NodeId::from_index(*index);
+                model
+                    .pools
+                    .iter()
+                    .enumerate()
+                    .any(|(pool, members)| members.nodes.contains(&id) && reserved::allowed(model, tier, PoolId::from_index(pool)))
+            })
+            .map(|(_, node)| node.name.as_str())
+            .collect();
+        let all_nodes = nodes.join(",");
         let _ = writeln!(
             out,
             "PartitionName={} Nodes={all_nodes} PriorityTier={} PriorityJobFactor={} {preemption} DefaultTime={limit} MaxTime={limit}{memory}{}",

@@ -260,7 +260,7 @@ fn run_times_reach_sbatch_the_qos_and_job_submit_lua() {
         "{accounts}"
     );
     let lua = file(&artifacts, "slurm/job_submit.lua");
-    assert!(lua.contains(r#"["p1"] = { requeue = 1, checkpoint = nil, max_minutes = 5760 }"#), "{lua}");
+    assert!(lua.contains(r#"["p1"] = { requeue = 1, checkpoint = nil, max_minutes = 5760, partitions = "all" }"#), "{lua}");
     let conf = file(&artifacts, "slurm/slurm.conf");
     assert!(conf.contains("PartitionName=DEFAULT State=UP OverSubscribe=NO MaxTime=4-00:00:00\n"), "{conf}");
     assert!(!conf.contains("DefaultTime"), "{conf}");
@@ -288,4 +288,28 @@ fn the_site_keys_are_requirements_not_part_of_the_include() {
     let keys: Vec<&str> = required.iter().map(|requirement| requirement.key).collect();
     assert_eq!(keys, ["SchedulerParameters", "SlurmctldParameters", "JobSubmitPlugins"]);
     assert!(required[0].items.contains(&"bf_window=4320".to_owned()), "{required:?}");
+}
+
+#[test]
+fn a_reserving_tier_is_capped_at_its_reservation_and_kept_off_other_and_spot_pools() {
+    let nodes =
+        NODES.to_owned() + &NODES.replace("\"n1\"", "\"n2\"").replace("d1", "d2").replace("capacity=\"reserved\"", "capacity=\"spot\"");
+    let policy = POLICY.replace(r#"tier "P0" { priority 1000; preemption "never" }"#, r#"tier "P0" { priority 1000; preemption "never"; reserve pool="first" gpus=1 }"#)
+        .replace(r#"pool "all" { select arch="riscv64" }"#, "pool \"all\" { select arch=\"riscv64\" }\npool \"first\" { select nvlink-domain=\"d1\" }\npool \"spot\" { select capacity=\"spot\" }\n")
+        + "tier \"P00\" { priority 900; preemption \"never\" }\n";
+    let policy = policy.replace(r#"tiers "P0" "P1""#, r#"tiers "P0" "P00" "P1""#);
+    let artifacts = emit_project(&nodes, &policy, &SlurmTemplates::default()).unwrap_or_else(|codes| panic!("{codes:?}"));
+    let conf = file(&artifacts, "slurm/slurm.conf");
+    // P0 only where it reserves; the unreserved never-preempted P00 nowhere near spot nodes.
+    assert!(conf.contains("PartitionName=all Nodes=n1,n2 AllowQos=p1 "), "{conf}");
+    assert!(conf.contains("PartitionName=first Nodes=n1 AllowQos=p0,p1,p00 "), "{conf}");
+    assert!(conf.contains("PartitionName=spot Nodes=n2 AllowQos=p1 "), "{conf}");
+    // The reserved pool is never the default partition.
+    assert!(conf.lines().filter(|line| line.ends_with("Default=YES")).all(|line| !line.starts_with("PartitionName=first ")), "{conf}");
+    let accounts = file(&artifacts, "slurm/accounts.sh");
+    assert!(
+        accounts.contains("name=p0 set Priority=1000") && accounts.contains("MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=1\n"),
+        "{accounts}"
+    );
+    assert!(accounts.contains("name=p1 set Priority=500") && accounts.contains("GrpTRES=gres/gpu=-1\n"), "{accounts}");
 }
