@@ -51,9 +51,12 @@ pub fn policy_reads_back(cluster: &Cluster, model: &Model) {
     assert_eq!(partition.get("AllowQos").map(String::as_str), Some("p1,p2"));
     assert_eq!(cluster.show("partition", "nvl-a").get("AllowQos").map(String::as_str), Some("p0,p1,p2"));
     assert_eq!(partition.get("TRESBillingWeights").map(String::as_str), Some("CPU=0,Mem=0,GRES/gpu=420"));
+    // Pools spanning GPU prices are one partition per price, so each job bills its nodes' price.
     let partitions = cluster.stdout("sinfo", &["-h", "-o", "%R"]);
     let partitions: BTreeSet<&str> = partitions.lines().collect();
-    assert_eq!(partitions, model.pools.iter().map(|pool| pool.name.as_str()).collect());
+    let expected = ["nvl-a", "nvl-b", "nvlink_310", "nvlink_420", "x86-spot", "x86_70", "x86_190", "mixed_70", "mixed_190", "mixed_420"];
+    assert_eq!(partitions, expected.into_iter().collect(), "one partition per pool and price");
+    assert_eq!(model.pools.len(), 6);
 
     let qos = cluster.stdout("sacctmgr", &["-n", "-P", "show", "qos", "format=name,priority,preempt,preemptmode,gracetime"]);
     let qos: BTreeSet<&str> = qos.lines().collect();
@@ -153,9 +156,9 @@ pub fn p0_cannot_exceed_its_reservation(cluster: &Cluster) {
 
 /// A team past its daily budget is held: its next job pends with `AssocGrpBillingMinutes`.
 pub fn team_over_budget_is_held(cluster: &Cluster) {
-    // research: (usd)0.25 a day = 1500 billing-minutes; x86 GPUs bill 190 a minute, so one
-    // 1-GPU 5-minute job (950) fits and a second one would exceed the budget.
-    let args = ["-A", "res", "--qos=p2", "-p", "x86", "--gpus-per-node=1", "-t", "5", "--wrap", "sleep 600"];
+    // research: (usd)0.25 a day = 1500 billing-minutes; on-demand x86 GPUs bill 190 a minute,
+    // so one 1-GPU 5-minute job (950) fits and a second one would exceed the budget.
+    let args = ["-A", "res", "--qos=p2", "-p", "x86_190", "--gpus-per-node=1", "-t", "5", "--wrap", "sleep 600"];
     let first = cluster.sbatch(&args).expect("first research job");
     assert_eq!(cluster.wait_job(&first, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
     let second = cluster.sbatch(&args).expect("second research job is queued");
@@ -215,5 +218,25 @@ pub fn run_times_are_the_limits(cluster: &Cluster, generated: &std::path::Path) 
     let refused = cluster.sbatch(&["--hold", "-A", "vision", "--qos=p2", "-p", "x86", "--gpus=1", "-t", "13:00:00", "--wrap", "true"]);
     let message = refused.expect_err("a P2 job over P2's 12h maximum is refused");
     assert!(message.contains("QOS"), "{message}");
+    cluster.cancel_all();
+}
+
+/// A job in the `mixed` pool (x86 spot at 70, x86 on-demand at 190 and NVLink nodes at 420
+/// cents a GPU-hour) is billed at the price of the node it runs on, as accounting records it
+/// (`sacct` AllocTRES `billing=`, per minute; a 1-GPU job's billing is the node's price).
+pub fn mixed_pool_jobs_are_billed_at_their_nodes_price(cluster: &Cluster) {
+    for (node, price) in [("x86-03", "70"), ("x86-01", "190"), ("rv-b-01", "420")] {
+        let job = cluster
+            .sbatch(&["-A", "speech", "--qos=p2", "-p", "mixed", "-w", node, "--gpus=1", "-t", "10", "--wrap", "sleep 600"])
+            .unwrap_or_else(|error| panic!("a mixed-pool job on {node}: {error}"));
+        assert_eq!(cluster.wait_job(&job, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
+        let expected = format!("billing={price}");
+        let mut recorded = String::new();
+        let billed = wait_until(Duration::from_secs(15), || {
+            recorded = cluster.stdout("sacct", &["-n", "-P", "-X", "-j", &job, "-o", "AllocTRES"]);
+            recorded.split(',').any(|tres| tres.trim() == expected)
+        });
+        assert!(billed, "the job on {node} is not billed {expected}: sacct AllocTRES {recorded:?}");
+    }
     cluster.cancel_all();
 }

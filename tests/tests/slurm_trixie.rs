@@ -68,12 +68,14 @@ fn slurm_24_11_with_accounting_accepts_and_obeys_the_cluster_policy() {
     checks::run_times_are_the_limits(&cluster, generated.path());
     checks::policy_reads_back(&cluster, &model);
     let blocks = block_topology_reads_back(&cluster);
-    // Tiers are QOS here; the nvlink pool has only the two NVLink blocks, so the segment jobs
-    // may also use the x86 pool's block.
-    model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks, &["--qos=p1", "-p", "nvlink"], &["--qos=p1", "-p", "nvlink,x86"]);
+    // Tiers are QOS here. The x86 block's nodes have two prices, so they are two partitions
+    // (x86_70, x86_190) and no job spans the block: one segment job, on the NVLink block the
+    // class job left free.
+    model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks, &["--qos=p1", "-p", "nvlink"], &["--qos=p1", "-p", "nvlink"], 1);
     checks::team_tiers_are_enforced(&cluster);
     checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &checks::qos_on_nvl_a);
     checks::p0_cannot_exceed_its_reservation(&cluster);
+    checks::mixed_pool_jobs_are_billed_at_their_nodes_price(&cluster);
     checks::team_over_budget_is_held(&cluster);
 
     checks::log_is_clean(&cluster, "while running jobs");
@@ -91,7 +93,7 @@ fn slurm_24_11_without_accounting_accepts_and_obeys_the_cluster_policy() {
     let blocks = block_topology_reads_back(&cluster);
     let partition = cluster.show("partition", "p0");
     assert_eq!(partition.get("PreemptMode").map(String::as_str), Some("OFF"), "{partition:?}");
-    model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks, &["-p", "p1"], &["-p", "p1"]);
+    model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks, &["-p", "p1"], &["-p", "p1"], 2);
     checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &partition_on_nvl_a);
 
     checks::log_is_clean(&cluster, "while running jobs");
@@ -137,12 +139,13 @@ fn block_of_job(cluster: &Cluster, job: &str, blocks: &BTreeMap<String, BTreeSet
 }
 
 /// `tier` and `segment_tier` are the P1 tier's submit options (a QOS or a partition) for the
-/// class job and for the segment jobs.
+/// class job and for the `segment_jobs` segment jobs.
 fn model_parallel_jobs_stay_in_one_nvlink_block(
     cluster: &Cluster,
     blocks: &BTreeMap<String, BTreeSet<String>>,
     tier: &[&str],
     segment_tier: &[&str],
+    segment_jobs: usize,
 ) {
     // The class constraint job_submit.lua turns into [nvlink_nvl-a|nvlink_nvl-b].
     let class = ["-A", "vision", "-N", "4", "--gpus-per-node=4", "-C", "class_model-parallel", "-t", "10", "--wrap", "sleep 300"];
@@ -157,7 +160,7 @@ fn model_parallel_jobs_stay_in_one_nvlink_block(
     // Minutes, not P1's two-day maximum: 24.11 gives an --exclusive job every GPU of its nodes,
     // and `safe` enforcement charges the team's budget for the whole limit up front.
     let segment = ["-A", "vision", "-N", "4", "--segment=4", "--exclusive", "-t", "10", "--wrap", "sleep 300"];
-    for _ in 0..2 {
+    for _ in 0..segment_jobs {
         let job = cluster.sbatch(&[segment_tier, &segment[..]].concat()).expect("a 4-node --segment=4 job is accepted");
         assert_eq!(cluster.wait_job(&job, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
         let block = block_of_job(cluster, &job, blocks);

@@ -196,19 +196,21 @@ fn write_partitions(out: &mut String, model: &Model, accounting: bool) {
     if accounting {
         let open = (0..model.pools.len()).find(|index| !model.is_fenced(PoolId::from_index(*index))).unwrap_or(0);
         for (index, pool) in model.pools.iter().enumerate() {
-            let nodes = pool.nodes.iter().map(|id| model.node(*id).name.as_str()).collect::<Vec<_>>().join(",");
             let tiers: Vec<String> =
                 model.tiers.iter().filter(|tier| reserved::allowed(model, tier, PoolId::from_index(index))).map(names::qos).collect();
             // A pool no tier may use is still a partition (jobs name it), but an inactive one.
             let access = if tiers.is_empty() { " State=INACTIVE".to_owned() } else { format!(" AllowQos={}", tiers.join(",")) };
-            let _ = writeln!(
-                out,
-                "PartitionName={} Nodes={nodes}{access} TRESBillingWeights=CPU=0,Mem=0,GRES/gpu={}{}{}",
-                names::partition(pool),
-                billing::gpu_weight(model, pool),
-                default_memory_per_gpu(pool.nodes.iter().map(|id| model.node(*id))),
-                default(index == open)
-            );
+            for (rank, partition) in billing::partitions(model, pool).into_iter().enumerate() {
+                let nodes = partition.nodes.iter().map(|id| model.node(*id).name.as_str()).collect::<Vec<_>>().join(",");
+                let _ = writeln!(
+                    out,
+                    "PartitionName={} Nodes={nodes}{access} TRESBillingWeights=CPU=0,Mem=0,GRES/gpu={}{}{}",
+                    partition.name,
+                    partition.gpu_weight,
+                    default_memory_per_gpu(partition.nodes.iter().map(|id| model.node(*id))),
+                    default(index == open && rank == 0)
+                );
+            }
         }
         return;
     }

@@ -11,6 +11,7 @@ use std::fmt::Write;
 
 use placid_lang::model::{Class, Locality, Model, NvlinkNeed, PoolId, PreemptMode, Preemption};
 
+use super::billing;
 use super::names;
 use super::reserved;
 use crate::text::lua_string;
@@ -36,7 +37,7 @@ pub fn render(model: &Model, version: &str, accounting: bool) -> String {
                 .iter()
                 .enumerate()
                 .filter(|(index, _)| reserved::allowed(model, tier, PoolId::from_index(*index)))
-                .map(|(_, pool)| names::partition(pool))
+                .map(|(_, pool)| billing::partition_list(model, pool))
                 .collect();
             lua_string(&allowed.join(","))
         } else {
@@ -58,6 +59,15 @@ pub fn render(model: &Model, version: &str, accounting: bool) -> String {
     out.push_str("}\n\n-- class pseudo-feature -> { constraint = text | nil, one_node = true | nil }\nlocal CLASSES = {\n");
     for class in &model.classes {
         let _ = writeln!(out, "  [{}] = {},", lua_string(&names::class_feature(class)), class_rule(model, class));
+    }
+    out.push_str("}\n\n-- pool -> its partitions, for pools split by GPU price (a job naming the pool may use any)\nlocal POOLS = {\n");
+    if accounting {
+        for pool in &model.pools {
+            let partitions = billing::partition_list(model, pool);
+            if partitions != names::partition(pool) {
+                let _ = writeln!(out, "  [{}] = {},", lua_string(&names::partition(pool)), lua_string(&partitions));
+            }
+        }
     }
     out.push_str("}\n");
     out.push_str(LOGIC);
@@ -174,6 +184,13 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   -- A job that names no run time gets its tier's maximum, not the partition's default.
   if job_desc.time_limit == nil or job_desc.time_limit == slurm.NO_VAL then
     job_desc.time_limit = tier.max_minutes
+  end
+  if job_desc.partition ~= nil then
+    local expanded = {}
+    for partition in string.gmatch(job_desc.partition, "[^,]+") do
+      table.insert(expanded, POOLS[partition] or partition)
+    end
+    job_desc.partition = table.concat(expanded, ",")
   end
   if job_desc.partition == nil and tier.partitions ~= nil and tier.partitions ~= "" then
     job_desc.partition = tier.partitions

@@ -7,8 +7,8 @@ local TIERS_ARE = "qos"
 --          partitions = where a job without --partition may start | nil (the tier is a partition) }
 local TIERS = {
   ["p0"] = { requeue = nil, checkpoint = 1800, max_minutes = 10080, partitions = "nvl-a" },
-  ["p1"] = { requeue = 1, checkpoint = 900, max_minutes = 2880, partitions = "nvl-a,nvl-b,nvlink,x86-spot,x86,mixed" },
-  ["p2"] = { requeue = 0, checkpoint = nil, max_minutes = 720, partitions = "nvl-a,nvl-b,nvlink,x86-spot,x86,mixed" },
+  ["p1"] = { requeue = 1, checkpoint = 900, max_minutes = 2880, partitions = "nvl-a,nvl-b,nvlink_310,nvlink_420,x86-spot,x86_70,x86_190,mixed_70,mixed_190,mixed_420" },
+  ["p2"] = { requeue = 0, checkpoint = nil, max_minutes = 720, partitions = "nvl-a,nvl-b,nvlink_310,nvlink_420,x86-spot,x86_70,x86_190,mixed_70,mixed_190,mixed_420" },
 }
 
 -- team account -> allowed tiers
@@ -23,6 +23,13 @@ local CLASSES = {
   ["class_model-parallel"] = { constraint = "[nvlink_nvl-a|nvlink_nvl-b]" },
   ["class_data-parallel"] = { constraint = "[rack_r1|rack_r2|rack_r3]" },
   ["class_eval"] = { one_node = true },
+}
+
+-- pool -> its partitions, for pools split by GPU price (a job naming the pool may use any)
+local POOLS = {
+  ["nvlink"] = "nvlink_310,nvlink_420",
+  ["x86"] = "x86_70,x86_190",
+  ["mixed"] = "mixed_70,mixed_190,mixed_420",
 }
 
 local function reject(message, ...)
@@ -110,6 +117,13 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   -- A job that names no run time gets its tier's maximum, not the partition's default.
   if job_desc.time_limit == nil or job_desc.time_limit == slurm.NO_VAL then
     job_desc.time_limit = tier.max_minutes
+  end
+  if job_desc.partition ~= nil then
+    local expanded = {}
+    for partition in string.gmatch(job_desc.partition, "[^,]+") do
+      table.insert(expanded, POOLS[partition] or partition)
+    end
+    job_desc.partition = table.concat(expanded, ",")
   end
   if job_desc.partition == nil and tier.partitions ~= nil and tier.partitions ~= "" then
     job_desc.partition = tier.partitions

@@ -23,6 +23,10 @@ local CLASSES = {
   ["class_serving"] = { one_node = true },
 }
 
+-- pool -> its partitions, for pools split by GPU price (a job naming the pool may use any)
+local POOLS = {
+}
+
 local function reject(message, ...)
   slurm.log_user("placid: " .. message, ...)
   return slurm.ERROR
@@ -108,6 +112,13 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   -- A job that names no run time gets its tier's maximum, not the partition's default.
   if job_desc.time_limit == nil or job_desc.time_limit == slurm.NO_VAL then
     job_desc.time_limit = tier.max_minutes
+  end
+  if job_desc.partition ~= nil then
+    local expanded = {}
+    for partition in string.gmatch(job_desc.partition, "[^,]+") do
+      table.insert(expanded, POOLS[partition] or partition)
+    end
+    job_desc.partition = table.concat(expanded, ",")
   end
   if job_desc.partition == nil and tier.partitions ~= nil and tier.partitions ~= "" then
     job_desc.partition = tier.partitions

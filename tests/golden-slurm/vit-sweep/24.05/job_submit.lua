@@ -7,8 +7,8 @@ local TIERS_ARE = "qos"
 --          partitions = where a job without --partition may start | nil (the tier is a partition) }
 local TIERS = {
   ["final"] = { requeue = nil, checkpoint = 1200, max_minutes = 4320, partitions = "nvl-reserved" },
-  ["sweep-high"] = { requeue = 1, checkpoint = 600, max_minutes = 4320, partitions = "nvl-reserved,nvl-on-demand,spot,mixed" },
-  ["sweep-low"] = { requeue = 1, checkpoint = 300, max_minutes = 4320, partitions = "nvl-reserved,nvl-on-demand,spot,mixed" },
+  ["sweep-high"] = { requeue = 1, checkpoint = 600, max_minutes = 4320, partitions = "nvl-reserved,nvl-on-demand,spot,mixed_85,mixed_210" },
+  ["sweep-low"] = { requeue = 1, checkpoint = 300, max_minutes = 4320, partitions = "nvl-reserved,nvl-on-demand,spot,mixed_85,mixed_210" },
 }
 
 -- team account -> allowed tiers
@@ -21,6 +21,11 @@ local TEAMS = {
 local CLASSES = {
   ["class_vit-small"] = { one_node = true },
   ["class_vit-large"] = { constraint = "[nvlink_nvl72-a|nvlink_nvl72-b]" },
+}
+
+-- pool -> its partitions, for pools split by GPU price (a job naming the pool may use any)
+local POOLS = {
+  ["mixed"] = "mixed_85,mixed_210",
 }
 
 local function reject(message, ...)
@@ -108,6 +113,13 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   -- A job that names no run time gets its tier's maximum, not the partition's default.
   if job_desc.time_limit == nil or job_desc.time_limit == slurm.NO_VAL then
     job_desc.time_limit = tier.max_minutes
+  end
+  if job_desc.partition ~= nil then
+    local expanded = {}
+    for partition in string.gmatch(job_desc.partition, "[^,]+") do
+      table.insert(expanded, POOLS[partition] or partition)
+    end
+    job_desc.partition = table.concat(expanded, ",")
   end
   if job_desc.partition == nil and tier.partitions ~= nil and tier.partitions ~= "" then
     job_desc.partition = tier.partitions
