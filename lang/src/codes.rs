@@ -6,7 +6,8 @@
 //! E050-E059 Kubernetes target, E060-E069 Wasm, E070-E079 inventory and drift,
 //! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr),
 //! E100-E119 engine and policy tests (rejection reasons, `placid test`, the engine's checks),
-//! E120-E129 traces (`placid simulate`: placid traces and openb lists).
+//! E120-E129 traces (`placid simulate`: placid traces and openb lists), E130-E139 run-time
+//! limits.
 
 macro_rules! codes {
     ($( $variant:ident = $number:literal, $name:literal, $summary:literal, $explanation:literal; )*) => {
@@ -128,8 +129,8 @@ codes! {
         "A node that names an NVLink domain should have all its GPUs reachable from each other over NVLink. When its NVLink links split the GPUs into separate islands (or it has no links at all), jobs placed there for NVLink locality run over PCIe instead. This is a warning: check the inventory (a failed link, a missing `nvlink` line) or drop the node from the domain.";
     ValueOverflow = 37, "value-overflow", "numbers add up or multiply past what placid can count",
         "placid adds and multiplies the numbers of a policy in fixed-size integers: reservations per cost center (GPUs x price x 24 hours), team budgets per cost center, host memory over the inventory, NVLink bandwidth over a GPU's links. When such a total does not fit, placid reports the value that made it overflow instead of wrapping around to a small number that would pass every check. The numbers involved are far beyond any real cluster; check the value for a typo (an extra digit, a wrong unit).";
-    SlurmNameCollision = 40, "slurm-name-collision", "two names become the same Slurm QOS or account",
-        "sacctmgr lowercases QOS and account names, and `root` is the account every tree hangs from. Tiers whose names differ only in case, a team account equal to a cost center or another team's account, or an account named `root`, would silently merge into one Slurm object. Rename one of them (a team can set `account \"...\"`).";
+    SlurmNameCollision = 40, "slurm-name-collision", "two names become the same Slurm QOS, account or partition",
+        "sacctmgr lowercases QOS and account names, and `root` is the account every tree hangs from. Tiers whose names differ only in case, a team account equal to a cost center or another team's account, or an account named `root`, would silently merge into one Slurm object. A pool whose nodes have several GPU prices becomes one partition per price, `<pool>_<price>`, which must not be another pool's name. Rename one of them (a team can set `account \"...\"`).";
     SlurmGresType = 41, "slurm-gres-type", "a GPU model name that Slurm would re-parse in `Gres=`",
         "Slurm reads `Gres=gpu:<type>:<count>` by position and silently re-parses a type that looks like a count (`gpu:100:4`) or holds `.`: the node ends up with the wrong GPUs and no error. GPU models that reach Slurm start with a letter and use only letters, digits, `-` and `_`.";
     SlurmFeatureName = 42, "slurm-feature-name", "a name used as a Slurm node feature has a character constraints treat specially",
@@ -146,6 +147,8 @@ codes! {
         "Template overrides are code that placid runs at every build: each render gets a fuel budget of 1,000,000 (minijinja charges about one per instruction and one per 64 bytes a template creates, so this bounds time and memory, string multiplication such as `\"x\" * 1000000000` included) and may write at most 1 MiB of script. The built-in templates use a small fraction of both. An override that loops over large ranges or builds huge strings is refused at its `templates=`; simplify it.";
     SlurmTemplateOverride = 48, "slurm-template-override", "a `templates=` directory or a file in it is not a usable template override",
         "`target \"slurm\" templates=` names a directory whose files replace the built-in `stage.sbatch.j2` and `submit.sh.j2`. Every file there must be one of those names (a misspelt file would leave the built-in template in use without a word), the directory must exist and hold at least one, and a template may not be a symlink: overrides are reviewed as code, and a link would let another file stand in for the one reviewed.";
+    SlurmSplitMigrationPool = 49, "slurm-split-migration-pool", "a migration leaves a pool whose nodes have several GPU prices",
+        "Slurm bills per partition, so placid splits a pool whose nodes have different GPU prices into one partition per price. A migration's phase scripts grow the source pool's one partition with the target nodes, which a split pool does not have. Migrate from a pool of one price (select its nodes by capacity or GPU model), or give the pool's nodes one price.";
     KubernetesInvalidName = 50, "kubernetes-invalid-name", "a name cannot become a valid Kubernetes object name",
         "Kubernetes object names are DNS-1123 labels: at most 63 lower-case letters, digits and `-`, starting and ending with a letter or digit. placid lower-cases names and turns `_` and `.` into `-` (tier `P0` becomes `p0`); a name that still is not valid after that, or that grows too long once placid adds a suffix (`p0-1000`), is refused. Rename the element.";
     KubernetesNameCollision = 51, "kubernetes-name-collision", "two elements become the same Kubernetes object",
@@ -270,4 +273,6 @@ codes! {
         "`placid simulate --placement score:NAME` ranks every pod's feasible nodes with the score's Wasm plugin. A plugin that traps or returns the wrong number of scores stops the run, since the figures would otherwise mix placements; the message gives the plugin's error.";
     TraceReference = 127, "trace-reference", "a placid trace names a team, tier, class, pool or stage that does not exist",
         "A placid trace is replayed against one policy, so its `team`, `tier`, `class` and `pool` values must be names that policy declares, and each stage an `after` names must be the `stage` of some job of the trace. The closest name is suggested.";
+    RunTimeExceedsLimit = 130, "run-time-exceeds-limit", "a stage's run time is longer than its own or its tier's maximum",
+        "A stage's expected `time=` may not exceed its `max-time=`, and neither may exceed its tier's `max-time` (three days when the tier declares none). The scheduler enforces the limit: Slurm kills a job at its `--time` and refuses one above the QOS `MaxWall`, so a plan that promises a longer run would be cut off. Raise the tier's `max-time`, or shorten the stage.";
 }

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use placid_lang::model::{Model, PreemptMode, Preemption};
 use placid_lang::units::Money;
+use placid_targets::slurm::site;
 
 /// Log lines slurmctld prints on a healthy one-host start (missing state files at first
 /// start, no PMIx library, VM timer noise, slurmdbd's tuning advice).
@@ -36,6 +37,11 @@ const BENIGN_LOG_LINES: &[&str] = &[
     "Database settings not recommended",
     "High latency for 1000 calls to gettimeofday",
 ];
+
+/// What the one-host site's own slurm.conf sets in the keys the policy adds items to
+/// (site-requirements.conf): the live tests check both survive the merge and the include.
+pub const SITE_OWN_SETTINGS: &[(&str, &str)] =
+    &[("SchedulerParameters", "bf_max_job_user=50,default_queue_depth=200"), ("SlurmctldParameters", "idle_on_node_suspend")];
 
 /// The PATH of every command inside a root (`env -i` drops the host environment).
 const ROOT_PATH: &str = "/usr/sbin:/usr/bin:/sbin:/bin";
@@ -191,9 +197,20 @@ impl Cluster {
         if options.accounting {
             cluster.start_database(options)?;
             cluster.start_slurmdbd()?;
-            cluster.apply_accounts(policy)?;
         }
         cluster.start_slurmctld()?;
+        if options.accounting {
+            // A first deployment's order: slurmctld registers the cluster and its
+            // AccountingStorageTRES (gres/gpu, which a QOS's GrpTRES=gres/gpu= names) with
+            // slurmdbd; then accounts.sh makes the QOS; then slurmctld restarts to resolve the
+            // partitions' AllowQos. The bootstrap start's log (which says those QOS are
+            // missing) is kept aside, so the log checks see the deployed cluster only.
+            cluster.apply_accounts(policy)?;
+            cluster.stop_daemon("slurmctld");
+            std::fs::rename(cluster.path("log/slurmctld.log"), cluster.path("log/slurmctld.bootstrap.log"))
+                .map_err(|error| harness(error.to_string()))?;
+            cluster.start_slurmctld()?;
+        }
         if options.slurmds {
             cluster.start_slurmds()?;
         }
@@ -311,6 +328,9 @@ impl Cluster {
             ctld = Self::port(options, 0),
             slurmd = Self::port(options, 9),
         );
+        for (key, value) in SITE_OWN_SETTINGS {
+            let _ = writeln!(site, "{key}={value}");
+        }
         if options.accounting {
             let _ = write!(
                 site,
@@ -319,7 +339,13 @@ impl Cluster {
             );
         }
         let _ = writeln!(site, "Include {}", self.inner("etc/placid.conf").display());
-        write("slurm.conf", &site)?;
+        // As an admin deploys it: the policy's items merged into the site's own keys.
+        let requirements = read("site-requirements.conf").map(|text| site::parse(&text)).unwrap_or_default();
+        let merged = site::merge(&site, &requirements);
+        if !merged.conflicts.is_empty() {
+            return Err(harness(format!("the site's slurm.conf conflicts with the policy: {:?}", merged.conflicts)));
+        }
+        write("slurm.conf", &merged.text)?;
         for name in ["topology.conf", "topology.yaml", "job_submit.lua"] {
             if let Ok(text) = read(name) {
                 write(name, &text)?;
@@ -527,6 +553,14 @@ impl Cluster {
         }
     }
 
+    /// Submits the batch script `text` (written into the cluster's jobs dir as `name`, so
+    /// that a chrooted sbatch reads it too) with extra `args`, returning its id.
+    pub fn sbatch_script(&self, name: &str, text: &str, args: &[&str]) -> Result<String, String> {
+        std::fs::write(self.path(&format!("jobs/{name}")), text).map_err(|error| error.to_string())?;
+        let script = self.inner(&format!("jobs/{name}")).display().to_string();
+        self.sbatch(&[args, &[script.as_str()]].concat())
+    }
+
     /// Waits until job `id`'s state is one of `states`; returns the last state seen.
     pub fn wait_job(&self, id: &str, states: &[&str], timeout: Duration) -> String {
         let mut last = String::new();
@@ -544,6 +578,19 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// Stops the daemon `name` by its pid (TERM, then KILL after 15 s).
+    fn stop_daemon(&mut self, name: &str) {
+        let Some(position) = self.daemons.iter().position(|(daemon, _)| daemon == name) else { return };
+        let (_, mut child) = self.daemons.remove(position);
+        let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+        if !wait_until(Duration::from_secs(15), || child.try_wait().is_ok_and(|status| status.is_some())) {
+            let _ = child.kill();
+        }
+        let _ = child.wait();
+    }
+}
+
 impl Drop for Cluster {
     fn drop(&mut self) {
         if self.daemons.iter().any(|(name, _)| name == "slurmctld") {
@@ -552,13 +599,8 @@ impl Drop for Cluster {
             wait_until(Duration::from_secs(20), || self.run("squeue", &["-h"]).stdout.is_empty());
         }
         // Reverse start order: slurmds, slurmctld, slurmdbd, mariadbd, munged.
-        while let Some((_, mut child)) = self.daemons.pop() {
-            let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
-            let stopped = wait_until(Duration::from_secs(15), || child.try_wait().is_ok_and(|status| status.is_some()));
-            if !stopped {
-                let _ = child.kill();
-            }
-            let _ = child.wait();
+        while let Some(name) = self.daemons.last().map(|(name, _)| name.clone()) {
+            self.stop_daemon(&name);
         }
     }
 }

@@ -47,11 +47,16 @@ pub fn policy_reads_back(cluster: &Cluster, model: &Model) {
 
     let partition = cluster.show("partition", "nvl-b");
     assert_eq!(partition.get("Nodes").map(String::as_str), Some("rv-b-[01-04]"));
-    assert_eq!(partition.get("AllowQos").map(String::as_str), Some("p0,p1,p2"));
+    // P0 reserves in nvl-a and runs nowhere else (and never on spot capacity).
+    assert_eq!(partition.get("AllowQos").map(String::as_str), Some("p1,p2"));
+    assert_eq!(cluster.show("partition", "nvl-a").get("AllowQos").map(String::as_str), Some("p0,p1,p2"));
     assert_eq!(partition.get("TRESBillingWeights").map(String::as_str), Some("CPU=0,Mem=0,GRES/gpu=420"));
+    // Pools spanning GPU prices are one partition per price, so each job bills its nodes' price.
     let partitions = cluster.stdout("sinfo", &["-h", "-o", "%R"]);
     let partitions: BTreeSet<&str> = partitions.lines().collect();
-    assert_eq!(partitions, model.pools.iter().map(|pool| pool.name.as_str()).collect());
+    let expected = ["nvl-a", "nvl-b", "nvlink_310", "nvlink_420", "x86-spot", "x86_70", "x86_190", "mixed_70", "mixed_190", "mixed_420"];
+    assert_eq!(partitions, expected.into_iter().collect(), "one partition per pool and price");
+    assert_eq!(model.pools.len(), 6);
 
     let qos = cluster.stdout("sacctmgr", &["-n", "-P", "show", "qos", "format=name,priority,preempt,preemptmode,gracetime"]);
     let qos: BTreeSet<&str> = qos.lines().collect();
@@ -89,13 +94,17 @@ pub fn team_tiers_are_enforced(cluster: &Cluster) {
 
 /// P0 preempts P1, which receives its checkpoint signal (USR1) and is requeued, and P2,
 /// which is cancelled and not requeued. `tier` gives the submit options that put a job in a
-/// tier on the nodes of domain nvl-b: `--qos` with accounting, the tier's partition and a
-/// domain constraint without.
+/// tier on the nodes of domain nvl-a (P0's reserved pool): `--qos` with accounting, the tier's
+/// partition and a domain constraint without. P1 and P2 fill its 4 nodes, so P0's 12 GPUs
+/// (its whole reservation) need both of them preempted.
 pub fn p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(cluster: &Cluster, tier: &dyn Fn(&str) -> Vec<String>) {
     let marker = cluster.path("jobs/p1-got-usr1");
     let p1_script = format!("trap 'touch {}' USR1; while true; do sleep 1; done", cluster.inner("jobs/p1-got-usr1").display());
     let submit = |account: &str, tier_name: &str, nodes: &str, extra: &[&str]| {
-        let mut args: Vec<String> = vec!["-A".into(), account.into(), "-N".into(), nodes.into(), "--gpus-per-node=4".into()];
+        // A run time of minutes: with `safe` enforcement a job's cost at its limit must fit the
+        // team's budget, and a tier's multi-day maximum would not.
+        let mut args: Vec<String> =
+            vec!["-A".into(), account.into(), "-N".into(), nodes.into(), "--gpus-per-node=4".into(), "-t".into(), "10".into()];
         args.extend(tier(tier_name));
         args.extend(extra.iter().map(|arg| (*arg).to_owned()));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -107,7 +116,7 @@ pub fn p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(cluster: &Cluster, t
     assert_eq!(cluster.wait_job(&p1, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
     assert_eq!(cluster.show("job", &p1).get("Requeue").map(String::as_str), Some("1"), "lua makes P1 requeueable");
 
-    let p0 = submit("vision", "p0", "4", &["--wrap", "sleep 600"]);
+    let p0 = submit("vision", "p0", "3", &["--wrap", "sleep 600"]);
     assert_eq!(cluster.wait_job(&p0, &["RUNNING"], Duration::from_secs(90)), "RUNNING", "P0 must preempt its way in");
     assert!(wait_until(Duration::from_secs(10), || marker.exists()), "P1 did not get its checkpoint signal");
     let p1_job = cluster.show("job", &p1);
@@ -119,16 +128,37 @@ pub fn p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(cluster: &Cluster, t
 }
 
 /// [`p0_preempts_p1_with_checkpoint_signal_and_cancels_p2`]'s tier options with accounting:
-/// the tier's QOS in partition nvl-b.
-pub fn qos_on_nvl_b(tier: &str) -> Vec<String> {
-    vec![format!("--qos={tier}"), "-p".into(), "nvl-b".into()]
+/// the tier's QOS in partition nvl-a.
+pub fn qos_on_nvl_a(tier: &str) -> Vec<String> {
+    vec![format!("--qos={tier}"), "-p".into(), "nvl-a".into()]
+}
+
+/// P0 holds at most its reservation, as on Kubernetes: 12 GPUs of nvl-a run, a 13th-16th
+/// pends on the QOS's GPU cap although nvl-a has a free node, and P0 is refused outside nvl-a
+/// (nvl-b, and the spot pool).
+pub fn p0_cannot_exceed_its_reservation(cluster: &Cluster) {
+    let p0 = |nodes: &str, partition: &str| {
+        cluster.sbatch(&["-A", "vision", "--qos=p0", "-p", partition, "-N", nodes, "--gpus-per-node=4", "-t", "10", "--wrap", "sleep 600"])
+    };
+    let within = p0("3", "nvl-a").expect("12 GPUs of P0 on nvl-a");
+    assert_eq!(cluster.wait_job(&within, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
+    let beyond = p0("1", "nvl-a").expect("a further P0 job is queued");
+    std::thread::sleep(Duration::from_secs(3));
+    let job = cluster.show("job", &beyond);
+    assert_eq!(job.get("JobState").map(String::as_str), Some("PENDING"), "P0 ran past its reservation: {job:?}");
+    assert!(job.get("Reason").is_some_and(|reason| reason.starts_with("QOSGrp")), "{job:?}");
+    for partition in ["nvl-b", "x86-spot"] {
+        let refused = p0("1", partition).expect_err("P0 is refused outside its reserved pool");
+        assert!(refused.contains(&format!("tier p0 may not run in partition {partition}")), "{refused}");
+    }
+    cluster.cancel_all();
 }
 
 /// A team past its daily budget is held: its next job pends with `AssocGrpBillingMinutes`.
 pub fn team_over_budget_is_held(cluster: &Cluster) {
-    // research: (usd)0.25 a day = 1500 billing-minutes; x86 GPUs bill 190 a minute, so one
-    // 1-GPU 5-minute job (950) fits and a second one would exceed the budget.
-    let args = ["-A", "res", "--qos=p2", "-p", "x86", "--gpus-per-node=1", "-t", "5", "--wrap", "sleep 600"];
+    // research: (usd)0.25 a day = 1500 billing-minutes; on-demand x86 GPUs bill 190 a minute,
+    // so one 1-GPU 5-minute job (950) fits and a second one would exceed the budget.
+    let args = ["-A", "res", "--qos=p2", "-p", "x86_190", "--gpus-per-node=1", "-t", "5", "--wrap", "sleep 600"];
     let first = cluster.sbatch(&args).expect("first research job");
     assert_eq!(cluster.wait_job(&first, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
     let second = cluster.sbatch(&args).expect("second research job is queued");
@@ -136,5 +166,77 @@ pub fn team_over_budget_is_held(cluster: &Cluster) {
     let job = cluster.show("job", &second);
     assert_eq!(job.get("JobState").map(String::as_str), Some("PENDING"), "{job:?}");
     assert_eq!(job.get("Reason").map(String::as_str), Some("AssocGrpBillingMinutes"), "{job:?}");
+    cluster.cancel_all();
+}
+
+/// The site's own `SchedulerParameters` and `SlurmctldParameters` (the harness's site file
+/// sets them, then merges site-requirements.conf in) survive the include next to the
+/// policy's items, and the policy's job_submit.lua is loaded.
+pub fn site_settings_survive_the_include(cluster: &Cluster) {
+    let config = cluster.stdout("scontrol", &["show", "config"]);
+    let value = |key: &str| {
+        config
+            .lines()
+            .find_map(|line| line.split_once('=').filter(|(name, _)| name.trim() == key).map(|(_, value)| value.trim().to_owned()))
+    };
+    for (key, site_items) in crate::slurm::SITE_OWN_SETTINGS {
+        let effective = value(key).unwrap_or_else(|| panic!("{key} is not set:\n{config}"));
+        let items: BTreeSet<&str> = effective.split(',').collect();
+        for item in site_items.split(',') {
+            assert!(items.contains(item), "the site's {key} item {item} was lost: {effective}");
+        }
+    }
+    let scheduler = value("SchedulerParameters").unwrap_or_default();
+    assert!(scheduler.split(',').any(|item| item == "bf_continue"), "the policy's SchedulerParameters are missing: {scheduler}");
+    let ctld = value("SlurmctldParameters").unwrap_or_default();
+    assert!(ctld.contains("preempt_send_user_signal"), "the policy's SlurmctldParameters are missing: {ctld}");
+    assert_eq!(value("JobSubmitPlugins").as_deref(), Some("lua"), "{config}");
+    assert!(value("SelectTypeParameters").is_some_and(|value| value.contains("CR_CORE_MEMORY")), "{config}");
+}
+
+/// A stage's run time is its job's limit: the generated `time="26h"` stage (prod-finetune)
+/// is accepted with `TimeLimit=1-02:00:00`; a stage with an expected and a maximum time
+/// (vit-train's train, on a backfill tier) gets both; a job naming no time gets its tier's
+/// maximum, and one asking more than the tier's maximum is refused. Jobs are held, so they
+/// take no nodes.
+pub fn run_times_are_the_limits(cluster: &Cluster, generated: &std::path::Path) {
+    let script = |plan: &str, stage: &str| {
+        std::fs::read_to_string(generated.join(format!("plans/{plan}/{stage}.sbatch"))).expect("the plan's sbatch script")
+    };
+    let finetune =
+        cluster.sbatch_script("finetune.sbatch", &script("prod-finetune", "finetune"), &["--hold"]).expect("finetune is accepted");
+    let job = cluster.show("job", &finetune);
+    assert_eq!(job.get("TimeLimit").map(String::as_str), Some("1-02:00:00"), "{job:?}");
+    let train = cluster.sbatch_script("train.sbatch", &script("vit-train", "train"), &["--hold"]).expect("train is accepted");
+    let job = cluster.show("job", &train);
+    assert_eq!(job.get("TimeLimit").map(String::as_str), Some("1-06:00:00"), "{job:?}");
+    assert_eq!(job.get("TimeMin").map(String::as_str), Some("20:00:00"), "{job:?}");
+
+    let untimed = cluster.sbatch(&["--hold", "-A", "vision", "--qos=p2", "-p", "x86", "--gpus=1", "--wrap", "true"]).expect("p2 job");
+    let job = cluster.show("job", &untimed);
+    assert_eq!(job.get("TimeLimit").map(String::as_str), Some("12:00:00"), "a job without a run time gets P2's maximum: {job:?}");
+    let refused = cluster.sbatch(&["--hold", "-A", "vision", "--qos=p2", "-p", "x86", "--gpus=1", "-t", "13:00:00", "--wrap", "true"]);
+    let message = refused.expect_err("a P2 job over P2's 12h maximum is refused");
+    assert!(message.contains("QOS"), "{message}");
+    cluster.cancel_all();
+}
+
+/// A job in the `mixed` pool (x86 spot at 70, x86 on-demand at 190 and NVLink nodes at 420
+/// cents a GPU-hour) is billed at the price of the node it runs on, as accounting records it
+/// (`sacct` AllocTRES `billing=`, per minute; a 1-GPU job's billing is the node's price).
+pub fn mixed_pool_jobs_are_billed_at_their_nodes_price(cluster: &Cluster) {
+    for (node, price) in [("x86-03", "70"), ("x86-01", "190"), ("rv-b-01", "420")] {
+        let job = cluster
+            .sbatch(&["-A", "speech", "--qos=p2", "-p", "mixed", "-w", node, "--gpus=1", "-t", "10", "--wrap", "sleep 600"])
+            .unwrap_or_else(|error| panic!("a mixed-pool job on {node}: {error}"));
+        assert_eq!(cluster.wait_job(&job, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
+        let expected = format!("billing={price}");
+        let mut recorded = String::new();
+        let billed = wait_until(Duration::from_secs(15), || {
+            recorded = cluster.stdout("sacct", &["-n", "-P", "-X", "-j", &job, "-o", "AllocTRES"]);
+            recorded.split(',').any(|tres| tres.trim() == expected)
+        });
+        assert!(billed, "the job on {node} is not billed {expected}: sacct AllocTRES {recorded:?}");
+    }
     cluster.cancel_all();
 }

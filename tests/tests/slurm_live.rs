@@ -36,11 +36,15 @@ fn slurm_22_05_accepts_and_obeys_the_cluster_policy() {
     checks::accounts_sh_is_idempotent(&cluster);
     checks::log_is_clean(&cluster, "on start");
 
+    checks::site_settings_survive_the_include(&cluster);
+    checks::run_times_are_the_limits(&cluster, generated.path());
     checks::policy_reads_back(&cluster, &model);
     tree_topology_reads_back(&cluster);
     model_parallel_job_stays_in_one_nvlink_domain(&cluster);
     checks::team_tiers_are_enforced(&cluster);
-    checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &checks::qos_on_nvl_b);
+    checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &checks::qos_on_nvl_a);
+    checks::p0_cannot_exceed_its_reservation(&cluster);
+    checks::mixed_pool_jobs_are_billed_at_their_nodes_price(&cluster);
     checks::team_over_budget_is_held(&cluster);
 
     checks::log_is_clean(&cluster, "while running jobs");
@@ -60,7 +64,8 @@ fn node_domain(cluster: &Cluster, node: &str) -> String {
 }
 
 fn model_parallel_job_stays_in_one_nvlink_domain(cluster: &Cluster) {
-    let common = ["-A", "vision", "--qos=p1", "-p", "nvlink", "--gpus-per-node=4", "-C", "class_model-parallel", "--wrap", "sleep 300"];
+    let common =
+        ["-A", "vision", "--qos=p1", "-p", "nvlink", "--gpus-per-node=4", "-C", "class_model-parallel", "-t", "10", "--wrap", "sleep 300"];
     let fits = cluster.sbatch(&[&["-N", "4"][..], &common[..]].concat()).expect("a 16-GPU model-parallel job is accepted");
     assert_eq!(cluster.wait_job(&fits, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
     let job = cluster.show("job", &fits);

@@ -35,10 +35,10 @@ fn start(policy: &std::path::Path, accounting: bool, slurmds: bool, offset: u16)
     Cluster::start(policy, &Options { accounting, slurmds, port_base: port_base(offset), root: Some(trixie_root()) })
 }
 
-/// Emits `model`, starts it on 24.11 with every slurmd, and checks the release and a clean log.
-fn start_cluster(model: &Model, offset: u16) -> Cluster {
+/// Emits `model` into `generated`, starts it on 24.11 with every slurmd, and checks the
+/// release and a clean log.
+fn start_cluster(model: &Model, generated: &tempfile::TempDir, offset: u16) -> Cluster {
     let accounting = model.project.slurm.as_ref().is_some_and(|settings| settings.accounting);
-    let generated = tempfile::tempdir().expect("tempdir");
     write_slurm(model, generated.path());
     let cluster = match start(generated.path(), accounting, true, offset) {
         Ok(cluster) => cluster,
@@ -59,17 +59,23 @@ fn slurm_24_11_with_accounting_accepts_and_obeys_the_cluster_policy() {
         return;
     }
     let model = model_24_11(true);
-    let cluster = start_cluster(&model, 100);
+    let generated = tempfile::tempdir().expect("tempdir");
+    let cluster = start_cluster(&model, &generated, 100);
     checks::accounts_sh_is_idempotent(&cluster);
     checks::log_is_clean(&cluster, "on start");
 
+    checks::site_settings_survive_the_include(&cluster);
+    checks::run_times_are_the_limits(&cluster, generated.path());
     checks::policy_reads_back(&cluster, &model);
     let blocks = block_topology_reads_back(&cluster);
-    // Tiers are QOS here; the nvlink pool has only the two NVLink blocks, so the segment jobs
-    // may also use the x86 pool's block.
-    model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks, &["--qos=p1", "-p", "nvlink"], &["--qos=p1", "-p", "nvlink,x86"]);
+    // Tiers are QOS here. The x86 block's nodes have two prices, so they are two partitions
+    // (x86_70, x86_190) and no job spans the block: one segment job, on the NVLink block the
+    // class job left free.
+    model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks, &["--qos=p1", "-p", "nvlink"], &["--qos=p1", "-p", "nvlink"], 1);
     checks::team_tiers_are_enforced(&cluster);
-    checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &checks::qos_on_nvl_b);
+    checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &checks::qos_on_nvl_a);
+    checks::p0_cannot_exceed_its_reservation(&cluster);
+    checks::mixed_pool_jobs_are_billed_at_their_nodes_price(&cluster);
     checks::team_over_budget_is_held(&cluster);
 
     checks::log_is_clean(&cluster, "while running jobs");
@@ -80,14 +86,15 @@ fn slurm_24_11_without_accounting_accepts_and_obeys_the_cluster_policy() {
     if !should_run("slurm_24_11_without_accounting_accepts_and_obeys_the_cluster_policy", false, Some(&trixie_root())) {
         return;
     }
-    let cluster = start_cluster(&model_24_11(false), 0);
+    let generated = tempfile::tempdir().expect("tempdir");
+    let cluster = start_cluster(&model_24_11(false), &generated, 0);
     checks::log_is_clean(&cluster, "on start");
 
     let blocks = block_topology_reads_back(&cluster);
     let partition = cluster.show("partition", "p0");
     assert_eq!(partition.get("PreemptMode").map(String::as_str), Some("OFF"), "{partition:?}");
-    model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks, &["-p", "p1"], &["-p", "p1"]);
-    checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &partition_on_nvl_b);
+    model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks, &["-p", "p1"], &["-p", "p1"], 2);
+    checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &partition_on_nvl_a);
 
     checks::log_is_clean(&cluster, "while running jobs");
 }
@@ -132,15 +139,16 @@ fn block_of_job(cluster: &Cluster, job: &str, blocks: &BTreeMap<String, BTreeSet
 }
 
 /// `tier` and `segment_tier` are the P1 tier's submit options (a QOS or a partition) for the
-/// class job and for the segment jobs.
+/// class job and for the `segment_jobs` segment jobs.
 fn model_parallel_jobs_stay_in_one_nvlink_block(
     cluster: &Cluster,
     blocks: &BTreeMap<String, BTreeSet<String>>,
     tier: &[&str],
     segment_tier: &[&str],
+    segment_jobs: usize,
 ) {
     // The class constraint job_submit.lua turns into [nvlink_nvl-a|nvlink_nvl-b].
-    let class = ["-A", "vision", "-N", "4", "--gpus-per-node=4", "-C", "class_model-parallel", "--wrap", "sleep 300"];
+    let class = ["-A", "vision", "-N", "4", "--gpus-per-node=4", "-C", "class_model-parallel", "-t", "10", "--wrap", "sleep 300"];
     let first = cluster.sbatch(&[tier, &class[..]].concat()).expect("a 16-GPU model-parallel job is accepted");
     assert_eq!(cluster.wait_job(&first, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
     let job = cluster.show("job", &first);
@@ -149,8 +157,10 @@ fn model_parallel_jobs_stay_in_one_nvlink_block(
     assert!(used.iter().all(|block| block.starts_with("nvlink_")), "the class job is not in an NVLink block: {used:?}");
 
     // The block plugin alone: each whole-node segment of 4 takes one free block, never a split.
-    let segment = ["-A", "vision", "-N", "4", "--segment=4", "--exclusive", "--wrap", "sleep 300"];
-    for _ in 0..2 {
+    // Minutes, not P1's two-day maximum: 24.11 gives an --exclusive job every GPU of its nodes,
+    // and `safe` enforcement charges the team's budget for the whole limit up front.
+    let segment = ["-A", "vision", "-N", "4", "--segment=4", "--exclusive", "-t", "10", "--wrap", "sleep 300"];
+    for _ in 0..segment_jobs {
         let job = cluster.sbatch(&[segment_tier, &segment[..]].concat()).expect("a 4-node --segment=4 job is accepted");
         assert_eq!(cluster.wait_job(&job, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
         let block = block_of_job(cluster, &job, blocks);
@@ -160,9 +170,9 @@ fn model_parallel_jobs_stay_in_one_nvlink_block(
 }
 
 /// Tier options without accounting for [`checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2`]:
-/// the tier's partition spans every node, so a constraint keeps the jobs on domain nvl-b.
-fn partition_on_nvl_b(tier: &str) -> Vec<String> {
-    vec!["-p".into(), tier.into(), "-C".into(), "nvlink_nvl-b".into()]
+/// the tier's partition spans its pools' nodes, so a constraint keeps the jobs on domain nvl-a.
+fn partition_on_nvl_a(tier: &str) -> Vec<String> {
+    vec!["-p".into(), tier.into(), "-C".into(), "nvlink_nvl-a".into()]
 }
 
 /// `BlockLevels` is the 23.11 block syntax that 24.05 removed: 24.11 must refuse it, which

@@ -3,20 +3,22 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::lower::names::{Declarations, Names};
-use crate::lower::policy::{Tables, lower_kind};
+use crate::lower::policy::{Tables, lower_kind, run_time};
 use crate::lower::reader::{Cx, NodeReader, Optional};
-use crate::model::{CapacityKind, Direction, Model, Plan, PlanId, Promote, Stage};
+use crate::model::{CapacityKind, Direction, Model, Plan, PlanId, Promote, Stage, Tier};
 use crate::name::Name;
 use crate::span::Spanned;
+use crate::units::Duration;
 
 pub(super) fn lower(cx: &mut Cx, model: &mut Model, tables: &Tables, nodes: &[NodeReader<'_>]) {
     let mut names = Names::new("plan");
     let mut plans = Vec::new();
-    lower_kind(cx, "plan", nodes, &mut names, &mut plans, PlanId::from_index, |cx, node, name| lower_plan(cx, tables, node, name));
+    let tiers = &model.tiers;
+    lower_kind(cx, "plan", nodes, &mut names, &mut plans, PlanId::from_index, |cx, node, name| lower_plan(cx, tables, tiers, node, name));
     model.plans = plans;
 }
 
-fn lower_plan(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned<Name>) -> Option<Plan> {
+fn lower_plan(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_>, name: Spanned<Name>) -> Option<Plan> {
     let props = node.props(cx, &["team"]);
     let children = node.children(cx, &["stage"]);
     let team = props.require(cx, node, "team").and_then(|value| value.name(cx)).and_then(|reference| tables.teams.resolve(cx, &reference));
@@ -42,7 +44,7 @@ fn lower_plan(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
             ok = false;
             continue;
         };
-        match lower_stage(cx, tables, child, stage_name.clone(), &stage_names) {
+        match lower_stage(cx, tables, tiers, child, stage_name.clone(), &stage_names) {
             Some(stage) => stages.push(stage),
             None => ok = false,
         }
@@ -56,11 +58,12 @@ fn lower_plan(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
 fn lower_stage(
     cx: &mut Cx,
     tables: &Tables,
+    tiers: &[Tier],
     node: &NodeReader<'_>,
     name: Spanned<Name>,
     stage_names: &[Option<Spanned<Name>>],
 ) -> Option<Stage> {
-    let props = node.props(cx, &["tier", "class", "pool", "gpus", "trials", "capacity", "after", "score"]);
+    let props = node.props(cx, &["tier", "class", "pool", "gpus", "trials", "capacity", "after", "score", "time", "max-time"]);
     let children = node.children(cx, &["after", "promote"]);
     let tier = props.require(cx, node, "tier").and_then(|value| value.name(cx)).and_then(|reference| tables.tiers.resolve(cx, &reference));
     let class = props.get("class").map(|value| value.name(cx).and_then(|reference| tables.classes.resolve(cx, &reference)));
@@ -71,6 +74,8 @@ fn lower_stage(
         value.keyword(cx, &[("reserved", CapacityKind::Reserved), ("on-demand", CapacityKind::OnDemand), ("spot", CapacityKind::Spot)])
     });
     let score = props.get("score").map(|value| value.name(cx).and_then(|reference| tables.scores.resolve(cx, &reference)));
+    let time = props.get("time").map(|value| run_time(cx, value));
+    let max_time = props.get("max-time").map(|value| run_time(cx, value));
 
     let mut ok = true;
     let mut after_refs = Vec::new();
@@ -128,6 +133,10 @@ fn lower_stage(
         }
         None => None,
     };
+    let (time, max_time) = (time.lowered()?, max_time.lowered()?);
+    if let Some(tier) = &tier {
+        ok &= run_times_fit(cx, &tiers[tier.value.index()], time.as_ref(), max_time.as_ref());
+    }
     if !ok {
         return None;
     }
@@ -143,5 +152,45 @@ fn lower_stage(
         after,
         promote,
         score: score.lowered()?,
+        time,
+        max_time,
     })
+}
+
+/// A stage's expected time fits its own maximum, and both fit its tier's maximum (E130 at
+/// the longer value otherwise), so the limit a scheduler enforces is never below what the
+/// plan promises.
+fn run_times_fit(cx: &mut Cx, tier: &Tier, time: Option<&Spanned<Duration>>, max_time: Option<&Spanned<Duration>>) -> bool {
+    let mut ok = true;
+    if let (Some(time), Some(max_time)) = (time, max_time)
+        && time.value > max_time.value
+    {
+        cx.error(
+            Diagnostic::error(
+                Code::RunTimeExceedsLimit,
+                time.span,
+                format!("the stage's expected time {} is longer than its `max-time` {}", time.value, max_time.value),
+            )
+            .label("longer than the stage's limit")
+            .with_secondary(max_time.span, "the stage's `max-time`")
+            .help("raise `max-time`, or lower `time` to what one trial takes"),
+        );
+        ok = false;
+    }
+    let tier_max = tier.max_run_time();
+    for value in [max_time, time].into_iter().flatten().filter(|value| value.value > tier_max).take(1) {
+        let mut diagnostic = Diagnostic::error(
+            Code::RunTimeExceedsLimit,
+            value.span,
+            format!("the stage runs up to {}, longer than tier `{}` allows ({tier_max})", value.value, tier.name),
+        )
+        .label("longer than the tier's maximum")
+        .help(format!("shorten the stage, or raise the tier's limit: `max-time \"{}\"` in tier `{}`", value.value, tier.name));
+        if let Some(declared) = &tier.max_time {
+            diagnostic = diagnostic.with_secondary(declared.span, "the tier's `max-time`");
+        }
+        cx.error(diagnostic);
+        ok = false;
+    }
+    ok
 }

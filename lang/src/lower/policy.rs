@@ -466,7 +466,7 @@ fn lower_score(cx: &mut Cx, sources: &Sources, node: &NodeReader<'_>, name: Span
 
 fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned<crate::name::Name>) -> Option<Tier> {
     node.props(cx, &[]);
-    let children = node.children(cx, &["priority", "preemption", "checkpoint", "backfill", "reserve", "cost-center"]);
+    let children = node.children(cx, &["priority", "preemption", "checkpoint", "backfill", "reserve", "cost-center", "max-time"]);
     let priority = match NodeReader::single(cx, &children, "priority") {
         Some(child) => {
             child.props(cx, &[]);
@@ -578,6 +578,16 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
         }
         None => None,
     };
+    let max_time = match NodeReader::single(cx, &children, "max-time") {
+        Some(child) => {
+            child.props(cx, &[]);
+            child.children(cx, &[]);
+            let limit = child.expect_args(cx, 1, 1, "a duration such as \"3d\"").and_then(|args| run_time(cx, args[0]));
+            ok &= limit.is_some();
+            limit
+        }
+        None => None,
+    };
     if !ok {
         return None;
     }
@@ -591,7 +601,26 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
         backfill: backfill?,
         reservations,
         cost_center,
+        max_time,
     })
+}
+
+/// The longest run time placid accepts: a year, far inside Slurm's 32-bit minutes.
+const MAX_RUN_TIME: crate::units::Duration = crate::units::Duration { seconds: 365 * 86_400 };
+
+/// A run time (`max-time`, a stage's `time=`): a duration above zero and at most a year,
+/// since schedulers read a zero limit as "no limit" (Slurm's `--time=0`).
+pub(super) fn run_time(cx: &mut Cx, value: crate::lower::reader::Value<'_>) -> Option<Spanned<crate::units::Duration>> {
+    let duration = value.duration(cx)?;
+    if duration.seconds == 0 || duration > MAX_RUN_TIME {
+        cx.error(
+            Diagnostic::error(Code::InvalidValue, value.span, format!("a run time of {duration} is out of range"))
+                .label("not a usable run time")
+                .help(format!("give a run time above zero and at most {MAX_RUN_TIME}, such as \"26h\"")),
+        );
+        return None;
+    }
+    Some(Spanned::new(duration, value.span))
 }
 
 fn lower_team(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_>, name: Spanned<crate::name::Name>) -> Option<Team> {

@@ -246,9 +246,21 @@ pub struct Tier {
     pub reservations: Vec<Reservation>,
     /// The cost center paying for the reservations.
     pub cost_center: Option<Spanned<CostCenterId>>,
+    /// The longest a job of this tier may run (`max-time`); [`Tier::max_run_time`] gives
+    /// the default when it is not declared.
+    pub max_time: Option<Spanned<Duration>>,
 }
 
 impl Tier {
+    /// The run-time limit of a tier that declares no `max-time`: three days, the longest
+    /// run a scheduler's backfill plans ahead for in placid's output.
+    pub const DEFAULT_MAX_TIME: Duration = Duration { seconds: 3 * 86_400 };
+
+    /// The longest a job of this tier may run: its `max-time`, or [`Tier::DEFAULT_MAX_TIME`].
+    pub fn max_run_time(&self) -> Duration {
+        self.max_time.as_ref().map_or(Tier::DEFAULT_MAX_TIME, |max| max.value)
+    }
+
     /// Whether the tier may be preempted at all.
     pub fn is_preemptible(&self) -> bool {
         matches!(self.preemption.value, Preemption::Window { .. })
@@ -485,6 +497,25 @@ pub struct Stage {
     pub promote: Option<Promote>,
     /// The scoring rule used to place the stage's jobs.
     pub score: Option<Spanned<ScoreId>>,
+    /// How long one trial is expected to run (`time=`).
+    pub time: Option<Spanned<Duration>>,
+    /// The longest one trial may run (`max-time=`); at most its tier's maximum.
+    pub max_time: Option<Spanned<Duration>>,
+}
+
+impl Stage {
+    /// The run-time limit of one trial on `tier` (the stage's tier): its `max-time`, else its
+    /// expected `time`, else the tier's maximum, so a stage is never cut off by a
+    /// scheduler's own default.
+    pub fn run_time_limit(&self, tier: &Tier) -> Duration {
+        self.max_time.as_ref().or(self.time.as_ref()).map_or_else(|| tier.max_run_time(), |limit| limit.value)
+    }
+
+    /// The expected run time when it is shorter than the limit on `tier`: a scheduler may
+    /// start the trial early in a gap at least this long (Slurm's `--time-min`).
+    pub fn expected_time_below_limit(&self, tier: &Tier) -> Option<Duration> {
+        self.time.as_ref().map(|time| time.value).filter(|time| *time < self.run_time_limit(tier))
+    }
 }
 
 /// A staged placement plan of one team.

@@ -115,7 +115,12 @@ fn qos_settings(tier: &Tier) -> String {
         }
     }
     let exempt = tier.exempt.map_or_else(|| "-1".to_owned(), |exempt| super::slurm_time(exempt.seconds));
-    let _ = write!(settings, " PreemptExemptTime={exempt} Flags=DenyOnLimit");
+    // MaxWall with DenyOnLimit refuses a job that asks for more than its tier's run time at
+    // submission; job_submit.lua gives a job that asks for none exactly this limit.
+    let _ = write!(settings, " PreemptExemptTime={exempt} MaxWall={} Flags=DenyOnLimit", super::slurm_time(tier.max_run_time().seconds));
+    // A reserving tier holds at most its reserved GPUs (-1 clears a cap the policy dropped).
+    let cap = super::reserved::gpu_cap(tier).map_or_else(|| "-1".to_owned(), |gpus| gpus.to_string());
+    let _ = write!(settings, " GrpTRES=gres/gpu={cap}");
     settings
 }
 

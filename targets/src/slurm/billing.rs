@@ -6,15 +6,53 @@
 //!
 //! Weights sit on untyped `GRES/gpu`: a typed weight (`GRES/gpu:h200`) counts zero at
 //! submit-time limit checks for jobs asking `--gres=gpu:N`, so budgets would never hold.
+//!
+//! `TRESBillingWeights` is per partition (22.05 through 25.11 have no per-node weight), so a
+//! pool whose nodes have different prices becomes one partition per price ([`partitions`]):
+//! every job is billed at the price of the nodes it runs on. A job of the pool names all of
+//! them (`--partition=mixed_70,mixed_190,mixed_420`) and starts in whichever can run it first.
 
-use placid_lang::model::{Model, Pool};
+use placid_lang::model::{Model, Node, NodeId, Pool};
 use placid_lang::units::Money;
 
-/// The billing weight of one GPU in `pool`: the highest GPU-hour price among its nodes, so a
-/// budget is never under-charged when a partition mixes prices (Slurm prices per partition,
-/// not per node).
-pub fn gpu_weight(model: &Model, pool: &Pool) -> u64 {
-    pool.nodes.iter().filter_map(|id| model.node(*id).cost_per_gpu_hour).map(minor_units).max().unwrap_or(0)
+use super::names;
+
+/// One partition of a pool: its nodes of one GPU-hour price.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PricePartition {
+    /// The partition's name: the pool's, or `<pool>_<price>` when the pool spans prices.
+    pub name: String,
+    /// Member nodes, in the pool's order.
+    pub nodes: Vec<NodeId>,
+    /// The billing weight of one GPU: the GPU-hour price in minor units (0 when unpriced).
+    pub gpu_weight: u64,
+}
+
+/// The partitions of `pool`, cheapest first.
+pub fn partitions(model: &Model, pool: &Pool) -> Vec<PricePartition> {
+    let mut groups: Vec<PricePartition> = Vec::new();
+    for id in &pool.nodes {
+        let weight = node_weight(model.node(*id));
+        match groups.iter_mut().find(|group| group.gpu_weight == weight) {
+            Some(group) => group.nodes.push(*id),
+            None => groups.push(PricePartition { name: String::new(), nodes: vec![*id], gpu_weight: weight }),
+        }
+    }
+    groups.sort_by_key(|group| group.gpu_weight);
+    let split = groups.len() > 1;
+    for group in &mut groups {
+        group.name = if split { format!("{}_{}", names::partition(pool), group.gpu_weight) } else { names::partition(pool) };
+    }
+    groups
+}
+
+/// The partitions of `pool` as one `--partition` list.
+pub fn partition_list(model: &Model, pool: &Pool) -> String {
+    partitions(model, pool).into_iter().map(|partition| partition.name).collect::<Vec<_>>().join(",")
+}
+
+fn node_weight(node: &Node) -> u64 {
+    node.cost_per_gpu_hour.map_or(0, minor_units)
 }
 
 /// A daily budget in billing-minutes. Amounts are at most [`Money::MAX_MINOR`], which leaves

@@ -8,10 +8,11 @@
 
 use std::fmt::Write;
 
-use placid_lang::model::{Model, Node, Preemption};
+use placid_lang::model::{Model, Node, NodeId, PoolId, Preemption};
 
 use super::billing;
 use super::names;
+use super::reserved;
 use super::version::{Profile, TopologyLayout};
 
 /// Renders slurm.conf's policy part.
@@ -29,7 +30,7 @@ pub fn render(model: &Model, profile: &Profile, accounting: bool) -> String {
 fn write_scheduling(out: &mut String, model: &Model, profile: &Profile, accounting: bool) {
     out.push_str("\n# Resources, topology and scheduling\n");
     let _ = writeln!(out, "ClusterName={}", model.project.slurm.as_ref().map_or("cluster", |settings| settings.cluster.as_str()));
-    out.push_str("SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\nGresTypes=gpu\n");
+    out.push_str("SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\nGresTypes=gpu\n");
     let has_topology = !model.nodes.is_empty();
     match profile.topology {
         TopologyLayout::Tree if has_topology => out.push_str("TopologyPlugin=topology/tree\n"),
@@ -41,12 +42,11 @@ fn write_scheduling(out: &mut String, model: &Model, profile: &Profile, accounti
         }
     }
     out.push_str("SchedulerType=sched/backfill\n");
-    // bf_window (minutes) covers the 3-day MaxTime so backfill can plan the longest job;
-    // max_switch_wait bounds how long `--switches` may hold a job for a tighter placement.
+    // The site's slurm.conf owns SchedulerParameters, SlurmctldParameters and JobSubmitPlugins
+    // (slurmctld keeps one line per key, so setting them here would replace the site's).
     out.push_str(
-        "SchedulerParameters=bf_continue,bf_window=4320,bf_resolution=300,bf_interval=30,bf_max_job_test=1000,max_switch_wait=3600\n",
+        "# SchedulerParameters, SlurmctldParameters and JobSubmitPlugins stay the site's: merge site-requirements.conf into them.\n",
     );
-    out.push_str("JobSubmitPlugins=lua\n");
     out.push_str("\n# Preemption: ");
     if accounting {
         out.push_str("tiers are QOS (accounts.sh); a never-preempted tier is in no QOS's Preempt= list\n");
@@ -58,9 +58,6 @@ fn write_scheduling(out: &mut String, model: &Model, profile: &Profile, accounti
     // A global mode other than OFF must be set whenever a PreemptType is (slurmctld refuses
     // the combination); per-tier modes override it.
     out.push_str("PreemptMode=REQUEUE\n");
-    // Sends the job's own --signal (the checkpoint signal) at preemption time rather than
-    // only at the end of GraceTime. This spelling is parsed by every supported release.
-    out.push_str("SlurmctldParameters=preempt_send_user_signal\n");
 }
 
 fn write_priority(out: &mut String, model: &Model, accounting: bool) {
@@ -97,10 +94,8 @@ fn node_line(model: &Model, node: &Node, accounting: bool) -> String {
         cores / sockets,
         harts / cores
     );
-    if let Some(memory) = node.memory {
-        // Leave 1/32 for the OS: slurmd drains a node whose real memory is below RealMemory.
-        let mebibytes = memory.0 / (1024 * 1024);
-        let _ = write!(line, " RealMemory={}", mebibytes - mebibytes / 32);
+    if let Some(memory) = NodeMemory::of(node) {
+        let _ = write!(line, " RealMemory={} MemSpecLimit={}", memory.real, memory.spec);
     }
     let gres = gres_counts(node);
     if !gres.is_empty() {
@@ -109,6 +104,41 @@ fn node_line(model: &Model, node: &Node, accounting: bool) -> String {
     let _ = write!(line, " Features={}", node_features(model, node, accounting).join(","));
     let _ = write!(line, " Weight={} State=UNKNOWN", node_weight(node));
     line
+}
+
+/// A node's memory as slurm.conf states it, in MiB. `CR_Core_Memory` schedules memory, so
+/// these must agree: jobs get `real - spec`, and a partition's `DefMemPerGPU` fits in that.
+struct NodeMemory {
+    /// `RealMemory`: the inventory's memory less 1/32, because slurmd drains a node whose
+    /// memory (as the kernel reports it, less what firmware keeps) is below RealMemory.
+    real: u64,
+    /// `MemSpecLimit`: another 1/32 kept from jobs for slurmd, slurmstepd and the OS.
+    spec: u64,
+}
+
+impl NodeMemory {
+    fn of(node: &Node) -> Option<NodeMemory> {
+        let mebibytes = node.memory?.0 / (1024 * 1024);
+        Some(NodeMemory { real: mebibytes - mebibytes / 32, spec: mebibytes / 32 })
+    }
+
+    /// What jobs may allocate.
+    fn allocatable(&self) -> u64 {
+        self.real - self.spec
+    }
+}
+
+/// The ` DefMemPerGPU=` of a partition over `nodes`: the memory a job gets per GPU when it
+/// asks for none, the least any GPU node offers per GPU, so a job that fills a node with GPUs
+/// still fits its memory. Without it `CR_Core_Memory` gives such a job the whole node's
+/// memory, and one 1-GPU job would block the node's other GPUs.
+fn default_memory_per_gpu<'m>(nodes: impl Iterator<Item = &'m Node>) -> String {
+    let per_gpu = nodes
+        .filter(|node| node.gpu_count() > 0)
+        .map(|node| NodeMemory::of(node).map(|memory| memory.allocatable() / u64::from(node.gpu_count())))
+        .collect::<Option<Vec<u64>>>()
+        .and_then(|values| values.into_iter().min());
+    per_gpu.map_or_else(String::new, |mebibytes| format!(" DefMemPerGPU={mebibytes}"))
 }
 
 /// `gpu:<model>:<n>` per GPU model of the node, in first-seen order.
@@ -152,29 +182,39 @@ fn node_weight(node: &Node) -> u64 {
 }
 
 fn write_partitions(out: &mut String, model: &Model, accounting: bool) {
-    let all_nodes = model.nodes.iter().map(|node| node.name.as_str()).collect::<Vec<_>>().join(",");
-    // DefaultTime bounds the cost `safe` enforcement charges a job up front (billing x time
-    // limit); without it a job would be priced at MaxTime.
-    out.push_str("\n# Partitions\nPartitionName=DEFAULT State=UP OverSubscribe=NO DefaultTime=01:00:00 MaxTime=3-00:00:00\n");
+    // No DefaultTime: a job that names no run time gets its tier's maximum (job_submit.lua with
+    // accounting, the tier partition's DefaultTime without), never a site-wide hour. MaxTime
+    // admits the longest tier; each tier's own limit is its QOS MaxWall or partition MaxTime.
+    let longest = model.tiers.iter().map(|tier| tier.max_run_time()).max().unwrap_or(placid_lang::model::Tier::DEFAULT_MAX_TIME);
+    let _ = writeln!(out, "\n# Partitions\nPartitionName=DEFAULT State=UP OverSubscribe=NO MaxTime={}", super::slurm_time(longest.seconds));
     // slurmctld logs an error without a default partition. With accounting, job_submit.lua
-    // widens a job without --partition to every pool, so the first pool only matters when
-    // the plugin is not loaded; without accounting the lowest tier is the default, so a job
-    // that names nothing gets the least privilege.
+    // widens a job without --partition to every pool its tier may use, so the default only
+    // matters when the plugin is not loaded: it is the first pool without reserved capacity,
+    // so such a job never lands on reserved GPUs by accident. Without accounting the lowest
+    // tier is the default, so a job that names nothing gets the least privilege.
     let default = |is_default: bool| if is_default { " Default=YES" } else { "" };
     if accounting {
-        let qos_list = model.tiers.iter().map(names::qos).collect::<Vec<_>>().join(",");
+        let open = (0..model.pools.len()).find(|index| !model.is_fenced(PoolId::from_index(*index))).unwrap_or(0);
         for (index, pool) in model.pools.iter().enumerate() {
-            let nodes = pool.nodes.iter().map(|id| model.node(*id).name.as_str()).collect::<Vec<_>>().join(",");
-            let _ = writeln!(
-                out,
-                "PartitionName={} Nodes={nodes} AllowQos={qos_list} TRESBillingWeights=CPU=0,Mem=0,GRES/gpu={}{}",
-                names::partition(pool),
-                billing::gpu_weight(model, pool),
-                default(index == 0)
-            );
+            let tiers: Vec<String> =
+                model.tiers.iter().filter(|tier| reserved::allowed(model, tier, PoolId::from_index(index))).map(names::qos).collect();
+            // A pool no tier may use is still a partition (jobs name it), but an inactive one.
+            let access = if tiers.is_empty() { " State=INACTIVE".to_owned() } else { format!(" AllowQos={}", tiers.join(",")) };
+            for (rank, partition) in billing::partitions(model, pool).into_iter().enumerate() {
+                let nodes = partition.nodes.iter().map(|id| model.node(*id).name.as_str()).collect::<Vec<_>>().join(",");
+                let _ = writeln!(
+                    out,
+                    "PartitionName={} Nodes={nodes}{access} TRESBillingWeights=CPU=0,Mem=0,GRES/gpu={}{}{}",
+                    partition.name,
+                    partition.gpu_weight,
+                    default_memory_per_gpu(partition.nodes.iter().map(|id| model.node(*id))),
+                    default(index == open && rank == 0)
+                );
+            }
         }
         return;
     }
+    let memory = default_memory_per_gpu(model.nodes.iter());
     let mut ranked: Vec<_> = model.tiers.iter().collect();
     ranked.sort_by_key(|tier| tier.priority.value);
     for (rank, tier) in ranked.iter().enumerate() {
@@ -184,9 +224,28 @@ fn write_partitions(out: &mut String, model: &Model, accounting: bool) {
                 format!("PreemptMode={} GraceTime={}", mode.as_str().to_ascii_uppercase(), window.seconds)
             }
         };
+        let limit = super::slurm_time(tier.max_run_time().seconds);
+        // The tier partition spans the nodes of every pool the tier may use: a reserving tier
+        // its reserved pools, a never-preempted one no spot node. Without QOS there is no GPU
+        // cap, so a reserving tier may fill its pools (docs/targets/slurm.md).
+        let nodes: Vec<&str> = model
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| {
+                let id = NodeId::from_index(*index);
+                model
+                    .pools
+                    .iter()
+                    .enumerate()
+                    .any(|(pool, members)| members.nodes.contains(&id) && reserved::allowed(model, tier, PoolId::from_index(pool)))
+            })
+            .map(|(_, node)| node.name.as_str())
+            .collect();
+        let all_nodes = nodes.join(",");
         let _ = writeln!(
             out,
-            "PartitionName={} Nodes={all_nodes} PriorityTier={} PriorityJobFactor={} {preemption}{}",
+            "PartitionName={} Nodes={all_nodes} PriorityTier={} PriorityJobFactor={} {preemption} DefaultTime={limit} MaxTime={limit}{memory}{}",
             names::qos(tier),
             rank + 1,
             tier.priority.value.min(65533),

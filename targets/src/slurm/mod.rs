@@ -14,7 +14,9 @@ mod gres;
 mod lua;
 pub mod migrations;
 pub mod names;
+mod reserved;
 mod sbatch;
+pub mod site;
 #[cfg(test)]
 mod tests;
 mod topology;
@@ -69,6 +71,7 @@ pub fn emit_with(model: &Checked, templates: &SlurmTemplates) -> Result<Vec<Arti
         Artifact::text("slurm/slurm.conf", conf::render(model, &profile, settings.accounting)),
         Artifact::text("slurm/gres.conf", gres::render(model, &version)),
         Artifact::text("slurm/job_submit.lua", lua::render(model, &version, settings.accounting)),
+        Artifact::text("slurm/site-requirements.conf", site::render(&site::requirements(model), &version)),
     ];
     if settings.accounting {
         artifacts.push(Artifact::text("slurm/accounts.sh", accounts::render(model, &version, settings.cluster.as_str())));

@@ -154,7 +154,7 @@ fn stage_context(model: &Model, plan: &Plan, stage: &Stage, accounting: bool) ->
     let team = model.team(plan.team.value);
     let mut constraint: Vec<String> = Vec::new();
     let (qos, partition) = if accounting {
-        (Some(names::qos(tier)), names::partition(pool))
+        (Some(names::qos(tier)), super::billing::partition_list(model, pool))
     } else {
         constraint.push(names::pool_feature(pool));
         (None, names::qos(tier))
@@ -180,6 +180,9 @@ fn stage_context(model: &Model, plan: &Plan, stage: &Stage, accounting: bool) ->
         Preemption::Never => (tier.checkpoint.map(|checkpoint| checkpoint.every.seconds.min(600)), false),
         Preemption::Window { window, mode } => (Some(window.seconds.max(1)), mode == placid_lang::model::PreemptMode::Requeue),
     };
+    // --time-min lets backfill start the trial in a gap shorter than its limit (Slurm may then
+    // lower the limit down to it), so only a tier that backfills gets one.
+    let time_min = stage.expected_time_below_limit(tier).filter(|_| tier.backfill).map(|time| super::slurm_time(time.seconds));
     context! {
         plan => plan.name.as_str(),
         stage => stage.name.as_str(),
@@ -196,5 +199,7 @@ fn stage_context(model: &Model, plan: &Plan, stage: &Stage, accounting: bool) ->
         signal_seconds,
         checkpoint_seconds => tier.checkpoint.map(|checkpoint| checkpoint.every.seconds),
         requeue,
+        time => super::slurm_time(stage.run_time_limit(tier).seconds),
+        time_min,
     }
 }

@@ -77,10 +77,12 @@ fn a_node_becomes_one_line_with_features_gres_and_price_weight() {
     let artifacts = emit_project(NODES, POLICY, &SlurmTemplates::default()).unwrap_or_default();
     let conf = file(&artifacts, "slurm/slurm.conf");
     assert!(conf.contains(
-        "NodeName=n1 CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=63488 Gres=gpu:H200:2 \
+        "NodeName=n1 CPUs=8 Boards=1 SocketsPerBoard=1 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=63488 MemSpecLimit=2048 Gres=gpu:H200:2 \
          Features=riscv64,nvlink_d1,rack_r1,chassis_c1,capacity_reserved Weight=250 State=UNKNOWN"
     ));
-    assert!(conf.contains("PartitionName=all Nodes=n1 AllowQos=p0,p1 TRESBillingWeights=CPU=0,Mem=0,GRES/gpu=250"));
+    // 64 GiB less 2 x 1/32 for the OS and daemons, over 2 GPUs.
+    assert!(conf.contains("PartitionName=all Nodes=n1 AllowQos=p0,p1 TRESBillingWeights=CPU=0,Mem=0,GRES/gpu=250 DefMemPerGPU=30720"));
+    assert!(conf.contains("SelectTypeParameters=CR_Core_Memory\n"));
     assert!(file(&artifacts, "slurm/gres.conf").contains("NodeName=n1 Name=gpu Type=H200 File=/dev/nvidia1 Links=18,-1"));
 }
 
@@ -235,4 +237,79 @@ fn a_cost_center_whose_shares_overflow_slurm_fairshare_is_refused() {
     model.teams.truncate(4_294);
     let model = checked(model);
     assert_eq!(overflows(&model), 0, "4,294 x 1,000,000 fits 32 bits");
+}
+
+/// [`POLICY`] with a plan whose one stage has `stage_times` and tier P1 with `tier_times`.
+fn timed_policy(tier_times: &str, stage_times: &str) -> String {
+    POLICY.replace(r#"mode="requeue" }"#, &format!(r#"mode="requeue"; backfill #true; {tier_times} }}"#))
+        + &format!("plan \"p\" team=\"vision\" {{\n    stage \"train\" tier=\"P1\" pool=\"all\" gpus=2 {stage_times}\n}}\n")
+}
+
+#[test]
+fn run_times_reach_sbatch_the_qos_and_job_submit_lua() {
+    let artifacts = emit_project(NODES, &timed_policy(r#"max-time "4d""#, r#"time="26h" max-time="30h""#), &SlurmTemplates::default())
+        .unwrap_or_default();
+    let stage = file(&artifacts, "slurm/plans/p/train.sbatch");
+    assert!(stage.contains("#SBATCH --time=1-06:00:00\n#SBATCH --time-min=1-02:00:00\n"), "{stage}");
+    let accounts = file(&artifacts, "slurm/accounts.sh");
+    assert!(accounts.contains("MaxWall=4-00:00:00"), "{accounts}");
+    // P0 declares no limit: the default three days, never an hour.
+    assert!(
+        accounts
+            .contains("modify qos where name=p0 set Priority=1000 PreemptMode=cluster GraceTime=0 PreemptExemptTime=-1 MaxWall=3-00:00:00"),
+        "{accounts}"
+    );
+    let lua = file(&artifacts, "slurm/job_submit.lua");
+    assert!(lua.contains(r#"["p1"] = { requeue = 1, checkpoint = nil, max_minutes = 5760, partitions = "all" }"#), "{lua}");
+    let conf = file(&artifacts, "slurm/slurm.conf");
+    assert!(conf.contains("PartitionName=DEFAULT State=UP OverSubscribe=NO MaxTime=4-00:00:00\n"), "{conf}");
+    assert!(!conf.contains("DefaultTime"), "{conf}");
+}
+
+#[test]
+fn a_stage_without_a_run_time_gets_its_tiers_maximum_and_no_time_min() {
+    let artifacts = emit_project(NODES, &timed_policy(r#"max-time "2d""#, ""), &SlurmTemplates::default()).unwrap_or_default();
+    let stage = file(&artifacts, "slurm/plans/p/train.sbatch");
+    assert!(stage.contains("#SBATCH --time=2-00:00:00\n#SBATCH --nodes"), "{stage}");
+    // Only the expected time: it is the limit, so there is nothing for --time-min.
+    let artifacts = emit_project(NODES, &timed_policy("", r#"time="26h""#), &SlurmTemplates::default()).unwrap_or_default();
+    let stage = file(&artifacts, "slurm/plans/p/train.sbatch");
+    assert!(stage.contains("#SBATCH --time=1-02:00:00\n#SBATCH --nodes"), "{stage}");
+}
+
+#[test]
+fn the_site_keys_are_requirements_not_part_of_the_include() {
+    let artifacts = emit_project(NODES, POLICY, &SlurmTemplates::default()).unwrap_or_default();
+    let conf = file(&artifacts, "slurm/slurm.conf");
+    for key in ["SchedulerParameters=", "SlurmctldParameters=", "JobSubmitPlugins="] {
+        assert!(!conf.lines().any(|line| line.starts_with(key)), "the include sets {key}:\n{conf}");
+    }
+    let required = super::site::parse(&file(&artifacts, "slurm/site-requirements.conf"));
+    let keys: Vec<&str> = required.iter().map(|requirement| requirement.key).collect();
+    assert_eq!(keys, ["SchedulerParameters", "SlurmctldParameters", "JobSubmitPlugins"]);
+    assert!(required[0].items.contains(&"bf_window=4320".to_owned()), "{required:?}");
+}
+
+#[test]
+fn a_reserving_tier_is_capped_at_its_reservation_and_kept_off_other_and_spot_pools() {
+    let nodes =
+        NODES.to_owned() + &NODES.replace("\"n1\"", "\"n2\"").replace("d1", "d2").replace("capacity=\"reserved\"", "capacity=\"spot\"");
+    let policy = POLICY.replace(r#"tier "P0" { priority 1000; preemption "never" }"#, r#"tier "P0" { priority 1000; preemption "never"; reserve pool="first" gpus=1 }"#)
+        .replace(r#"pool "all" { select arch="riscv64" }"#, "pool \"all\" { select arch=\"riscv64\" }\npool \"first\" { select nvlink-domain=\"d1\" }\npool \"spot\" { select capacity=\"spot\" }\n")
+        + "tier \"P00\" { priority 900; preemption \"never\" }\n";
+    let policy = policy.replace(r#"tiers "P0" "P1""#, r#"tiers "P0" "P00" "P1""#);
+    let artifacts = emit_project(&nodes, &policy, &SlurmTemplates::default()).unwrap_or_else(|codes| panic!("{codes:?}"));
+    let conf = file(&artifacts, "slurm/slurm.conf");
+    // P0 only where it reserves; the unreserved never-preempted P00 nowhere near spot nodes.
+    assert!(conf.contains("PartitionName=all Nodes=n1,n2 AllowQos=p1 "), "{conf}");
+    assert!(conf.contains("PartitionName=first Nodes=n1 AllowQos=p0,p1,p00 "), "{conf}");
+    assert!(conf.contains("PartitionName=spot Nodes=n2 AllowQos=p1 "), "{conf}");
+    // The reserved pool is never the default partition.
+    assert!(conf.lines().filter(|line| line.ends_with("Default=YES")).all(|line| !line.starts_with("PartitionName=first ")), "{conf}");
+    let accounts = file(&artifacts, "slurm/accounts.sh");
+    assert!(
+        accounts.contains("name=p0 set Priority=1000") && accounts.contains("MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=1\n"),
+        "{accounts}"
+    );
+    assert!(accounts.contains("name=p1 set Priority=500") && accounts.contains("GrpTRES=gres/gpu=-1\n"), "{accounts}");
 }

@@ -21,7 +21,37 @@ pub fn validate(model: &Model) -> Diagnostics {
     check_feature_names(model, &mut diagnostics);
     check_cpu_layouts(model, &mut diagnostics);
     check_fairshares(model, &mut diagnostics);
+    if model.project.slurm.as_ref().is_some_and(|settings| settings.accounting) {
+        check_price_partitions(model, &mut diagnostics);
+    }
     diagnostics
+}
+
+/// Pools split by GPU price ([`super::billing::partitions`]) get partitions named
+/// `<pool>_<price>`, which must not take another pool's name; and a migration's phases grow
+/// its source pool's one partition, so that pool must have one price.
+fn check_price_partitions(model: &Model, diagnostics: &mut Diagnostics) {
+    let mut taken: BTreeMap<String, Span> = BTreeMap::new();
+    for pool in &model.pools {
+        for partition in super::billing::partitions(model, pool) {
+            claim(&mut taken, partition.name, pool.span, "partition", diagnostics);
+        }
+    }
+    for migration in &model.migrations {
+        let source = model.pool(migration.from.value);
+        let prices = super::billing::partitions(model, source).len();
+        if prices > 1 {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::SlurmSplitMigrationPool,
+                    migration.from.span,
+                    format!("migration `{}` leaves pool `{}`, whose nodes have {prices} GPU prices", migration.name, source.name),
+                )
+                .label("Slurm splits this pool into one partition per price")
+                .help("migrate from a pool of one price (select its nodes by capacity or GPU model), or give its nodes one price"),
+            );
+        }
+    }
 }
 
 fn check_collisions(model: &Model, diagnostics: &mut Diagnostics) {

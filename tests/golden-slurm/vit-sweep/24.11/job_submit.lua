@@ -3,11 +3,12 @@
 
 local TIERS_ARE = "qos"
 
--- tier -> { requeue = 1 | 0 | nil (never preempted), checkpoint = seconds | nil }
+-- tier -> { requeue = 1 | 0 | nil (never preempted), checkpoint = seconds | nil, max_minutes = run-time limit,
+--          partitions = where a job without --partition may start | nil (the tier is a partition) }
 local TIERS = {
-  ["final"] = { requeue = nil, checkpoint = 1200 },
-  ["sweep-high"] = { requeue = 1, checkpoint = 600 },
-  ["sweep-low"] = { requeue = 1, checkpoint = 300 },
+  ["final"] = { requeue = nil, checkpoint = 1200, max_minutes = 4320, partitions = "nvl-reserved" },
+  ["sweep-high"] = { requeue = 1, checkpoint = 600, max_minutes = 4320, partitions = "nvl-reserved,nvl-on-demand,spot,mixed_85,mixed_210" },
+  ["sweep-low"] = { requeue = 1, checkpoint = 300, max_minutes = 4320, partitions = "nvl-reserved,nvl-on-demand,spot,mixed_85,mixed_210" },
 }
 
 -- team account -> allowed tiers
@@ -22,8 +23,10 @@ local CLASSES = {
   ["class_vit-large"] = { constraint = "[nvlink_nvl72-a|nvlink_nvl72-b]" },
 }
 
--- partitions a job without --partition may start in
-local DEFAULT_PARTITIONS = "nvl-reserved,nvl-on-demand,spot,mixed"
+-- pool -> its partitions, for pools split by GPU price (a job naming the pool may use any)
+local POOLS = {
+  ["mixed"] = "mixed_85,mixed_210",
+}
 
 local function reject(message, ...)
   slurm.log_user("placid: " .. message, ...)
@@ -107,8 +110,27 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   if tier.requeue ~= nil then
     job_desc.requeue = tier.requeue
   end
-  if job_desc.partition == nil and DEFAULT_PARTITIONS ~= nil then
-    job_desc.partition = DEFAULT_PARTITIONS
+  -- A job that names no run time gets its tier's maximum, not the partition's default.
+  if job_desc.time_limit == nil or job_desc.time_limit == slurm.NO_VAL then
+    job_desc.time_limit = tier.max_minutes
+  end
+  if job_desc.partition ~= nil then
+    local expanded = {}
+    for partition in string.gmatch(job_desc.partition, "[^,]+") do
+      table.insert(expanded, POOLS[partition] or partition)
+    end
+    job_desc.partition = table.concat(expanded, ",")
+  end
+  if job_desc.partition == nil and tier.partitions ~= nil and tier.partitions ~= "" then
+    job_desc.partition = tier.partitions
+  elseif job_desc.partition ~= nil and tier.partitions ~= nil then
+    -- Reserved capacity and spot: refused here with the policy's reason, rather than left
+    -- pending on the partition's AllowQos.
+    for partition in string.gmatch(job_desc.partition, "[^,]+") do
+      if not string.find("," .. tier.partitions .. ",", "," .. partition .. ",", 1, true) then
+        return reject("tier %s may not run in partition %s (it may use %s)", tier_name, partition, tier.partitions)
+      end
+    end
   end
   slurm.log_info("placid: account=%s tier=%s partition=%s features=%s", account, tier_name,
     tostring(job_desc.partition), tostring(job_desc.features))

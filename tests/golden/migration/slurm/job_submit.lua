@@ -3,11 +3,12 @@
 
 local TIERS_ARE = "qos"
 
--- tier -> { requeue = 1 | 0 | nil (never preempted), checkpoint = seconds | nil }
+-- tier -> { requeue = 1 | 0 | nil (never preempted), checkpoint = seconds | nil, max_minutes = run-time limit,
+--          partitions = where a job without --partition may start | nil (the tier is a partition) }
 local TIERS = {
-  ["serve"] = { requeue = nil, checkpoint = nil },
-  ["train"] = { requeue = 1, checkpoint = 1200 },
-  ["batch"] = { requeue = 0, checkpoint = nil },
+  ["serve"] = { requeue = nil, checkpoint = nil, max_minutes = 4320, partitions = "x86-pcie,rv-nvlink" },
+  ["train"] = { requeue = 1, checkpoint = 1200, max_minutes = 4320, partitions = "x86-pcie,rv-nvlink" },
+  ["batch"] = { requeue = 0, checkpoint = nil, max_minutes = 4320, partitions = "x86-pcie,rv-nvlink" },
 }
 
 -- team account -> allowed tiers
@@ -22,8 +23,9 @@ local CLASSES = {
   ["class_serving"] = { one_node = true },
 }
 
--- partitions a job without --partition may start in
-local DEFAULT_PARTITIONS = "x86-pcie,rv-nvlink"
+-- pool -> its partitions, for pools split by GPU price (a job naming the pool may use any)
+local POOLS = {
+}
 
 local function reject(message, ...)
   slurm.log_user("placid: " .. message, ...)
@@ -107,8 +109,27 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   if tier.requeue ~= nil then
     job_desc.requeue = tier.requeue
   end
-  if job_desc.partition == nil and DEFAULT_PARTITIONS ~= nil then
-    job_desc.partition = DEFAULT_PARTITIONS
+  -- A job that names no run time gets its tier's maximum, not the partition's default.
+  if job_desc.time_limit == nil or job_desc.time_limit == slurm.NO_VAL then
+    job_desc.time_limit = tier.max_minutes
+  end
+  if job_desc.partition ~= nil then
+    local expanded = {}
+    for partition in string.gmatch(job_desc.partition, "[^,]+") do
+      table.insert(expanded, POOLS[partition] or partition)
+    end
+    job_desc.partition = table.concat(expanded, ",")
+  end
+  if job_desc.partition == nil and tier.partitions ~= nil and tier.partitions ~= "" then
+    job_desc.partition = tier.partitions
+  elseif job_desc.partition ~= nil and tier.partitions ~= nil then
+    -- Reserved capacity and spot: refused here with the policy's reason, rather than left
+    -- pending on the partition's AllowQos.
+    for partition in string.gmatch(job_desc.partition, "[^,]+") do
+      if not string.find("," .. tier.partitions .. ",", "," .. partition .. ",", 1, true) then
+        return reject("tier %s may not run in partition %s (it may use %s)", tier_name, partition, tier.partitions)
+      end
+    end
   end
   slurm.log_info("placid: account=%s tier=%s partition=%s features=%s", account, tier_name,
     tostring(job_desc.partition), tostring(job_desc.features))
