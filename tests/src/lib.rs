@@ -80,3 +80,5 @@ pub fn checked(model: Model) -> Checked {
 pub mod slurm;
 /// Behaviour checks the live tests of every Slurm release share.
 pub mod slurm_checks;
+
+pub mod conformance;

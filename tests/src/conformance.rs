@@ -1,0 +1,284 @@
+//! Conformance: the engine's prediction against what a real slurmctld does, scenario by
+//! scenario (docs/semantics.md, "Agreement with Slurm"). A scenario submits plan stages of
+//! tests/conformance/plans.kdl at given seconds, then looks at every job once: the engine runs
+//! `stage_job` of each stage to that second; the live cluster gets each stage's generated
+//! sbatch script, exactly as a team would submit it, running `sleep`. Both answers are reduced
+//! to a [`Seen`] per job, and they must be equal, or equal to a divergence the docs state.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use placid_engine::job::JobId;
+use placid_engine::plan::stage_job;
+use placid_engine::sim::{JobState, Simulation};
+use placid_engine::{Job, Neutral};
+use placid_lang::model::{Model, PlanId, TeamId};
+
+use crate::slurm::Cluster;
+
+/// What became of a job at the scenario's look.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seen {
+    /// It runs through this pool, inside this NVLink domain when all its nodes share one.
+    Running {
+        /// The pool (the Slurm partition, less a price suffix).
+        pool: String,
+        /// The NVLink domain of all its nodes, if they share one.
+        domain: Option<String>,
+    },
+    /// It waits (in the queue, for a dependency, or requeued after a preemption).
+    Pending,
+    /// It was refused at submission.
+    Rejected,
+    /// It was stopped for good (cancelled by a preemption).
+    Ended,
+    /// It ran to its end.
+    Finished,
+}
+
+/// One submission: a plan stage, when, and optionally as another team.
+#[derive(Clone, Copy, Debug)]
+pub struct Step {
+    /// The plan (of tests/conformance/plans.kdl).
+    pub plan: &'static str,
+    /// The stage.
+    pub stage: &'static str,
+    /// Seconds after the scenario's start.
+    pub at: u64,
+    /// Submit as this team instead of the plan's (`sbatch -A`).
+    pub team: Option<&'static str>,
+    /// Ask for this many GPUs instead of the stage's, in whole nodes of [`GPUS_PER_NODE`]
+    /// (`sbatch --nodes`): a stage the checker refuses cannot be generated, but a user can
+    /// still submit it.
+    pub gpus: Option<u32>,
+}
+
+/// GPUs of every node of the cluster example.
+pub const GPUS_PER_NODE: u32 = 4;
+
+/// A scenario: what is submitted and when to look.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// Its name, as docs/semantics.md lists it.
+    pub name: &'static str,
+    /// The submissions, in time order.
+    pub steps: Vec<Step>,
+    /// When to look, in seconds after the start.
+    pub look: u64,
+    /// A divergence docs/semantics.md states: what Slurm does instead of the engine.
+    pub divergence: Option<Vec<Seen>>,
+}
+
+fn step(plan: &'static str, stage: &'static str, at: u64) -> Step {
+    Step { plan, stage, at, team: None, gpus: None }
+}
+
+fn running(pool: &str, domain: Option<&str>) -> Seen {
+    Seen::Running { pool: pool.to_owned(), domain: domain.map(str::to_owned) }
+}
+
+/// The scenarios of docs/semantics.md, "Agreement with Slurm".
+pub fn scenarios() -> Vec<Scenario> {
+    let scenario = |name, steps, look| Scenario { name, steps, look, divergence: None };
+    vec![
+        scenario("one-domain placement", vec![step("c-one-domain", "train", 0)], 5),
+        scenario("a job too large for any domain", vec![Step { gpus: Some(32), ..step("c-one-domain", "train", 0) }], 3),
+        scenario("tier-not-allowed", vec![Step { team: Some("research"), ..step("c-p0", "more", 0) }], 3),
+        scenario("a job on a pool of two prices", vec![step("c-eval", "eval", 0)], 5),
+        scenario(
+            "P1 preempts P2, which is cancelled after its window",
+            vec![step("c-preempt", "sweep", 0), step("c-preempt-p1", "train", 4)],
+            16,
+        ),
+        scenario("P2 is not cancelled before its window ends", vec![step("c-preempt", "sweep", 0), step("c-preempt-p1", "train", 4)], 6),
+        scenario(
+            "P1 within its quota of the reserved pool runs beside P0",
+            vec![step("c-borrow", "train", 0), step("c-p0", "finetune", 2)],
+            6,
+        ),
+        Scenario {
+            name: "a reserved pool under pressure",
+            steps: vec![Step { gpus: Some(16), ..step("c-borrow", "train", 0) }, step("c-p0", "finetune", 3)],
+            look: 20,
+            divergence: Some(vec![Seen::Pending, running("nvl-a", Some("nvl-a"))]),
+        },
+        scenario(
+            "backfill of a short job into a gap without delaying a reserved start",
+            vec![step("c-backfill", "long", 0), step("c-backfill", "wide", 1), step("c-backfill", "short", 2)],
+            40,
+        ),
+        scenario("P0 fills its reservation", vec![step("c-p0", "finetune", 0)], 5),
+        scenario("P0 cannot exceed its reservation", vec![step("c-p0", "finetune", 0), step("c-p0", "more", 2)], 6),
+        scenario("the budget hold", vec![step("c-budget", "first", 0), step("c-budget", "first", 2)], 6),
+        scenario("a stage dependency", vec![step("c-after", "prep", 0), step("c-after", "train", 0)], 5),
+        scenario("a dependent stage starts when its dependency ends", vec![step("c-after", "prep", 0), step("c-after", "train", 0)], 30),
+        scenario("a full pool queues the next job", vec![step("c-fair", "fill", 0), step("c-fair", "next", 1)], 5),
+    ]
+}
+
+/// Plan and stage index of a step.
+fn stage_of(model: &Model, step: &Step) -> (PlanId, usize) {
+    let plan = model.plans.iter().position(|plan| plan.name.as_str() == step.plan).unwrap_or_else(|| panic!("no plan {}", step.plan));
+    let stage = model.plans[plan]
+        .stages
+        .iter()
+        .position(|stage| stage.name.as_str() == step.stage)
+        .unwrap_or_else(|| panic!("no stage {}", step.stage));
+    (PlanId::from_index(plan), stage)
+}
+
+fn team_named(model: &Model, name: &str) -> TeamId {
+    TeamId::from_index(model.teams.iter().position(|team| team.name.as_str() == name).unwrap_or_else(|| panic!("no team {name}")))
+}
+
+/// The engine job of a step: the stage's job, run for its expected time, cut at its limit,
+/// after the scenario's earlier jobs of the stages it is after.
+fn job_of(model: &Model, scenario: &Scenario, index: usize) -> Job {
+    let step = &scenario.steps[index];
+    let (plan, stage) = stage_of(model, step);
+    let declared = &model.plan(plan).stages[stage];
+    let tier = model.tier(declared.tier.value);
+    let mut job = stage_job(model, plan, stage, 0);
+    job.submit = step.at;
+    job.limit = Some(declared.run_time_limit(tier).seconds);
+    job.run = declared.time.as_ref().map_or(declared.run_time_limit(tier).seconds, |time| time.value.seconds);
+    if let Some(team) = step.team {
+        job.team = team_named(model, team);
+    }
+    if let Some(gpus) = step.gpus {
+        job.gpus = gpus;
+    }
+    job.after = scenario.steps[..index]
+        .iter()
+        .enumerate()
+        .filter(|(_, earlier)| {
+            earlier.plan == step.plan
+                && declared.after.iter().any(|after| model.plan(plan).stages[after.value].name.as_str() == earlier.stage)
+        })
+        .map(|(earlier, _)| JobId(earlier as u32))
+        .collect();
+    job
+}
+
+/// What the engine predicts for each step's job at the scenario's look.
+pub fn predict(model: &Model, scenario: &Scenario) -> Vec<Seen> {
+    let mut simulation = Simulation::new(model, Neutral);
+    let ids: Vec<JobId> = (0..scenario.steps.len()).map(|index| simulation.submit(job_of(model, scenario, index))).collect();
+    simulation.run_until(scenario.look, &mut |_| {});
+    ids.iter()
+        .map(|id| match simulation.state(*id) {
+            Some(JobState::Running(placement) | JobState::Draining(placement)) => Seen::Running {
+                pool: model.pool(placement.pool).name.to_string(),
+                domain: placement.domain.map(|domain| model.domain(domain).name.to_string()),
+            },
+            Some(JobState::Finished) => Seen::Finished,
+            Some(JobState::Cancelled) => Seen::Ended,
+            Some(JobState::Rejected(_)) => Seen::Rejected,
+            _ => Seen::Pending,
+        })
+        .collect()
+}
+
+/// What the live cluster does with each step's job at the scenario's look. `generated` holds
+/// the Slurm artifacts of `model` (without the `slurm/` prefix).
+pub fn observe(cluster: &Cluster, generated: &Path, model: &Model, scenario: &Scenario) -> Vec<Seen> {
+    let start = Instant::now();
+    let wait_until_second = |second: u64| {
+        let due = start + Duration::from_secs(second);
+        if let Some(left) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(left);
+        }
+    };
+    let jobs_dir = "jobs/conformance";
+    std::fs::create_dir_all(cluster.path(jobs_dir)).expect("jobs dir");
+    let mut ids: Vec<Option<String>> = Vec::new();
+    for (index, step) in scenario.steps.iter().enumerate() {
+        wait_until_second(step.at);
+        let job = job_of(model, scenario, index);
+        // The stage's script, as generated, copied where the cluster (perhaps in a root) reads it.
+        let script = format!("{jobs_dir}/{}.{}.sbatch", step.plan, step.stage);
+        std::fs::copy(generated.join(format!("plans/{}/{}.sbatch", step.plan, step.stage)), cluster.path(&script))
+            .expect("copy the stage script");
+        let command = format!("{jobs_dir}/sleep-{}.sh", job.run);
+        std::fs::write(cluster.path(&command), format!("#!/bin/sh\nexec sleep {}\n", job.run)).expect("write the job command");
+        let _ = std::process::Command::new("chmod").arg("+x").arg(cluster.path(&command)).status();
+        let mut args = vec![format!(
+            "--export=ALL,PLACID_STAGE_COMMAND={},PLACID_RESULTS_DIR={}",
+            cluster.inner(&command).display(),
+            cluster.inner(jobs_dir).display()
+        )];
+        if let Some(team) = step.team {
+            args.push(format!("--account={}", model.team(team_named(model, team)).account));
+        }
+        if let Some(gpus) = step.gpus {
+            args.push(format!("--nodes={}", gpus / GPUS_PER_NODE));
+        }
+        let after: Vec<String> = job.after.iter().filter_map(|earlier| ids.get(earlier.index()).cloned().flatten()).collect();
+        if !after.is_empty() {
+            // submit.sh's dependency: the stage waits for its earlier stages to end, however.
+            args.push(format!("--dependency=afterany:{}", after.join(":")));
+        }
+        args.push(cluster.inner(&script).display().to_string());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        // A refusal is an answer; its message goes to the test's log, where a mismatch is read.
+        ids.push(
+            cluster
+                .sbatch(&args)
+                .map_err(|error| eprintln!("{}: {}.{} refused: {}", scenario.name, step.plan, step.stage, error.trim()))
+                .ok(),
+        );
+    }
+    wait_until_second(scenario.look);
+    let seen = ids.iter().map(|id| id.as_ref().map_or(Seen::Rejected, |id| seen_in_slurm(cluster, model, id))).collect();
+    cluster.cancel_all();
+    seen
+}
+
+fn seen_in_slurm(cluster: &Cluster, model: &Model, id: &str) -> Seen {
+    let job = cluster.show("job", id);
+    match job.get("JobState").map(String::as_str) {
+        Some("RUNNING" | "COMPLETING") => {
+            let partition = job.get("Partition").cloned().unwrap_or_default();
+            let nodes = cluster.stdout("scontrol", &["show", "hostnames", job.get("NodeList").map_or("", String::as_str)]);
+            let domains: std::collections::BTreeSet<Option<String>> = nodes
+                .split_whitespace()
+                .map(|name| {
+                    model.node_by_name(name).and_then(|node| model.node(node).domain).map(|domain| model.domain(domain).name.to_string())
+                })
+                .collect();
+            let domain = if domains.len() == 1 { domains.into_iter().next().flatten() } else { None };
+            Seen::Running { pool: pool_of_partition(model, &partition), domain }
+        }
+        Some("COMPLETED") => Seen::Finished,
+        Some("CANCELLED" | "PREEMPTED" | "TIMEOUT" | "FAILED" | "NODE_FAIL" | "DEADLINE") => Seen::Ended,
+        _ => Seen::Pending,
+    }
+}
+
+/// The pool a partition serves: its name, or its name less the `_<price>` suffix of a pool
+/// split by price.
+fn pool_of_partition(model: &Model, partition: &str) -> String {
+    let is_pool = |name: &str| model.pools.iter().any(|pool| pool.name.as_str() == name);
+    if is_pool(partition) {
+        return partition.to_owned();
+    }
+    match partition.rsplit_once('_') {
+        Some((pool, price)) if is_pool(pool) && price.bytes().all(|byte| byte.is_ascii_digit()) => pool.to_owned(),
+        _ => partition.to_owned(),
+    }
+}
+
+/// The cluster example with the conformance plans, and [`crate::slurm::test_model`]'s short
+/// windows and small research budget.
+pub fn model() -> Model {
+    let dir = tempfile::tempdir().expect("temp dir");
+    crate::copy_tree(&crate::example("cluster"), dir.path(), &[]);
+    let plans = crate::workspace_root().join("tests/conformance/plans.kdl");
+    std::fs::copy(&plans, dir.path().join("policy/conformance.kdl")).expect("copy the conformance plans");
+    let build = crate::build(dir.path()).clean().unwrap_or_else(|build| {
+        panic!("the conformance project does not compile:\n{}", placid_driver::render::text(&build.sources, &build.diagnostics, false))
+    });
+    let mut model = build.model.into_model();
+    crate::slurm::shorten_for_live(&mut model);
+    model
+}

@@ -1,0 +1,67 @@
+//! The engine against a real Slurm: every scenario of [`placid_tests::conformance`] is
+//! predicted by the engine and run on a live slurmctld (22.05 on the host, 24.11 in the trixie
+//! root), and what each job became must agree, or match a divergence docs/semantics.md states.
+
+use std::fmt::Write as _;
+
+use placid_lang::model::{Model, SlurmVersion};
+use placid_tests::conformance::{self, Scenario, Seen, observe, predict};
+use placid_tests::slurm::{Cluster, Options, StartError, should_run, trixie_root, write_slurm};
+
+fn run_all(model: &Model, options: &Options, release: &str) {
+    let generated = tempfile::tempdir().expect("tempdir");
+    write_slurm(model, generated.path());
+    let cluster = match Cluster::start(generated.path(), options) {
+        Ok(cluster) => cluster,
+        Err(StartError::Rejected(output)) => panic!("Slurm {release} rejected the conformance configuration:\n{output}"),
+        Err(StartError::Harness(message)) => panic!("the harness failed: {message}"),
+    };
+    cluster.add_root_user(&["vision".to_owned(), "speech".to_owned(), "res".to_owned()]);
+    let mut report = String::new();
+    let mut mismatches = 0;
+    for scenario in conformance::scenarios() {
+        let engine = predict(model, &scenario);
+        let slurm = observe(&cluster, generated.path(), model, &scenario);
+        let agrees = match &scenario.divergence {
+            None => slurm == engine,
+            Some(stated) => &slurm == stated,
+        };
+        let _ = writeln!(report, "{} {}\n    engine {engine:?}\n    slurm  {slurm:?}", if agrees { "ok  " } else { "FAIL" }, scenario.name);
+        mismatches += usize::from(!agrees);
+    }
+    eprintln!("conformance on Slurm {release}:\n{report}");
+    assert_eq!(mismatches, 0, "the engine and Slurm {release} disagree:\n{report}");
+}
+
+/// The engine's side alone, wherever the tests run: each scenario's prediction is the one
+/// docs/semantics.md lists.
+#[test]
+fn the_engine_predicts_the_documented_outcomes() {
+    let model = conformance::model();
+    let predictions: Vec<(&str, Vec<Seen>)> =
+        conformance::scenarios().iter().map(|scenario: &Scenario| (scenario.name, predict(&model, scenario))).collect();
+    insta::assert_debug_snapshot!(predictions);
+}
+
+#[test]
+fn the_engine_agrees_with_slurm_22_05() {
+    if !should_run("the_engine_agrees_with_slurm_22_05", true, None) {
+        return;
+    }
+    let port_base = 20_000 + u16::try_from(std::process::id() % 400).unwrap_or(0) * 100 + 60;
+    run_all(&conformance::model(), &Options { accounting: true, slurmds: true, port_base, root: None }, "22.05");
+}
+
+#[test]
+fn the_engine_agrees_with_slurm_24_11() {
+    let root = trixie_root();
+    if !should_run("the_engine_agrees_with_slurm_24_11", true, Some(&root)) {
+        return;
+    }
+    let mut model = conformance::model();
+    if let Some(settings) = model.project.slurm.as_mut() {
+        settings.version = SlurmVersion { major: 24, minor: 11 };
+    }
+    let port_base = 61_000 + u16::try_from(std::process::id() % 20).unwrap_or(0) * 200 + 150;
+    run_all(&model, &Options { accounting: true, slurmds: true, port_base, root: Some(root) }, "24.11");
+}
