@@ -82,7 +82,12 @@ pub fn scenarios() -> Vec<Scenario> {
     let scenario = |name, steps, look| Scenario { name, steps, look, divergence: None };
     vec![
         scenario("one-domain placement", vec![step("c-one-domain", "train", 0)], 5),
-        scenario("a job too large for any domain", vec![Step { gpus: Some(32), ..step("c-one-domain", "train", 0) }], 3),
+        Scenario {
+            name: "a job too large for any domain",
+            steps: vec![Step { gpus: Some(32), ..step("c-one-domain", "train", 0) }],
+            look: 3,
+            divergence: Some(vec![Seen::Pending]),
+        },
         scenario("tier-not-allowed", vec![Step { team: Some("research"), ..step("c-p0", "more", 0) }], 3),
         scenario("a job on a pool of two prices", vec![step("c-eval", "eval", 0)], 5),
         scenario(
@@ -102,11 +107,12 @@ pub fn scenarios() -> Vec<Scenario> {
             look: 20,
             divergence: Some(vec![Seen::Pending, running("nvl-a", Some("nvl-a"))]),
         },
-        scenario(
-            "backfill of a short job into a gap without delaying a reserved start",
-            vec![step("c-backfill", "long", 0), step("c-backfill", "wide", 1), step("c-backfill", "short", 2)],
-            40,
-        ),
+        Scenario {
+            name: "backfill of a short job into a gap without delaying a reserved start",
+            steps: vec![step("c-backfill", "long", 0), step("c-backfill", "wide", 1), step("c-backfill", "short", 2)],
+            look: 40,
+            divergence: Some(vec![running("x86-spot", None), Seen::Pending, Seen::Pending]),
+        },
         scenario("P0 fills its reservation", vec![step("c-p0", "finetune", 0)], 5),
         scenario("P0 cannot exceed its reservation", vec![step("c-p0", "finetune", 0), step("c-p0", "more", 2)], 6),
         scenario("the budget hold", vec![step("c-budget", "first", 0), step("c-budget", "first", 2)], 6),
@@ -200,7 +206,10 @@ pub fn observe(cluster: &Cluster, generated: &Path, model: &Model, scenario: &Sc
         std::fs::copy(generated.join(format!("plans/{}/{}.sbatch", step.plan, step.stage)), cluster.path(&script))
             .expect("copy the stage script");
         let command = format!("{jobs_dir}/sleep-{}.sh", job.run);
-        std::fs::write(cluster.path(&command), format!("#!/bin/sh\nexec sleep {}\n", job.run)).expect("write the job command");
+        // Like training code, the job outlives the preemption signals (TERM, and USR1 for
+        // its checkpoint) until Slurm kills it at the end of the window; a bare `sleep` would
+        // die at once, and a job that ends early is not requeued.
+        std::fs::write(cluster.path(&command), format!("#!/bin/sh\ntrap '' TERM USR1\nexec sleep {}\n", job.run)).expect("write the job command");
         let _ = std::process::Command::new("chmod").arg("+x").arg(cluster.path(&command)).status();
         let mut args = vec![format!(
             "--export=ALL,PLACID_STAGE_COMMAND={},PLACID_RESULTS_DIR={}",
@@ -236,6 +245,8 @@ pub fn observe(cluster: &Cluster, generated: &Path, model: &Model, scenario: &Sc
 
 fn seen_in_slurm(cluster: &Cluster, model: &Model, id: &str) -> Seen {
     let job = cluster.show("job", id);
+    let field = |key: &str| job.get(key).map_or("", String::as_str);
+    eprintln!("job {id}: {} {} reason {} restarts {}", field("JobState"), field("Partition"), field("Reason"), field("Restarts"));
     match job.get("JobState").map(String::as_str) {
         Some("RUNNING" | "COMPLETING") => {
             let partition = job.get("Partition").cloned().unwrap_or_default();
