@@ -79,10 +79,29 @@ enum Wake {
     Retry,
 }
 
-/// The head's reservation: when and where its gang will fit.
+/// Why a job waits in one pool, and whether it waits for what running jobs give back as they
+/// end (capacity for its gang, or quota): such a job may be the head and get a reservation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Wait {
+    hold: Hold,
+    reservable: bool,
+}
+
+impl Wait {
+    fn plain(hold: Hold) -> Wait {
+        Wait { hold, reservable: matches!(hold, Hold::Capacity | Hold::Quota) }
+    }
+}
+
+/// The head's reservation: when and where its gang will fit, and how much of its queue's and
+/// its pool's cohort quota is left over then, which is all a job that ends later may take.
 struct Reservation {
     time: Seconds,
     nodes: BTreeSet<NodeId>,
+    pool: PoolId,
+    charge: Charge,
+    spare: u64,
+    spare_cohort: u64,
 }
 
 /// A simulation of one model. Submit jobs, run it to a time, read events and job states.
@@ -466,24 +485,24 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         let mut head: Option<Reservation> = None;
         let mut blocked_ahead = false;
         for id in order {
-            let mut furthest: Option<Hold> = None;
+            let mut furthest: Option<Wait> = None;
             let pools = self.records[id.index()].pools.clone();
             let mut started = false;
             for pool in pools {
-                match self.try_start(id, pool, head.as_ref(), blocked_ahead) {
+                match self.try_start(id, pool, head.as_mut(), blocked_ahead) {
                     Ok(()) => {
                         started = true;
                         break;
                     }
-                    Err(hold) => furthest = furthest.max(Some(hold)),
+                    Err(wait) => furthest = furthest.max(Some(wait)),
                 }
             }
             if started {
                 continue;
             }
-            let hold = furthest.unwrap_or(Hold::Capacity);
-            if matches!(hold, Hold::Capacity | Hold::Priority) {
-                if head.is_none() && hold == Hold::Capacity {
+            let Wait { hold, reservable } = furthest.unwrap_or(Wait { hold: Hold::Capacity, reservable: true });
+            if reservable || hold == Hold::Priority {
+                if head.is_none() && reservable {
                     head = self.reserve(id);
                 }
                 blocked_ahead = true;
@@ -502,7 +521,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
     /// Starts `id` through `pool` if admission and placement allow it now; otherwise says
     /// why it waits. Admission in the order of docs/semantics.md: budget, then quota, then
     /// placement (with preemption, and the head's reservation).
-    fn try_start(&mut self, id: JobId, pool: PoolId, head: Option<&Reservation>, blocked_ahead: bool) -> Result<(), Hold> {
+    fn try_start(&mut self, id: JobId, pool: PoolId, head: Option<&mut Reservation>, blocked_ahead: bool) -> Result<(), Wait> {
         let model = self.model;
         // A preemption that has run its course (its victims stopped) may be tried again.
         if self.records[id.index()].preempting.is_some_and(|stops| stops <= self.now) {
@@ -511,7 +530,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         let job = &self.records[id.index()].job;
         let estimate = self.quotas.estimate(job, pool);
         if !self.budgets.has_room(model, job.team, estimate, self.now) {
-            return Err(Hold::Budget);
+            return Err(Wait::plain(Hold::Budget));
         }
         let charge = self.quotas.charge(job, pool);
         let mig = Needs::of(model, job).mig.is_some();
@@ -525,12 +544,12 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             if self.records[id.index()].preempting.is_none() {
                 self.reclaim(id, pool, charge, own_over, cohort_over);
             }
-            return Err(Hold::Quota);
+            return Err(Wait { hold: Hold::Quota, reservable: true });
         }
         let job = &self.records[id.index()].job;
         let tier = model.tier(job.tier);
         if blocked_ahead && !tier.backfill {
-            return Err(Hold::Priority);
+            return Err(Wait::plain(Hold::Priority));
         }
         let reach = &self.quotas.reach[pool.index()];
         let ends = self.now.saturating_add(self.records[id.index()].estimate_left);
@@ -538,13 +557,27 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         let placed = match head {
             None => place::place(model, reach, &self.cluster, job, pool, &mut self.ranker, &mut self.scratch, &|_| false),
             Some(reservation) => {
+                // A job that ends after the head's start leaves it the quota it needs.
+                let cohort_charged = matches!(charge, Charge::Team(..)) && reservation.pool == pool;
+                if ends > reservation.time {
+                    let same_queue = charge == reservation.charge;
+                    if (same_queue && milli > reservation.spare) || (cohort_charged && milli > reservation.spare_cohort) {
+                        return Err(Wait::plain(Hold::Priority));
+                    }
+                    if same_queue {
+                        reservation.spare -= milli;
+                    }
+                    if cohort_charged {
+                        reservation.spare_cohort -= milli;
+                    }
+                }
                 let free = |_: NodeId| false;
                 let avoid = |node: NodeId| reservation.nodes.contains(&node);
                 // A job that ends by the head's reserved start may use the head's nodes.
                 let blocked: &dyn Fn(NodeId) -> bool = if ends <= reservation.time { &free } else { &avoid };
                 match place::place(model, reach, &self.cluster, job, pool, &mut self.ranker, &mut self.scratch, blocked) {
                     Ok(placement) => Ok(placement),
-                    Err(_) => return Err(Hold::Priority),
+                    Err(_) => return Err(Wait::plain(Hold::Priority)),
                 }
             }
         };
@@ -554,10 +587,10 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                 self.start(id, placement);
                 Ok(())
             }
-            Err(_) if self.records[id.index()].preempting.is_some() => Err(Hold::Capacity),
+            Err(_) if self.records[id.index()].preempting.is_some() => Err(Wait::plain(Hold::Capacity)),
             Err(_) => {
                 self.preempt(id, pool);
-                Err(Hold::Capacity)
+                Err(Wait::plain(Hold::Capacity))
             }
         }
     }
@@ -896,6 +929,11 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         let job = self.records[id.index()].job.clone();
         let pool = *self.records[id.index()].pools.first()?;
         let reach = &self.quotas.reach[pool.index()];
+        let milli = job.quota_milli(Needs::of(model, &job).mig.is_some());
+        let charge = self.quotas.charge(&job, pool);
+        let team_charged = matches!(charge, Charge::Team(..));
+        let limit = self.quotas.limit(charge);
+        let mut own_used = self.used(charge);
         let mut ends: Vec<(Seconds, JobId)> = self
             .running
             .iter()
@@ -913,15 +951,35 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             .collect();
         ends.sort_unstable();
         let mut trial = self.cluster.clone();
+        let mut cohort_used = self.cohort_used[pool.index()];
+        let cohort = self.quotas.cohort(pool);
         for (time, other) in ends {
             let record = &self.records[other.index()];
             let (JobState::Running(placement) | JobState::Draining(placement)) = &record.state else { continue };
-            let mig = Needs::of(model, &record.job).mig;
+            let needs = Needs::of(model, &record.job);
             for share in &placement.nodes {
-                trial.give(share, mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);
+                trial.give(share, needs.mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);
+            }
+            let released = record.job.quota_milli(needs.mig.is_some());
+            if matches!(record.charge, Some(Charge::Team(_, charged)) if charged == pool) {
+                cohort_used -= released;
+            }
+            if record.charge == Some(charge) {
+                own_used -= released;
+            }
+            if own_used + milli > limit || (team_charged && cohort_used + milli > cohort) {
+                continue;
             }
             if let Ok(placement) = place::place(model, reach, &trial, &job, pool, &mut self.ranker, &mut self.scratch, &|_| false) {
-                return Some(Reservation { time, nodes: placement.node_ids().collect() });
+                let spare_cohort = if team_charged { cohort - cohort_used - milli } else { u64::MAX };
+                return Some(Reservation {
+                    time,
+                    nodes: placement.node_ids().collect(),
+                    pool,
+                    charge,
+                    spare: limit - own_used - milli,
+                    spare_cohort,
+                });
             }
         }
         None
