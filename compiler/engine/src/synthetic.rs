@@ -82,7 +82,7 @@ impl Rng {
     }
 
     /// The next value.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -92,7 +92,7 @@ impl Rng {
 
     /// A value in `0..bound` (`bound` > 0).
     pub fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
+        self.next_u64() % bound
     }
 }
 
