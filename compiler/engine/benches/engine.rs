@@ -2,40 +2,17 @@
 //! `placid test` is under 50 ms for all of them), and synthetic replays on the synthetic
 //! cluster (`placid_engine::synthetic`) at growing job counts, to show how the run grows.
 
-use std::hint::black_box;
-use std::path::Path;
-
 use criterion::{Criterion, criterion_group, criterion_main};
 use placid_engine::{Neutral, policy_test, simulate, synthetic};
 use placid_lang::model::Model;
-use placid_lang::source::MemoryWorld;
+use std::hint::black_box;
 
-/// The model of example `name`, read from policy-examples/ (every `.kdl` file but the broken
-/// variants).
-fn example(name: &str) -> Model {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../policy-examples").join(name);
-    let mut world = MemoryWorld::new();
-    let mut stack = vec![root.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap_or_else(|error| panic!("{}: {error}", dir.display())).flatten() {
-            let path = entry.path();
-            if path.is_dir() && entry.file_name() != "broken" {
-                stack.push(path);
-            } else if path.extension().is_some_and(|extension| extension == "kdl") {
-                let relative = path.strip_prefix(&root).unwrap_or(&path).to_string_lossy().replace('\\', "/");
-                world.insert(&relative, std::fs::read_to_string(&path).unwrap_or_default());
-            }
-        }
-    }
-    placid_lang::load(&world).model
-}
+#[path = "../tests/support/mod.rs"]
+mod support;
+use support::{example, load};
 
 fn synthetic_model(nodes: usize) -> Model {
-    let mut world = MemoryWorld::new();
-    world.insert("placid.kdl", "project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n");
-    world.insert("nodes.kdl", synthetic::inventory(nodes));
-    world.insert("policy.kdl", synthetic::POLICY);
-    placid_lang::load(&world).model
+    load(&synthetic::inventory(nodes), synthetic::POLICY)
 }
 
 fn policy_tests(c: &mut Criterion) {

@@ -10,7 +10,7 @@
 //! that reservation.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
 
 use placid_lang::model::{Model, NodeId, PoolId, Preemption, TierId};
 
@@ -127,8 +127,40 @@ pub struct Simulation<'m, R: Ranker> {
     running: BTreeSet<JobId>,
     promotions: Vec<Promotion>,
     verdicts: HashMap<VerdictKey, Result<(), Reject>>,
+    /// Shapes that found no placement in this pass (with the head's nodes avoided or not):
+    /// capacity only shrinks during a pass, so the same shape is not searched again.
+    full: HashSet<(Shape, bool)>,
     scratch: Scratch,
     out: Vec<Event>,
+}
+
+/// What decides where a job can be placed now.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Shape {
+    class: Option<placid_lang::model::ClassId>,
+    pool: PoolId,
+    capacity: Option<placid_lang::model::CapacityKind>,
+    gpus: u32,
+    gpu_milli: u32,
+    cpu: u64,
+    memory: u64,
+    score: Option<placid_lang::model::ScoreId>,
+}
+
+impl Shape {
+    /// The shape of `job` in `pool`; none for a pinned job, whose nodes are its own.
+    fn of(job: &Job, pool: PoolId) -> Option<Shape> {
+        job.pin.is_none().then(|| Shape {
+            class: job.class,
+            pool,
+            capacity: job.capacity,
+            gpus: job.gpus,
+            gpu_milli: job.gpu_milli,
+            cpu: job.cpu_milli_per_gpu,
+            memory: job.memory_mib_per_gpu,
+            score: job.score,
+        })
+    }
 }
 
 /// What decides whether a job can ever run in a pool.
@@ -180,6 +212,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             running: BTreeSet::new(),
             promotions: Vec::new(),
             verdicts: HashMap::new(),
+            full: HashSet::new(),
             scratch: Scratch::default(),
             out: Vec::new(),
         }
@@ -481,6 +514,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
 
     /// One scheduling pass.
     fn pass(&mut self) {
+        self.full.clear();
         let order = self.order();
         let mut head: Option<Reservation> = None;
         let mut blocked_ahead = false;
@@ -554,6 +588,11 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         let reach = &self.quotas.reach[pool.index()];
         let ends = self.now.saturating_add(self.records[id.index()].estimate_left);
         let job = &self.records[id.index()].job;
+        let avoiding = head.as_ref().is_some_and(|reservation| ends > reservation.time);
+        let shape = Shape::of(job, pool);
+        if shape.as_ref().is_some_and(|shape| self.full.contains(&(shape.clone(), avoiding))) {
+            return Err(Wait::plain(if head.is_some() { Hold::Priority } else { Hold::Capacity }));
+        }
         let placed = match head {
             None => place::place(model, reach, &self.cluster, job, pool, &mut self.ranker, &mut self.scratch, &|_| false),
             Some(reservation) => {
@@ -577,7 +616,12 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                 let blocked: &dyn Fn(NodeId) -> bool = if ends <= reservation.time { &free } else { &avoid };
                 match place::place(model, reach, &self.cluster, job, pool, &mut self.ranker, &mut self.scratch, blocked) {
                     Ok(placement) => Ok(placement),
-                    Err(_) => return Err(Wait::plain(Hold::Priority)),
+                    Err(_) => {
+                        if let Some(shape) = shape {
+                            self.full.insert((shape, avoiding));
+                        }
+                        return Err(Wait::plain(Hold::Priority));
+                    }
                 }
             }
         };
@@ -587,8 +631,13 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                 self.start(id, placement);
                 Ok(())
             }
-            Err(_) if self.records[id.index()].preempting.is_some() => Err(Wait::plain(Hold::Capacity)),
             Err(_) => {
+                if let Some(shape) = shape {
+                    self.full.insert((shape, avoiding));
+                }
+                if self.records[id.index()].preempting.is_some() {
+                    return Err(Wait::plain(Hold::Capacity));
+                }
                 self.preempt(id, pool);
                 Err(Wait::plain(Hold::Capacity))
             }
@@ -741,7 +790,9 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             return;
         }
         victims.sort_by_key(|victim| self.victim_order(*victim));
-        let mut trial = self.cluster.clone();
+        // Victims are released on the live state and taken back after the search, instead
+        // of copying every node's free capacity.
+        let mut trial = std::mem::take(&mut self.cluster);
         let job = self.records[id.index()].job.clone();
         let mut taken = Vec::new();
         let mut found = None;
@@ -759,6 +810,8 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                 }
             }
         }
+        self.retake(&mut trial, &taken);
+        self.cluster = trial;
         let Some(placement) = found else { return };
         let used: BTreeSet<NodeId> = placement.node_ids().collect();
         let victims: Vec<JobId> = taken
@@ -921,6 +974,20 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         }
     }
 
+    /// Takes back on `cluster` what the running or draining `jobs` hold, after a search
+    /// released them on it.
+    fn retake(&self, cluster: &mut Cluster, jobs: &[JobId]) {
+        for job in jobs {
+            let record = &self.records[job.index()];
+            if let JobState::Running(placement) | JobState::Draining(placement) = &record.state {
+                let mig = Needs::of(self.model, &record.job).mig;
+                for share in &placement.nodes {
+                    cluster.take(share, mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);
+                }
+            }
+        }
+    }
+
     /// The head's reservation: the earliest end of running jobs after which its gang fits,
     /// and the nodes it would take then. Running jobs are expected to end at their start plus
     /// their estimate; draining ones at their stop.
@@ -950,7 +1017,9 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             })
             .collect();
         ends.sort_unstable();
-        let mut trial = self.cluster.clone();
+        let mut trial = std::mem::take(&mut self.cluster);
+        let mut given = Vec::new();
+        let mut found = None;
         let mut cohort_used = self.cohort_used[pool.index()];
         let cohort = self.quotas.cohort(pool);
         for (time, other) in ends {
@@ -960,6 +1029,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             for share in &placement.nodes {
                 trial.give(share, needs.mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);
             }
+            given.push(other);
             let released = record.job.quota_milli(needs.mig.is_some());
             if matches!(record.charge, Some(Charge::Team(_, charged)) if charged == pool) {
                 cohort_used -= released;
@@ -972,7 +1042,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             }
             if let Ok(placement) = place::place(model, reach, &trial, &job, pool, &mut self.ranker, &mut self.scratch, &|_| false) {
                 let spare_cohort = if team_charged { cohort - cohort_used - milli } else { u64::MAX };
-                return Some(Reservation {
+                found = Some(Reservation {
                     time,
                     nodes: placement.node_ids().collect(),
                     pool,
@@ -980,9 +1050,12 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                     spare: limit - own_used - milli,
                     spare_cohort,
                 });
+                break;
             }
         }
-        None
+        self.retake(&mut trial, &given);
+        self.cluster = trial;
+        found
     }
 }
 

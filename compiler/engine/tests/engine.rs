@@ -9,18 +9,11 @@ use placid_engine::quota::Quotas;
 use placid_engine::synthetic;
 use placid_engine::{Event, EventKind, Hold, Job, JobId, JobState, Neutral, Reject, Simulation, simulate};
 use placid_lang::model::{Locality, Model, PoolId, TeamId, TierId};
-use placid_lang::source::MemoryWorld;
 use proptest::prelude::*;
 
-fn load(inventory: &str, policy: &str) -> Model {
-    let mut world = MemoryWorld::new();
-    world.insert("placid.kdl", "project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n");
-    world.insert("nodes.kdl", inventory);
-    world.insert("policy.kdl", policy);
-    let compilation = placid_lang::load(&world);
-    assert!(!compilation.diagnostics.has_errors(), "{:?}", compilation.diagnostics);
-    compilation.model
-}
+#[path = "support/mod.rs"]
+mod support;
+use support::{example, load};
 
 fn synthetic_model(nodes: usize) -> Model {
     load(&synthetic::inventory(nodes), synthetic::POLICY)
@@ -202,4 +195,41 @@ fn a_disallowed_tier_is_rejected() {
     let model = load(INVENTORY, POLICY);
     let events = simulate(&model, Neutral, vec![job(&model, "u", "hi", 1, 0, 60)]);
     assert!(events.iter().any(|event| event.kind == EventKind::Rejected(Reject::TierNotAllowed)));
+}
+
+#[test]
+fn a_plan_runs_after_its_dependencies_and_promotes_the_best() {
+    // `asr-sweep`: 64 sweep trials of 2 GPUs, the best 4 by `val-wer` (lowest) promoted, then
+    // 4 finalists of 8 GPUs after the sweep.
+    let model = example("cluster");
+    let plan = placid_lang::model::PlanId::from_index(model.plans.iter().position(|plan| plan.name.as_str() == "asr-sweep").unwrap());
+    let mut simulation = Simulation::new(&model, Neutral);
+    // Trial i reports a val-wer of (i * 37) mod 64: trials 0, 45, 26 and 7 are the best four.
+    let stages = placid_engine::plan::submit(
+        &mut simulation,
+        &model,
+        plan,
+        0,
+        &|stage, trial| if stage == 0 { 600 + u64::from(trial) } else { 3600 },
+        &|_, trial| Some(f64::from(trial * 37 % 64)),
+    );
+    let mut events = Vec::new();
+    simulation.run(&mut |event| events.push(event.clone()));
+    let promoted: Vec<JobId> = events.iter().filter(|event| event.kind == EventKind::Promoted).map(|event| event.job).collect();
+    let expected: Vec<JobId> = [0, 45, 26, 7].iter().map(|trial| stages[0][*trial]).collect();
+    assert_eq!(promoted, expected);
+    let last_sweep_end = events
+        .iter()
+        .filter(|event| stages[0].contains(&event.job) && event.kind == EventKind::Finished)
+        .map(|event| event.time)
+        .max()
+        .unwrap();
+    let first_final = events
+        .iter()
+        .filter(|event| stages[1].contains(&event.job) && matches!(event.kind, EventKind::Started(_)))
+        .map(|event| event.time)
+        .min()
+        .unwrap();
+    assert!(first_final >= last_sweep_end, "finalists started at {first_final}, before the sweep ended at {last_sweep_end}");
+    assert_eq!(events.iter().filter(|event| event.kind == EventKind::Finished).count(), 68);
 }
