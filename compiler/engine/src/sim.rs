@@ -792,8 +792,10 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         victims.sort_by_key(|victim| self.victim_order(*victim));
         // Victims are released on the live state and taken back after the search, instead
         // of copying every node's free capacity.
-        let mut trial = std::mem::take(&mut self.cluster);
         let job = self.records[id.index()].job.clone();
+        let mig_job = Needs::of(model, &job).mig.is_some();
+        let mut free = self.free_in(reach, &job);
+        let mut trial = std::mem::take(&mut self.cluster);
         let mut taken = Vec::new();
         let mut found = None;
         for victim in victims {
@@ -804,6 +806,11 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                     trial.give(share, mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);
                 }
                 taken.push(victim);
+                free += u64::from(record.job.gpus);
+                // Too few GPUs free in the pool: no placement to search for yet.
+                if !mig_job && free < u64::from(job.gpus) {
+                    continue;
+                }
                 if let Ok(placement) = place::place(model, reach, &trial, &job, pool, &mut self.ranker, &mut self.scratch, &|_| false) {
                     found = Some(placement);
                     break;
@@ -974,6 +981,12 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         }
     }
 
+    /// Free whole GPUs (or milli, for a sharing job) on the nodes of `reach`: a bound below
+    /// which no placement is worth searching.
+    fn free_in(&self, reach: &[NodeId], job: &Job) -> u64 {
+        reach.iter().map(|node| self.cluster.nodes[node.index()].whole as u64).sum::<u64>() + u64::from(job.is_sharing())
+    }
+
     /// Takes back on `cluster` what the running or draining `jobs` hold, after a search
     /// released them on it.
     fn retake(&self, cluster: &mut Cluster, jobs: &[JobId]) {
@@ -1017,6 +1030,8 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             })
             .collect();
         ends.sort_unstable();
+        let mig_job = Needs::of(model, &job).mig.is_some();
+        let mut free = self.free_in(reach, &job);
         let mut trial = std::mem::take(&mut self.cluster);
         let mut given = Vec::new();
         let mut found = None;
@@ -1030,6 +1045,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                 trial.give(share, needs.mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);
             }
             given.push(other);
+            free += u64::from(record.job.gpus);
             let released = record.job.quota_milli(needs.mig.is_some());
             if matches!(record.charge, Some(Charge::Team(_, charged)) if charged == pool) {
                 cohort_used -= released;
@@ -1037,7 +1053,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             if record.charge == Some(charge) {
                 own_used -= released;
             }
-            if own_used + milli > limit || (team_charged && cohort_used + milli > cohort) {
+            if own_used + milli > limit || (team_charged && cohort_used + milli > cohort) || (!mig_job && free < u64::from(job.gpus)) {
                 continue;
             }
             if let Ok(placement) = place::place(model, reach, &trial, &job, pool, &mut self.ranker, &mut self.scratch, &|_| false) {
