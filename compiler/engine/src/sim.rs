@@ -150,7 +150,7 @@ struct Shape {
 impl Shape {
     /// The shape of `job` in `pool`; none for a pinned job, whose nodes are its own.
     fn of(job: &Job, pool: PoolId) -> Option<Shape> {
-        job.pin.is_none().then(|| Shape {
+        job.pin.is_none().then_some(Shape {
             class: job.class,
             pool,
             capacity: job.capacity,
