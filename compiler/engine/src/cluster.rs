@@ -26,7 +26,7 @@ pub struct NodeFree {
 }
 
 /// The free capacity of the whole inventory.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Cluster {
     /// By node index.
     pub nodes: Vec<NodeFree>,

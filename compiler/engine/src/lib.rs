@@ -19,6 +19,7 @@ pub mod policy_test;
 pub mod quota;
 pub mod rank;
 pub mod sim;
+pub mod synthetic;
 
 pub use event::{Event, EventKind, Hold, Reject};
 pub use job::{Job, JobId, Seconds};

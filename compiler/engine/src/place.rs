@@ -176,7 +176,7 @@ pub fn place(
     }
     let (candidates, scores) = (&scratch.candidates, &scratch.scores);
     let prefer = needs.prefers_nvlink();
-    scratch.order.sort_by(|(left, left_cap), (right, right_cap)| {
+    let compare = |(left, left_cap): &(usize, u32), (right, right_cap): &(usize, u32)| {
         let key = |index: usize| model.node(candidates[index].node).has_nvlink() && prefer;
         key(*right)
             .cmp(&key(*left))
@@ -186,33 +186,41 @@ pub fn place(
             })
             .then_with(|| left_cap.cmp(right_cap))
             .then_with(|| candidates[*left].node.cmp(&candidates[*right].node))
-    });
-    // The gang goes to the unit of the best-ranked node whose unit can hold it all.
-    let mut units: BTreeMap<UnitKey, u32> = BTreeMap::new();
-    for (index, cap) in &scratch.order {
-        if let Some(key) = unit(model, needs.locality, candidates[*index].node) {
-            *units.entry(key).or_default() += *cap;
-        }
-    }
-    let chosen = scratch
-        .order
-        .iter()
-        .filter_map(|(index, _)| unit(model, needs.locality, candidates[*index].node))
-        .find(|key| units.get(key).is_some_and(|cap| *cap >= job.gpus));
-    let Some(chosen) = chosen else { return Err(Miss::Full) };
-    let mut left = job.gpus;
+    };
     let mut shares = Vec::new();
-    for (index, cap) in &scratch.order {
-        if left == 0 {
-            break;
+    if needs.locality == Locality::Node {
+        // One node: the best-ranked node that holds the whole job, found in one scan.
+        let best = scratch.order.iter().filter(|(_, cap)| *cap >= job.gpus).min_by(|left, right| compare(left, right));
+        let Some((index, _)) = best else { return Err(Miss::Full) };
+        shares.push(share(cluster, job, &needs, candidates[*index].node, job.gpus));
+    } else {
+        scratch.order.sort_by(compare);
+        // The gang goes to the unit of the best-ranked node whose unit can hold it all.
+        let mut units: BTreeMap<UnitKey, u32> = BTreeMap::new();
+        for (index, cap) in &scratch.order {
+            if let Some(key) = unit(model, needs.locality, candidates[*index].node) {
+                *units.entry(key).or_default() += *cap;
+            }
         }
-        let node = candidates[*index].node;
-        if unit(model, needs.locality, node).as_ref() != Some(&chosen) {
-            continue;
+        let chosen = scratch
+            .order
+            .iter()
+            .filter_map(|(index, _)| unit(model, needs.locality, candidates[*index].node))
+            .find(|key| units.get(key).is_some_and(|cap| *cap >= job.gpus));
+        let Some(chosen) = chosen else { return Err(Miss::Full) };
+        let mut left = job.gpus;
+        for (index, cap) in &scratch.order {
+            if left == 0 {
+                break;
+            }
+            let node = candidates[*index].node;
+            if unit(model, needs.locality, node).as_ref() != Some(&chosen) {
+                continue;
+            }
+            let take = (*cap).min(left);
+            left -= take;
+            shares.push(share(cluster, job, &needs, node, take));
         }
-        let take = (*cap).min(left);
-        left -= take;
-        shares.push(share(cluster, job, &needs, node, take));
     }
     shares.sort_by_key(|share| share.node);
     let domain = common(shares.iter().map(|share| model.node(share.node).domain));

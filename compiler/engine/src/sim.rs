@@ -10,7 +10,7 @@
 //! that reservation.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
 
 use placid_lang::model::{Model, NodeId, PoolId, Preemption, TierId};
 
@@ -79,10 +79,29 @@ enum Wake {
     Retry,
 }
 
-/// The head's reservation: when and where its gang will fit.
+/// Why a job waits in one pool, and whether it waits for what running jobs give back as they
+/// end (capacity for its gang, or quota): such a job may be the head and get a reservation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Wait {
+    hold: Hold,
+    reservable: bool,
+}
+
+impl Wait {
+    fn plain(hold: Hold) -> Wait {
+        Wait { hold, reservable: matches!(hold, Hold::Capacity | Hold::Quota) }
+    }
+}
+
+/// The head's reservation: when and where its gang will fit, and how much of its queue's and
+/// its pool's cohort quota is left over then, which is all a job that ends later may take.
 struct Reservation {
     time: Seconds,
     nodes: BTreeSet<NodeId>,
+    pool: PoolId,
+    charge: Charge,
+    spare: u64,
+    spare_cohort: u64,
 }
 
 /// A simulation of one model. Submit jobs, run it to a time, read events and job states.
@@ -108,8 +127,40 @@ pub struct Simulation<'m, R: Ranker> {
     running: BTreeSet<JobId>,
     promotions: Vec<Promotion>,
     verdicts: HashMap<VerdictKey, Result<(), Reject>>,
+    /// Shapes that found no placement in this pass (with the head's nodes avoided or not):
+    /// capacity only shrinks during a pass, so the same shape is not searched again.
+    full: HashSet<(Shape, bool)>,
     scratch: Scratch,
     out: Vec<Event>,
+}
+
+/// What decides where a job can be placed now.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Shape {
+    class: Option<placid_lang::model::ClassId>,
+    pool: PoolId,
+    capacity: Option<placid_lang::model::CapacityKind>,
+    gpus: u32,
+    gpu_milli: u32,
+    cpu: u64,
+    memory: u64,
+    score: Option<placid_lang::model::ScoreId>,
+}
+
+impl Shape {
+    /// The shape of `job` in `pool`; none for a pinned job, whose nodes are its own.
+    fn of(job: &Job, pool: PoolId) -> Option<Shape> {
+        job.pin.is_none().then_some(Shape {
+            class: job.class,
+            pool,
+            capacity: job.capacity,
+            gpus: job.gpus,
+            gpu_milli: job.gpu_milli,
+            cpu: job.cpu_milli_per_gpu,
+            memory: job.memory_mib_per_gpu,
+            score: job.score,
+        })
+    }
 }
 
 /// What decides whether a job can ever run in a pool.
@@ -161,6 +212,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             running: BTreeSet::new(),
             promotions: Vec::new(),
             verdicts: HashMap::new(),
+            full: HashSet::new(),
             scratch: Scratch::default(),
             out: Vec::new(),
         }
@@ -462,28 +514,29 @@ impl<'m, R: Ranker> Simulation<'m, R> {
 
     /// One scheduling pass.
     fn pass(&mut self) {
+        self.full.clear();
         let order = self.order();
         let mut head: Option<Reservation> = None;
         let mut blocked_ahead = false;
         for id in order {
-            let mut furthest: Option<Hold> = None;
+            let mut furthest: Option<Wait> = None;
             let pools = self.records[id.index()].pools.clone();
             let mut started = false;
             for pool in pools {
-                match self.try_start(id, pool, head.as_ref(), blocked_ahead) {
+                match self.try_start(id, pool, head.as_mut(), blocked_ahead) {
                     Ok(()) => {
                         started = true;
                         break;
                     }
-                    Err(hold) => furthest = furthest.max(Some(hold)),
+                    Err(wait) => furthest = furthest.max(Some(wait)),
                 }
             }
             if started {
                 continue;
             }
-            let hold = furthest.unwrap_or(Hold::Capacity);
-            if matches!(hold, Hold::Capacity | Hold::Priority) {
-                if head.is_none() && hold == Hold::Capacity {
+            let Wait { hold, reservable } = furthest.unwrap_or(Wait { hold: Hold::Capacity, reservable: true });
+            if reservable || hold == Hold::Priority {
+                if head.is_none() && reservable {
                     head = self.reserve(id);
                 }
                 blocked_ahead = true;
@@ -502,7 +555,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
     /// Starts `id` through `pool` if admission and placement allow it now; otherwise says
     /// why it waits. Admission in the order of docs/semantics.md: budget, then quota, then
     /// placement (with preemption, and the head's reservation).
-    fn try_start(&mut self, id: JobId, pool: PoolId, head: Option<&Reservation>, blocked_ahead: bool) -> Result<(), Hold> {
+    fn try_start(&mut self, id: JobId, pool: PoolId, head: Option<&mut Reservation>, blocked_ahead: bool) -> Result<(), Wait> {
         let model = self.model;
         // A preemption that has run its course (its victims stopped) may be tried again.
         if self.records[id.index()].preempting.is_some_and(|stops| stops <= self.now) {
@@ -511,7 +564,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         let job = &self.records[id.index()].job;
         let estimate = self.quotas.estimate(job, pool);
         if !self.budgets.has_room(model, job.team, estimate, self.now) {
-            return Err(Hold::Budget);
+            return Err(Wait::plain(Hold::Budget));
         }
         let charge = self.quotas.charge(job, pool);
         let mig = Needs::of(model, job).mig.is_some();
@@ -525,26 +578,50 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             if self.records[id.index()].preempting.is_none() {
                 self.reclaim(id, pool, charge, own_over, cohort_over);
             }
-            return Err(Hold::Quota);
+            return Err(Wait { hold: Hold::Quota, reservable: true });
         }
         let job = &self.records[id.index()].job;
         let tier = model.tier(job.tier);
         if blocked_ahead && !tier.backfill {
-            return Err(Hold::Priority);
+            return Err(Wait::plain(Hold::Priority));
         }
         let reach = &self.quotas.reach[pool.index()];
         let ends = self.now.saturating_add(self.records[id.index()].estimate_left);
         let job = &self.records[id.index()].job;
+        let avoiding = head.as_ref().is_some_and(|reservation| ends > reservation.time);
+        let shape = Shape::of(job, pool);
+        if shape.as_ref().is_some_and(|shape| self.full.contains(&(shape.clone(), avoiding))) {
+            return Err(Wait::plain(if head.is_some() { Hold::Priority } else { Hold::Capacity }));
+        }
         let placed = match head {
             None => place::place(model, reach, &self.cluster, job, pool, &mut self.ranker, &mut self.scratch, &|_| false),
             Some(reservation) => {
+                // A job that ends after the head's start leaves it the quota it needs.
+                let cohort_charged = matches!(charge, Charge::Team(..)) && reservation.pool == pool;
+                if ends > reservation.time {
+                    let same_queue = charge == reservation.charge;
+                    if (same_queue && milli > reservation.spare) || (cohort_charged && milli > reservation.spare_cohort) {
+                        return Err(Wait::plain(Hold::Priority));
+                    }
+                    if same_queue {
+                        reservation.spare -= milli;
+                    }
+                    if cohort_charged {
+                        reservation.spare_cohort -= milli;
+                    }
+                }
                 let free = |_: NodeId| false;
                 let avoid = |node: NodeId| reservation.nodes.contains(&node);
                 // A job that ends by the head's reserved start may use the head's nodes.
                 let blocked: &dyn Fn(NodeId) -> bool = if ends <= reservation.time { &free } else { &avoid };
                 match place::place(model, reach, &self.cluster, job, pool, &mut self.ranker, &mut self.scratch, blocked) {
                     Ok(placement) => Ok(placement),
-                    Err(_) => return Err(Hold::Priority),
+                    Err(_) => {
+                        if let Some(shape) = shape {
+                            self.full.insert((shape, avoiding));
+                        }
+                        return Err(Wait::plain(Hold::Priority));
+                    }
                 }
             }
         };
@@ -554,10 +631,15 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                 self.start(id, placement);
                 Ok(())
             }
-            Err(_) if self.records[id.index()].preempting.is_some() => Err(Hold::Capacity),
             Err(_) => {
+                if let Some(shape) = shape {
+                    self.full.insert((shape, avoiding));
+                }
+                if self.records[id.index()].preempting.is_some() {
+                    return Err(Wait::plain(Hold::Capacity));
+                }
                 self.preempt(id, pool);
-                Err(Hold::Capacity)
+                Err(Wait::plain(Hold::Capacity))
             }
         }
     }
@@ -708,8 +790,12 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             return;
         }
         victims.sort_by_key(|victim| self.victim_order(*victim));
-        let mut trial = self.cluster.clone();
+        // Victims are released on the live state and taken back after the search, instead
+        // of copying every node's free capacity.
         let job = self.records[id.index()].job.clone();
+        let mig_job = Needs::of(model, &job).mig.is_some();
+        let mut free = self.free_in(reach, &job);
+        let mut trial = std::mem::take(&mut self.cluster);
         let mut taken = Vec::new();
         let mut found = None;
         for victim in victims {
@@ -720,12 +806,19 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                     trial.give(share, mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);
                 }
                 taken.push(victim);
+                free += u64::from(record.job.gpus);
+                // Too few GPUs free in the pool: no placement to search for yet.
+                if !mig_job && free < u64::from(job.gpus) {
+                    continue;
+                }
                 if let Ok(placement) = place::place(model, reach, &trial, &job, pool, &mut self.ranker, &mut self.scratch, &|_| false) {
                     found = Some(placement);
                     break;
                 }
             }
         }
+        self.retake(&mut trial, &taken);
+        self.cluster = trial;
         let Some(placement) = found else { return };
         let used: BTreeSet<NodeId> = placement.node_ids().collect();
         let victims: Vec<JobId> = taken
@@ -888,6 +981,26 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         }
     }
 
+    /// Free whole GPUs (or milli, for a sharing job) on the nodes of `reach`: a bound below
+    /// which no placement is worth searching.
+    fn free_in(&self, reach: &[NodeId], job: &Job) -> u64 {
+        reach.iter().map(|node| self.cluster.nodes[node.index()].whole as u64).sum::<u64>() + u64::from(job.is_sharing())
+    }
+
+    /// Takes back on `cluster` what the running or draining `jobs` hold, after a search
+    /// released them on it.
+    fn retake(&self, cluster: &mut Cluster, jobs: &[JobId]) {
+        for job in jobs {
+            let record = &self.records[job.index()];
+            if let JobState::Running(placement) | JobState::Draining(placement) = &record.state {
+                let mig = Needs::of(self.model, &record.job).mig;
+                for share in &placement.nodes {
+                    cluster.take(share, mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);
+                }
+            }
+        }
+    }
+
     /// The head's reservation: the earliest end of running jobs after which its gang fits,
     /// and the nodes it would take then. Running jobs are expected to end at their start plus
     /// their estimate; draining ones at their stop.
@@ -896,6 +1009,11 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         let job = self.records[id.index()].job.clone();
         let pool = *self.records[id.index()].pools.first()?;
         let reach = &self.quotas.reach[pool.index()];
+        let milli = job.quota_milli(Needs::of(model, &job).mig.is_some());
+        let charge = self.quotas.charge(&job, pool);
+        let team_charged = matches!(charge, Charge::Team(..));
+        let limit = self.quotas.limit(charge);
+        let mut own_used = self.used(charge);
         let mut ends: Vec<(Seconds, JobId)> = self
             .running
             .iter()
@@ -912,19 +1030,48 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             })
             .collect();
         ends.sort_unstable();
-        let mut trial = self.cluster.clone();
+        let mig_job = Needs::of(model, &job).mig.is_some();
+        let mut free = self.free_in(reach, &job);
+        let mut trial = std::mem::take(&mut self.cluster);
+        let mut given = Vec::new();
+        let mut found = None;
+        let mut cohort_used = self.cohort_used[pool.index()];
+        let cohort = self.quotas.cohort(pool);
         for (time, other) in ends {
             let record = &self.records[other.index()];
             let (JobState::Running(placement) | JobState::Draining(placement)) = &record.state else { continue };
-            let mig = Needs::of(model, &record.job).mig;
+            let needs = Needs::of(model, &record.job);
             for share in &placement.nodes {
-                trial.give(share, mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);
+                trial.give(share, needs.mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);
+            }
+            given.push(other);
+            free += u64::from(record.job.gpus);
+            let released = record.job.quota_milli(needs.mig.is_some());
+            if matches!(record.charge, Some(Charge::Team(_, charged)) if charged == pool) {
+                cohort_used -= released;
+            }
+            if record.charge == Some(charge) {
+                own_used -= released;
+            }
+            if own_used + milli > limit || (team_charged && cohort_used + milli > cohort) || (!mig_job && free < u64::from(job.gpus)) {
+                continue;
             }
             if let Ok(placement) = place::place(model, reach, &trial, &job, pool, &mut self.ranker, &mut self.scratch, &|_| false) {
-                return Some(Reservation { time, nodes: placement.node_ids().collect() });
+                let spare_cohort = if team_charged { cohort - cohort_used - milli } else { u64::MAX };
+                found = Some(Reservation {
+                    time,
+                    nodes: placement.node_ids().collect(),
+                    pool,
+                    charge,
+                    spare: limit - own_used - milli,
+                    spare_cohort,
+                });
+                break;
             }
         }
-        None
+        self.retake(&mut trial, &given);
+        self.cluster = trial;
+        found
     }
 }
 

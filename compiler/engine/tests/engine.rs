@@ -1,0 +1,235 @@
+//! The engine's invariants over random workloads on the synthetic cluster (no GPU is ever
+//! held twice, quotas are never exceeded, gangs are all or nothing inside one unit, backfill
+//! never delays the head), and the rules of docs/semantics.md on small scenarios.
+
+use std::collections::{BTreeMap, HashMap};
+
+use placid_engine::event::Placement;
+use placid_engine::quota::Quotas;
+use placid_engine::synthetic;
+use placid_engine::{Event, EventKind, Hold, Job, JobId, JobState, Neutral, Reject, Simulation, simulate};
+use placid_lang::model::{Locality, Model, PoolId, TeamId, TierId};
+use proptest::prelude::*;
+
+#[path = "support/mod.rs"]
+mod support;
+use support::{example, load};
+
+fn synthetic_model(nodes: usize) -> Model {
+    load(&synthetic::inventory(nodes), synthetic::POLICY)
+}
+
+/// Replays `events` and checks every invariant at every event.
+fn check_invariants(model: &Model, jobs: &[Job], events: &[Event]) {
+    let quotas = Quotas::new(model);
+    let mut holder: HashMap<(usize, u32), JobId> = HashMap::new();
+    let mut held: BTreeMap<JobId, Placement> = BTreeMap::new();
+    let mut used: HashMap<placid_engine::quota::Charge, u64> = HashMap::new();
+    for event in events {
+        let job = &jobs[event.job.index()];
+        match &event.kind {
+            EventKind::Started(placement) => {
+                let gpus: usize = placement.nodes.iter().map(|share| share.gpus.len()).sum();
+                assert_eq!(gpus, job.gpus as usize, "a gang is all or nothing");
+                if let Some(class) = job.class
+                    && model.class(class).locality == Locality::NvlinkDomain
+                {
+                    assert!(placement.domain.is_some(), "a domain gang stays in one domain");
+                }
+                if job.class.is_some_and(|class| model.class(class).locality == Locality::Node) {
+                    assert_eq!(placement.nodes.len(), 1, "a node-local job stays on one node");
+                }
+                for share in &placement.nodes {
+                    for gpu in &share.gpus {
+                        let previous = holder.insert((share.node.index(), *gpu), event.job);
+                        assert!(previous.is_none(), "GPU {gpu} of node {} held twice", share.node.index());
+                    }
+                }
+                let charge = quotas.charge(job, placement.pool);
+                let total = used.entry(charge).or_default();
+                *total += job.quota_milli(false);
+                assert!(*total <= quotas.limit(charge), "quota of {charge:?} exceeded");
+                held.insert(event.job, placement.clone());
+            }
+            EventKind::Finished | EventKind::Requeued | EventKind::Cancelled => {
+                if let Some(placement) = held.remove(&event.job) {
+                    for share in &placement.nodes {
+                        for gpu in &share.gpus {
+                            holder.remove(&(share.node.index(), *gpu));
+                        }
+                    }
+                    *used.get_mut(&quotas.charge(job, placement.pool)).unwrap() -= job.quota_milli(false);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn no_gpu_is_held_twice_and_quotas_hold(seed in any::<u64>(), count in 1usize..150) {
+        let model = synthetic_model(32);
+        let jobs = synthetic::jobs(&model, count, 120, seed);
+        let events = simulate(&model, Neutral, jobs.clone());
+        check_invariants(&model, &jobs, &events);
+        // Every job reaches an end: nothing is left pending or running.
+        let ended = events.iter().filter(|event| matches!(event.kind, EventKind::Finished | EventKind::Cancelled | EventKind::Rejected(_))).count();
+        prop_assert_eq!(ended, jobs.len());
+    }
+
+    #[test]
+    fn backfill_never_delays_the_head(seed in any::<u64>(), count in 2usize..60) {
+        // One team, one tier: the queue is first come, first served, so a later job starts
+        // before an earlier one only by backfill.
+        let model = synthetic_model(16);
+        let mut jobs = synthetic::jobs(&model, count, 60, seed);
+        for job in &mut jobs {
+            job.team = TeamId::from_index(3);
+            job.tier = TierId::from_index(2);
+        }
+        let events = simulate(&model, Neutral, jobs.clone());
+        let first_held = events.iter().find(|event| matches!(event.kind, EventKind::Held(Hold::Capacity | Hold::Quota))).map(|event| event.job);
+        if let Some(head) = first_held {
+            let start = |events: &[Event]| events.iter().find(|event| event.job == head && matches!(event.kind, EventKind::Started(_))).map(|event| event.time);
+            let alone = simulate(&model, Neutral, jobs[..=head.index()].to_vec());
+            prop_assert!(start(&events) <= start(&alone), "later jobs delayed the head {:?}", head);
+        }
+    }
+}
+
+const INVENTORY: &str = "node \"a\" arch=\"x86_64\" nvlink-domain=\"d1\" {\n    cost gpu-hour=(usd)2\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n    gpu 2 model=\"H200\"\n    gpu 3 model=\"H200\"\n}\nnode \"b\" arch=\"x86_64\" nvlink-domain=\"d2\" {\n    cost gpu-hour=(usd)2\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n    gpu 2 model=\"H200\"\n    gpu 3 model=\"H200\"\n}\n";
+
+const POLICY: &str = "pool \"all\" { select arch=\"x86_64\" }\npool \"b-only\" { select nvlink-domain=\"d2\" }\ntier \"hi\" {\n    priority 100\n    preemption window=\"1m\" mode=\"requeue\"\n    checkpoint every=\"10m\"\n}\ntier \"lo\" {\n    priority 10\n    preemption window=\"30s\" mode=\"requeue\"\n    checkpoint every=\"10m\"\n    backfill #true\n}\ntier \"strict\" {\n    priority 10\n    preemption window=\"30s\" mode=\"cancel\"\n}\ncost-center \"cc\" { budget daily=(usd)100 }\nteam \"t\" {\n    share 1\n    cost-center \"cc\"\n    tiers \"hi\" \"lo\" \"strict\"\n}\nteam \"u\" {\n    share 1\n    cost-center \"cc\"\n    tiers \"lo\"\n}\nclass \"gang\" { locality \"nvlink-domain\" }\n";
+
+fn job(model: &Model, team: &str, tier: &str, gpus: u32, submit: u64, run: u64) -> Job {
+    let team = TeamId::from_index(model.teams.iter().position(|each| each.name.as_str() == team).unwrap());
+    let tier = TierId::from_index(model.tiers.iter().position(|each| each.name.as_str() == tier).unwrap());
+    let mut job = Job::new(team, tier, gpus);
+    job.pool = Some(PoolId::from_index(0));
+    job.submit = submit;
+    job.run = run;
+    job
+}
+
+#[test]
+fn work_lost_is_the_time_since_the_last_checkpoint() {
+    let model = load(INVENTORY, POLICY);
+    // A low job runs 25 minutes, then a high job needs all 8 GPUs; the low job stops after
+    // its 30 s window at 25m30s, 5m30s after its checkpoint at 20 minutes.
+    let jobs = vec![job(&model, "t", "lo", 8, 0, 3 * 3600), job(&model, "t", "hi", 8, 25 * 60, 600)];
+    let events = simulate(&model, Neutral, jobs);
+    let lost = events.iter().find_map(|event| match event.kind {
+        EventKind::Preempted { by, stops, lost_gpu_seconds } => Some((by, stops, lost_gpu_seconds)),
+        _ => None,
+    });
+    assert_eq!(lost, Some((JobId(1), 25 * 60 + 30, 8 * 330)));
+    // Requeued, it resumes from the checkpoint and runs the 2h40m it had left after the high
+    // job: 25m30s + 10m + 2h40m.
+    let finished = events.iter().find(|event| event.job == JobId(0) && event.kind == EventKind::Finished).map(|event| event.time);
+    assert_eq!(finished, Some(25 * 60 + 30 + 600 + (3 * 3600 - 20 * 60)));
+}
+
+/// Node `b` is 3/4 busy through the overlapping pool `b-only` (whose queue is its own), `a`
+/// half busy for an hour through `all`: a 4-GPU gang of one domain cannot fit although 3
+/// GPUs are free, so it is the head.
+fn fragmented(model: &Model, last: Job) -> Simulation<'_, Neutral> {
+    let gang = model.classes.iter().position(|class| class.name.as_str() == "gang").map(placid_lang::model::ClassId::from_index);
+    let mut simulation = Simulation::new(model, Neutral);
+    let mut on_b = job(model, "t", "lo", 3, 0, 3600);
+    on_b.pool = Some(PoolId::from_index(1));
+    simulation.submit(on_b);
+    let mut on_a = job(model, "u", "lo", 2, 0, 3600);
+    on_a.pin = Some(vec![placid_lang::model::NodeId::from_index(0)]);
+    simulation.submit(on_a);
+    let mut big = job(model, "u", "lo", 4, 5, 600);
+    big.class = gang;
+    simulation.submit(big);
+    simulation.submit(last);
+    simulation.run_until(20, &mut |_| {});
+    simulation
+}
+
+#[test]
+fn a_gang_waits_rather_than_spreading() {
+    let model = load(INVENTORY, POLICY);
+    let simulation = fragmented(&model, job(&model, "t", "lo", 1, 10, 60));
+    assert_eq!(simulation.state(JobId(2)), Some(&JobState::Pending(Some(Hold::Capacity))));
+}
+
+#[test]
+fn a_strict_tier_never_starts_out_of_order() {
+    let model = load(INVENTORY, POLICY);
+    // A short 1-GPU job would backfill, but its tier has no backfill.
+    let simulation = fragmented(&model, job(&model, "t", "strict", 1, 10, 60));
+    assert_eq!(simulation.state(JobId(3)), Some(&JobState::Pending(Some(Hold::Priority))));
+    // The same job at the backfill tier starts at once, as it ends before the head's start.
+    let simulation = fragmented(&model, job(&model, "t", "lo", 1, 10, 60));
+    assert!(matches!(simulation.state(JobId(3)), Some(JobState::Running(_))));
+    // A long one on the node the head's reservation holds would delay it: it waits.
+    let mut long = job(&model, "t", "lo", 1, 10, 7200);
+    long.pin = Some(vec![placid_lang::model::NodeId::from_index(1)]);
+    let simulation = fragmented(&model, long);
+    assert_eq!(simulation.state(JobId(3)), Some(&JobState::Pending(Some(Hold::Priority))));
+}
+
+#[test]
+fn budgets_hold_until_the_next_day_and_reject_what_never_fits() {
+    let model = load(INVENTORY, POLICY);
+    // $100 a day at $2 a GPU-hour: 8 GPUs for 6 hours ($96) start, 1 GPU for 3 hours ($6) then
+    // waits for the next day; 8 GPUs for 7 hours ($112) never fit.
+    let jobs =
+        vec![job(&model, "t", "lo", 8, 0, 6 * 3600), job(&model, "t", "lo", 1, 10, 3 * 3600), job(&model, "t", "lo", 8, 20, 7 * 3600)];
+    let events = simulate(&model, Neutral, jobs);
+    let held = events.iter().any(|event| event.job == JobId(1) && event.kind == EventKind::Held(Hold::Budget));
+    let started = events.iter().find(|event| event.job == JobId(1) && matches!(event.kind, EventKind::Started(_))).map(|event| event.time);
+    assert!(held);
+    assert_eq!(started, Some(86_400));
+    assert!(events.iter().any(|event| event.job == JobId(2) && event.kind == EventKind::Rejected(Reject::ExceedsBudget)));
+}
+
+#[test]
+fn a_disallowed_tier_is_rejected() {
+    let model = load(INVENTORY, POLICY);
+    let events = simulate(&model, Neutral, vec![job(&model, "u", "hi", 1, 0, 60)]);
+    assert!(events.iter().any(|event| event.kind == EventKind::Rejected(Reject::TierNotAllowed)));
+}
+
+#[test]
+fn a_plan_runs_after_its_dependencies_and_promotes_the_best() {
+    // `asr-sweep`: 64 sweep trials of 2 GPUs, the best 4 by `val-wer` (lowest) promoted, then
+    // 4 finalists of 8 GPUs after the sweep.
+    let model = example("cluster");
+    let plan = placid_lang::model::PlanId::from_index(model.plans.iter().position(|plan| plan.name.as_str() == "asr-sweep").unwrap());
+    let mut simulation = Simulation::new(&model, Neutral);
+    // Trial i reports a val-wer of (i * 37) mod 64: trials 0, 45, 26 and 7 are the best four.
+    let stages = placid_engine::plan::submit(
+        &mut simulation,
+        &model,
+        plan,
+        0,
+        &|stage, trial| if stage == 0 { 600 + u64::from(trial) } else { 3600 },
+        &|_, trial| Some(f64::from(trial * 37 % 64)),
+    );
+    let mut events = Vec::new();
+    simulation.run(&mut |event| events.push(event.clone()));
+    let promoted: Vec<JobId> = events.iter().filter(|event| event.kind == EventKind::Promoted).map(|event| event.job).collect();
+    let expected: Vec<JobId> = [0, 45, 26, 7].iter().map(|trial| stages[0][*trial]).collect();
+    assert_eq!(promoted, expected);
+    let last_sweep_end = events
+        .iter()
+        .filter(|event| stages[0].contains(&event.job) && event.kind == EventKind::Finished)
+        .map(|event| event.time)
+        .max()
+        .unwrap();
+    let first_final = events
+        .iter()
+        .filter(|event| stages[1].contains(&event.job) && matches!(event.kind, EventKind::Started(_)))
+        .map(|event| event.time)
+        .min()
+        .unwrap();
+    assert!(first_final >= last_sweep_end, "finalists started at {first_final}, before the sweep ended at {last_sweep_end}");
+    assert_eq!(events.iter().filter(|event| event.kind == EventKind::Finished).count(), 68);
+}
