@@ -26,10 +26,15 @@ pub struct Requirement {
 pub fn requirements(model: &Model) -> Vec<Requirement> {
     let longest = model.tiers.iter().map(Tier::max_run_time).max().unwrap_or(Tier::DEFAULT_MAX_TIME);
     // bf_window (minutes) covers the longest run time so backfill can plan the longest job;
-    // max_switch_wait bounds how long `--switches` may hold a job for a tighter placement.
+    // max_switch_wait bounds how long `--switches` may hold a job for a tighter placement;
+    // kill_invalid_depend cancels a plan's stage whose dependency can never be met (a failed
+    // promotion step) instead of leaving it pending for good.
     let scheduler = ["bf_continue".to_owned(), format!("bf_window={}", longest.seconds.div_ceil(60))]
         .into_iter()
-        .chain(["bf_resolution=300", "bf_interval=30", "bf_max_job_test=1000", "max_switch_wait=3600"].map(str::to_owned))
+        .chain(
+            ["bf_resolution=300", "bf_interval=30", "bf_max_job_test=1000", "max_switch_wait=3600", "kill_invalid_depend"]
+                .map(str::to_owned),
+        )
         .collect();
     vec![
         Requirement { key: "SchedulerParameters", items: scheduler },
