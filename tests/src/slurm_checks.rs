@@ -83,6 +83,8 @@ pub fn policy_reads_back(cluster: &Cluster, model: &Model) {
     let links = cluster.run("slurmd", &["-f", &cluster.inner("etc/slurm.conf").display().to_string(), "-N", "rv-a-01", "-G"]);
     let links = String::from_utf8_lossy(&links.stdout).into_owned() + &String::from_utf8_lossy(&links.stderr);
     assert!(links.contains("Links=-1,6,6,6"), "gres.conf Links not read back:\n{links}");
+    // GPUs 0-1 sit on NUMA node 0 of 2, GPUs 2-3 on node 1, of 64 cores.
+    assert!(links.contains("Cores=0-31") && links.contains("Cores=32-63"), "gres.conf Cores not read back:\n{links}");
 }
 
 /// job_submit.lua refuses a tier the team may not use.

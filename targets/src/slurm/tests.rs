@@ -83,7 +83,8 @@ fn a_node_becomes_one_line_with_features_gres_and_price_weight() {
     // 64 GiB less 2 x 1/32 for the OS and daemons, over 2 GPUs.
     assert!(conf.contains("PartitionName=all Nodes=n1 AllowQos=p0,p1 TRESBillingWeights=CPU=0,Mem=0,GRES/gpu=250 DefMemPerGPU=30720"));
     assert!(conf.contains("SelectTypeParameters=CR_Core_Memory\n"));
-    assert!(file(&artifacts, "slurm/gres.conf").contains("NodeName=n1 Name=gpu Type=H200 File=/dev/nvidia1 Links=18,-1"));
+    // One NUMA node of 8 cores: both GPUs sit next to all of them.
+    assert!(file(&artifacts, "slurm/gres.conf").contains("NodeName=n1 Name=gpu Type=H200 File=/dev/nvidia1 Cores=0-7 Links=18,-1"));
 }
 
 #[test]
