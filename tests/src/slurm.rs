@@ -548,7 +548,23 @@ impl Cluster {
             idle.dedup();
             idle.len() >= self.nodes.len()
         });
-        ready.then_some(()).ok_or_else(|| harness(format!("not every slurmd became idle:\n{}", self.stdout("sinfo", &["-N"]))))
+        ready.then_some(()).ok_or_else(|| {
+            let slurmd_errors: Vec<String> = std::fs::read_dir(self.path("log"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|entry| entry.file_name().to_string_lossy().starts_with("slurmd-"))
+                .flat_map(|entry| std::fs::read_to_string(entry.path()).unwrap_or_default().lines().map(str::to_owned).collect::<Vec<_>>())
+                .filter(|line| line.contains("error") || line.contains("fatal"))
+                .take(10)
+                .collect();
+            harness(format!(
+                "not every slurmd became idle:\n{}\nreasons:\n{}\nslurmd errors:\n{}",
+                self.stdout("sinfo", &["-N"]),
+                self.stdout("sinfo", &["-R"]),
+                slurmd_errors.join("\n")
+            ))
+        })
     }
 
     /// `scontrol show -o <kind> <name>` as key=value pairs (values may hold spaces only in a

@@ -4,8 +4,11 @@
 //!
 //! `Cores=` binds each GPU to the cores of its NUMA node (the inventory's `numa=`), so a job
 //! gets CPU cores next to its GPUs. Slurm counts cores `0..cores-1` across the sockets; placid
-//! gives NUMA node `k` of `n` the `k`-th of `n` equal consecutive ranges (the layout of sockets
-//! and of sub-NUMA clusters), and writes no `Cores=` when the cores do not split evenly.
+//! gives NUMA node `k` of `n` the `k`-th of `n` equal consecutive ranges (the socket layout),
+//! and writes no `Cores=` when the cores do not split evenly or a range is not whole sockets:
+//! 24.11's slurmd registers a node whose GRES cores cut a socket as invalid ("GRES core
+//! specification ... doesn't match socket boundaries", seen live), so a NUMA node smaller than
+//! a socket (sub-NUMA clustering) cannot be expressed.
 
 use std::fmt::Write;
 
@@ -50,9 +53,13 @@ fn numa_cores(node: &Node, gpu: &Gpu) -> Option<(u32, u32)> {
     let numa = gpu.numa?;
     let domains = node.cpu.numa_nodes;
     let cores = node.cpu.cores.unwrap_or(node.cpu.harts);
-    if domains == 0 || numa >= domains || cores == 0 || !cores.is_multiple_of(domains) {
+    let sockets = node.cpu.sockets.unwrap_or(1).max(1);
+    if domains == 0 || numa >= domains || cores == 0 || !cores.is_multiple_of(domains) || !cores.is_multiple_of(sockets) {
         return None;
     }
     let per_domain = cores / domains;
+    if !per_domain.is_multiple_of(cores / sockets) {
+        return None;
+    }
     Some((numa * per_domain, (numa + 1) * per_domain - 1))
 }
