@@ -108,10 +108,10 @@ pub fn should_run(test: &str, with_accounting: bool, root: Option<&Path>) -> boo
     false
 }
 
-/// The cluster example with two changes that keep a live run short, and nothing else:
-/// preemption windows are seconds instead of minutes (P1 10 s, P2 5 s, no exempt time), and
-/// team `research` gets a budget of (usd)0.25 a day so that one small job fits and a second
-/// does not.
+/// The cluster example with three changes that keep a live run short, and nothing else:
+/// preemption windows are seconds instead of minutes (P1 10 s, P2 5 s, no exempt time), team
+/// `research` gets a budget of (usd)0.25 a day so that one small job fits and a second does
+/// not, and plan asr-sweep's sweep has 4 trials of which the top 2 go on to 2 finalists.
 pub fn test_model() -> Model {
     let mut model = crate::build_clean("cluster").model.into_model();
     shorten_for_live(&mut model);
@@ -128,6 +128,14 @@ pub fn shorten_for_live(model: &mut Model) {
             let seconds = if mode == PreemptMode::Requeue { 10 } else { 5 };
             tier.preemption.value = Preemption::Window { window: placid_lang::units::Duration { seconds }, mode };
             tier.exempt = None;
+        }
+    }
+    for plan in model.plans.iter_mut().filter(|plan| plan.name.as_str() == "asr-sweep") {
+        for stage in &mut plan.stages {
+            stage.trials = stage.trials.min(if stage.promote.is_some() { 4 } else { 2 });
+            if let Some(promote) = stage.promote.as_mut() {
+                promote.top = 2;
+            }
         }
     }
     for team in &mut model.teams {
@@ -267,6 +275,15 @@ impl Cluster {
     fn chmod(&self, relative: &str, mode: &str) -> Result<(), StartError> {
         let status = Command::new("chmod").arg(mode).arg(self.path(relative)).status().map_err(|error| harness(error.to_string()))?;
         if status.success() { Ok(()) } else { Err(harness(format!("chmod {mode} {relative} failed"))) }
+    }
+
+    /// Runs `program` against this cluster with extra environment variables.
+    pub fn run_with_env(&self, program: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
+        self.command_with_env(program, env)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|error| panic!("cannot run {program}: {error}"))
     }
 
     /// Runs a Slurm client command against this cluster.
@@ -539,7 +556,23 @@ impl Cluster {
             idle.dedup();
             idle.len() >= self.nodes.len()
         });
-        ready.then_some(()).ok_or_else(|| harness(format!("not every slurmd became idle:\n{}", self.stdout("sinfo", &["-N"]))))
+        ready.then_some(()).ok_or_else(|| {
+            let slurmd_errors: Vec<String> = std::fs::read_dir(self.path("log"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|entry| entry.file_name().to_string_lossy().starts_with("slurmd-"))
+                .flat_map(|entry| std::fs::read_to_string(entry.path()).unwrap_or_default().lines().map(str::to_owned).collect::<Vec<_>>())
+                .filter(|line| line.contains("error") || line.contains("fatal"))
+                .take(10)
+                .collect();
+            harness(format!(
+                "not every slurmd became idle:\n{}\nreasons:\n{}\nslurmd errors:\n{}",
+                self.stdout("sinfo", &["-N"]),
+                self.stdout("sinfo", &["-R"]),
+                slurmd_errors.join("\n")
+            ))
+        })
     }
 
     /// `scontrol show -o <kind> <name>` as key=value pairs (values may hold spaces only in a

@@ -83,6 +83,11 @@ pub fn policy_reads_back(cluster: &Cluster, model: &Model) {
     let links = cluster.run("slurmd", &["-f", &cluster.inner("etc/slurm.conf").display().to_string(), "-N", "rv-a-01", "-G"]);
     let links = String::from_utf8_lossy(&links.stdout).into_owned() + &String::from_utf8_lossy(&links.stderr);
     assert!(links.contains("Links=-1,6,6,6"), "gres.conf Links not read back:\n{links}");
+    // x86-01: GPUs 0-1 on NUMA node (and socket) 0 of 2, GPUs 2-3 on 1, of 48 cores. The
+    // riscv64 nodes' two NUMA nodes share one socket, which Cores= cannot split (gres.rs).
+    let cores = cluster.run("slurmd", &["-f", &cluster.inner("etc/slurm.conf").display().to_string(), "-N", "x86-01", "-G"]);
+    let cores = String::from_utf8_lossy(&cores.stdout).into_owned() + &String::from_utf8_lossy(&cores.stderr);
+    assert!(cores.contains("Cores=0-23") && cores.contains("Cores=24-47"), "gres.conf Cores not read back:\n{cores}");
 }
 
 /// job_submit.lua refuses a tier the team may not use.
@@ -238,5 +243,64 @@ pub fn mixed_pool_jobs_are_billed_at_their_nodes_price(cluster: &Cluster) {
         });
         assert!(billed, "the job on {node} is not billed {expected}: sacct AllocTRES {recorded:?}");
     }
+    cluster.cancel_all();
+}
+
+/// Plan asr-sweep (Pattern C, as [`crate::slurm::test_model`] shrinks it: 4 sweep trials,
+/// top 2 by `val-wer`, 2 finalists) finishes although one sweep trial is cancelled while it
+/// runs, as a preempted P2 trial is: the generated submit.sh starts the sweep, its promotion
+/// step (`afterany`) ranks the trials that reported, and the finalists run the two best.
+pub fn plan_finishes_when_a_trial_is_cancelled(cluster: &Cluster, generated: &std::path::Path) {
+    let plan = cluster.path("jobs/asr-sweep");
+    std::fs::create_dir_all(&plan).expect("plan dir");
+    for entry in std::fs::read_dir(generated.join("plans/asr-sweep")).expect("the plan's scripts") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), plan.join(entry.file_name())).expect("copy a plan script");
+    }
+    // Sweep trial i reports val-wer 0.(9-i); trial 1 runs until it is cancelled. A finalist
+    // reports the sweep trial it was given.
+    let command = "#!/bin/sh\ntask=${SLURM_ARRAY_TASK_ID:-0}\ncase $SLURM_JOB_NAME in\n\
+        *.sweep) if [ \"$task\" = 1 ]; then sleep 300; fi; echo \"val-wer 0.$((9 - task))\" > \"$PLACID_RESULT_FILE\" ;;\n\
+        *.finalists) echo \"$PLACID_PROMOTED_TRIAL\" > \"$PLACID_RESULT_FILE\" ;;\nesac\n";
+    std::fs::write(cluster.path("jobs/trial.sh"), command).expect("trial command");
+    let trial = cluster.inner("jobs/trial.sh").display().to_string();
+    assert!(cluster.run("chmod", &["755", &trial]).status.success());
+    let submit = cluster.inner("jobs/asr-sweep/submit.sh").display().to_string();
+    let output = cluster.run_with_env("sh", &[&submit], &[("PLACID_STAGE_COMMAND", &trial)]);
+    let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "submit.sh failed: {printed}{}", String::from_utf8_lossy(&output.stderr));
+    let sweep = printed.lines().find_map(|line| line.strip_prefix("sweep: job ")).expect("submit.sh prints the sweep job").to_owned();
+    let cancelled = format!("{sweep}_1");
+    assert_eq!(cluster.wait_job(&cancelled, &["RUNNING"], Duration::from_secs(30)), "RUNNING", "sweep trial 1 runs");
+    assert!(cluster.run("scancel", &[&cancelled]).status.success());
+
+    let results = plan.join("results");
+    let finished = wait_until(Duration::from_secs(90), || (0..2).all(|task| results.join(format!("finalists/{task}.result")).exists()));
+    let promoted = std::fs::read_to_string(results.join("sweep.promoted")).unwrap_or_default();
+    assert!(finished, "the finalists did not run after a cancelled trial; promoted: {promoted:?}\n{}", cluster.stdout("squeue", &[]));
+    let winners: Vec<&str> = promoted.lines().filter_map(|line| line.split_whitespace().next()).collect();
+    assert_eq!(winners, ["3", "2"], "the two lowest val-wer among the trials that reported: {promoted}");
+    for (task, winner) in winners.iter().enumerate() {
+        let ran = std::fs::read_to_string(results.join(format!("finalists/{task}.result"))).unwrap_or_default();
+        assert_eq!(ran.trim(), *winner, "finalist {task} ran another trial");
+    }
+    cluster.cancel_all();
+}
+
+/// The policy's admin account `ops` passes job_submit.lua with a job no team could submit (no
+/// tier at all), while another account that is not a team is refused. Both accounts are site
+/// data, made here like the users.
+pub fn admin_accounts_pass_job_submit_lua(cluster: &Cluster) {
+    for account in ["ops", "stray"] {
+        let output = cluster.run("sacctmgr", &["-i", "add", "account", account, "parent=root"]);
+        assert!(output.status.success(), "adding account {account}: {}", String::from_utf8_lossy(&output.stdout));
+        let output = cluster.run("sacctmgr", &["-i", "add", "user", "root", &format!("account={account}")]);
+        assert!(output.status.success(), "adding root to {account}: {}", String::from_utf8_lossy(&output.stdout));
+    }
+    let admin = cluster.sbatch(&["--hold", "-A", "ops", "-p", "x86_190", "-t", "10", "--wrap", "true"]);
+    let admin = admin.unwrap_or_else(|error| panic!("the admin account's job was refused: {error}"));
+    assert_eq!(cluster.show("job", &admin).get("Account").map(String::as_str), Some("ops"));
+    let stray = cluster.sbatch(&["--hold", "-A", "stray", "-p", "x86_190", "-t", "10", "--wrap", "true"]).expect_err("stray is no team");
+    assert!(stray.contains("placid:"), "{stray}");
     cluster.cancel_all();
 }

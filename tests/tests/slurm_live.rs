@@ -42,9 +42,11 @@ fn slurm_22_05_accepts_and_obeys_the_cluster_policy() {
     tree_topology_reads_back(&cluster);
     model_parallel_job_stays_in_one_nvlink_domain(&cluster);
     checks::team_tiers_are_enforced(&cluster);
+    checks::admin_accounts_pass_job_submit_lua(&cluster);
     checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &checks::qos_on_nvl_a);
     checks::p0_cannot_exceed_its_reservation(&cluster);
     checks::mixed_pool_jobs_are_billed_at_their_nodes_price(&cluster);
+    checks::plan_finishes_when_a_trial_is_cancelled(&cluster, generated.path());
     checks::team_over_budget_is_held(&cluster);
 
     checks::log_is_clean(&cluster, "while running jobs");

@@ -73,9 +73,11 @@ fn slurm_24_11_with_accounting_accepts_and_obeys_the_cluster_policy() {
     // class job left free.
     model_parallel_jobs_stay_in_one_nvlink_block(&cluster, &blocks, &["--qos=p1", "-p", "nvlink"], &["--qos=p1", "-p", "nvlink"], 1);
     checks::team_tiers_are_enforced(&cluster);
+    checks::admin_accounts_pass_job_submit_lua(&cluster);
     checks::p0_preempts_p1_with_checkpoint_signal_and_cancels_p2(&cluster, &checks::qos_on_nvl_a);
     checks::p0_cannot_exceed_its_reservation(&cluster);
     checks::mixed_pool_jobs_are_billed_at_their_nodes_price(&cluster);
+    checks::plan_finishes_when_a_trial_is_cancelled(&cluster, generated.path());
     checks::team_over_budget_is_held(&cluster);
 
     checks::log_is_clean(&cluster, "while running jobs");

@@ -29,7 +29,8 @@ use reader::{Cx, NodeReader};
 pub const PROJECT_FILE: &str = "placid.kdl";
 
 /// Declarations that may appear in any policy file.
-const POLICY_KINDS: &[&str] = &["pool", "tier", "cost-center", "team", "class", "score", "plan", "metric", "migration", "alert", "test"];
+const POLICY_KINDS: &[&str] =
+    &["pool", "tier", "cost-center", "team", "class", "score", "plan", "metric", "migration", "alert", "test", "admin-accounts"];
 
 /// Declarations that only the project file may contain.
 const PROJECT_KINDS: &[&str] = &["project", "inventory", "include", "target"];
@@ -132,6 +133,7 @@ pub fn load(world: &dyn World) -> Compilation {
     rollout::lower_migrations(&mut cx, &mut model, &tables, &of_kind("migration"));
     rollout::lower_alerts(&mut cx, &mut model, &tables, &of_kind("alert"));
     tests::lower(&mut cx, &mut model, &tables, &of_kind("test"));
+    model.admin_accounts = policy::lower_admin_accounts(&mut cx, &of_kind("admin-accounts"));
 
     let mut diagnostics = cx.diagnostics;
     diagnostics.sort();

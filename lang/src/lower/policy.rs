@@ -718,3 +718,19 @@ fn lower_team(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_
         account: account?,
     })
 }
+
+/// `admin-accounts "ops" ...` (any number of nodes): scheduler accounts whose jobs skip
+/// placid's submission rules.
+pub(super) fn lower_admin_accounts(cx: &mut Cx, nodes: &[NodeReader<'_>]) -> Vec<Spanned<crate::name::Name>> {
+    let mut accounts = Vec::new();
+    for node in nodes {
+        node.props(cx, &[]);
+        node.children(cx, &[]);
+        for value in node.expect_args(cx, 1, usize::MAX, "the administrators' accounts").unwrap_or_default() {
+            if let Some(name) = value.name(cx) {
+                accounts.push(name);
+            }
+        }
+    }
+    accounts
+}

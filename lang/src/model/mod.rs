@@ -50,6 +50,9 @@ pub struct Model {
     pub alerts: Vec<Alert>,
     /// Policy tests; indexed by [`TestId`].
     pub tests: Vec<PolicyTest>,
+    /// Scheduler accounts of administrators (`admin-accounts`), whose jobs skip placid's
+    /// submission rules (Slurm's job_submit.lua); Slurm's own limits still apply.
+    pub admin_accounts: Vec<crate::span::Spanned<crate::name::Name>>,
 }
 
 impl Model {

@@ -1,6 +1,14 @@
 //! gres.conf: one line per GPU, so that `Links=` (NVLink link counts to every GPU of the
 //! node, `-1` for itself) can steer which GPUs of a node a job gets. Slurm only accepts
 //! `Links=` on single-GPU lines. Device files follow NVIDIA's `/dev/nvidia<index>` naming.
+//!
+//! `Cores=` binds each GPU to the cores of its NUMA node (the inventory's `numa=`), so a job
+//! gets CPU cores next to its GPUs. Slurm counts cores `0..cores-1` across the sockets; placid
+//! gives NUMA node `k` of `n` the `k`-th of `n` equal consecutive ranges (the socket layout),
+//! and writes no `Cores=` when the cores do not split evenly or a range is not whole sockets:
+//! 24.11's slurmd registers a node whose GRES cores cut a socket as invalid ("GRES core
+//! specification ... doesn't match socket boundaries", seen live), so a NUMA node smaller than
+//! a socket (sub-NUMA clustering) cannot be expressed.
 
 use std::fmt::Write;
 
@@ -12,6 +20,9 @@ pub fn render(model: &Model, version: &str) -> String {
     for node in model.nodes.iter().filter(|node| !node.gpus.is_empty()) {
         for gpu in &node.gpus {
             let _ = write!(out, "NodeName={} Name=gpu Type={} File=/dev/nvidia{}", node.name, gpu.model, gpu.index);
+            if let Some((first, last)) = numa_cores(node, gpu) {
+                let _ = write!(out, " Cores={first}-{last}");
+            }
             if node.has_nvlink() {
                 let _ = write!(out, " Links={}", links(node, gpu));
             }
@@ -35,4 +46,20 @@ fn links(node: &Node, gpu: &Gpu) -> String {
         })
         .collect();
     counts.join(",")
+}
+
+/// The core range of `gpu`'s NUMA node, when the node's cores split evenly over its NUMA nodes.
+fn numa_cores(node: &Node, gpu: &Gpu) -> Option<(u32, u32)> {
+    let numa = gpu.numa?;
+    let domains = node.cpu.numa_nodes;
+    let cores = node.cpu.cores.unwrap_or(node.cpu.harts);
+    let sockets = node.cpu.sockets.unwrap_or(1).max(1);
+    if domains == 0 || numa >= domains || cores == 0 || !cores.is_multiple_of(domains) || !cores.is_multiple_of(sockets) {
+        return None;
+    }
+    let per_domain = cores / domains;
+    if !per_domain.is_multiple_of(cores / sockets) {
+        return None;
+    }
+    Some((numa * per_domain, (numa + 1) * per_domain - 1))
 }

@@ -122,8 +122,10 @@ fn state(model: &Model, plan: &MigrationPlan<'_>, phase: Option<&PhasePlan<'_>>)
             commands.push(format!("scontrol update NodeName={} Weight={}", node_list(model, &phase.joined), phase.weight));
         }
         if !phase.reserved.is_empty() {
+            // MAGNETIC (20.02+, so every supported release): the migrated teams' jobs land in
+            // the reservation without asking for it with --reservation, so the canary gets work.
             commands.push(format!(
-                "scontrol create reservation ReservationName={} StartTime=now Duration={} Nodes={} {} Flags=IGNORE_JOBS",
+                "scontrol create reservation ReservationName={} StartTime=now Duration={} Nodes={} {} Flags=IGNORE_JOBS,MAGNETIC",
                 reservation_name(plan, phase),
                 phase.phase.hold.seconds.div_ceil(60),
                 node_list(model, &phase.reserved),

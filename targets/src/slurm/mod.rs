@@ -14,6 +14,7 @@ mod gres;
 mod lua;
 pub mod migrations;
 pub mod names;
+mod promote;
 mod reserved;
 mod sbatch;
 pub mod site;

@@ -24,6 +24,11 @@ pub fn cost_center_account(cost_center: &CostCenter) -> String {
     cost_center.name.as_str().to_ascii_lowercase()
 }
 
+/// An administrators' account as sacctmgr stores it (lowercased, like team accounts).
+pub fn admin_account(account: &Name) -> String {
+    account.as_str().to_ascii_lowercase()
+}
+
 /// The partition of a pool.
 pub fn partition(pool: &Pool) -> String {
     pool.name.as_str().to_owned()

@@ -19,7 +19,7 @@ use placid_lang::diag::{Diagnostic, Diagnostics};
 use placid_lang::model::{Model, Plan, Preemption, Stage};
 use placid_lang::span::Span;
 
-use super::{SlurmTemplates, names};
+use super::{SlurmTemplates, names, promote};
 use crate::Artifact;
 
 /// The built-in template of one stage.
@@ -117,7 +117,14 @@ pub fn render(model: &Model, templates: &SlurmTemplates, accounting: bool, span:
                 Err(failure) => diagnostics.push(failed(failure, STAGE_TEMPLATE, stage.span)),
             }
             let after: Vec<usize> = stage.after.iter().map(|after| after.value).collect();
-            stage_values.push(context! { index, name => stage.name.as_str(), file, after });
+            let depends: Vec<Value> = after.iter().map(|earlier| dependency(plan, *earlier)).collect();
+            let promote = stage.promote.as_ref().map(|promote| {
+                let file = promote::file(stage);
+                let text = promote::render(model, plan, stage, promote, accounting);
+                artifacts.push(Artifact::text(format!("{directory}/{file}"), text));
+                file
+            });
+            stage_values.push(context! { index, name => stage.name.as_str(), file, after, depends, promote });
         }
         let team = model.team(plan.team.value);
         let submit = context! { plan => plan.name.as_str(), team => team.name.as_str(), stages => stage_values };
@@ -132,6 +139,23 @@ pub fn render(model: &Model, templates: &SlurmTemplates, accounting: bool, span:
         diagnostics.sort();
         Err(diagnostics)
     }
+}
+
+/// How a stage waits for the earlier stage `earlier`: for the promotion step of a promoting
+/// stage, which must have succeeded (`afterok`); for every trial of a stage of several,
+/// however they ended (`afterany`: a preempted or cancelled trial must not stall the plan);
+/// for a single-trial stage, its success (`afterok`; a dependency that can never be met is
+/// cancelled by `kill_invalid_depend`, so nothing waits forever).
+fn dependency(plan: &Plan, earlier: usize) -> Value {
+    let stage = &plan.stages[earlier];
+    let (kind, job) = if stage.promote.is_some() {
+        ("afterok", format!("promote_{earlier}"))
+    } else if stage.trials > 1 {
+        ("afterany", format!("job_{earlier}"))
+    } else {
+        ("afterok", format!("job_{earlier}"))
+    };
+    context! { kind, job }
 }
 
 /// minijinja drops a template's final newline; scripts end with one.
@@ -183,7 +207,16 @@ fn stage_context(model: &Model, plan: &Plan, stage: &Stage, accounting: bool) ->
     // --time-min lets backfill start the trial in a gap shorter than its limit (Slurm may then
     // lower the limit down to it), so only a tier that backfills gets one.
     let time_min = stage.expected_time_below_limit(tier).filter(|_| tier.backfill).map(|time| super::slurm_time(time.seconds));
+    // The first earlier stage that promotes trials: this stage's array tasks are its winners.
+    let promoted_from = stage
+        .after
+        .iter()
+        .map(|after| &plan.stages[after.value])
+        .find(|earlier| earlier.promote.is_some())
+        .map(|earlier| earlier.name.as_str());
     context! {
+        promoted_from,
+        checkpoint_incremental => tier.checkpoint.map(|checkpoint| checkpoint.incremental),
         plan => plan.name.as_str(),
         stage => stage.name.as_str(),
         tier => tier.name.as_str(),

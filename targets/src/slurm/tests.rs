@@ -83,7 +83,8 @@ fn a_node_becomes_one_line_with_features_gres_and_price_weight() {
     // 64 GiB less 2 x 1/32 for the OS and daemons, over 2 GPUs.
     assert!(conf.contains("PartitionName=all Nodes=n1 AllowQos=p0,p1 TRESBillingWeights=CPU=0,Mem=0,GRES/gpu=250 DefMemPerGPU=30720"));
     assert!(conf.contains("SelectTypeParameters=CR_Core_Memory\n"));
-    assert!(file(&artifacts, "slurm/gres.conf").contains("NodeName=n1 Name=gpu Type=H200 File=/dev/nvidia1 Links=18,-1"));
+    // One NUMA node of 8 cores: both GPUs sit next to all of them.
+    assert!(file(&artifacts, "slurm/gres.conf").contains("NodeName=n1 Name=gpu Type=H200 File=/dev/nvidia1 Cores=0-7 Links=18,-1"));
 }
 
 #[test]
@@ -312,4 +313,17 @@ fn a_reserving_tier_is_capped_at_its_reservation_and_kept_off_other_and_spot_poo
         "{accounts}"
     );
     assert!(accounts.contains("name=p1 set Priority=500") && accounts.contains("GrpTRES=gres/gpu=-1\n"), "{accounts}");
+}
+
+#[test]
+fn a_pool_of_two_prices_is_two_partitions_and_their_names_may_not_collide() {
+    let nodes = NODES.to_owned() + &NODES.replace("\"n1\"", "\"n2\"").replace("d1", "d2").replace("(usd)2.50", "(usd)1.00");
+    let artifacts = emit_project(&nodes, POLICY, &SlurmTemplates::default()).unwrap_or_else(|codes| panic!("{codes:?}"));
+    let conf = file(&artifacts, "slurm/slurm.conf");
+    assert!(conf.contains("PartitionName=all_100 Nodes=n2 AllowQos=p0,p1 TRESBillingWeights=CPU=0,Mem=0,GRES/gpu=100"), "{conf}");
+    assert!(conf.contains("PartitionName=all_250 Nodes=n1 AllowQos=p0,p1 TRESBillingWeights=CPU=0,Mem=0,GRES/gpu=250"), "{conf}");
+    let lua = file(&artifacts, "slurm/job_submit.lua");
+    assert!(lua.contains(r#"["all"] = "all_100,all_250","#), "{lua}");
+    let colliding = POLICY.to_owned() + "pool \"all_250\" { select nvlink-domain=\"d1\" }\n";
+    assert_eq!(emit_project(&nodes, &colliding, &SlurmTemplates::default()).err(), Some(vec![Code::SlurmNameCollision]));
 }

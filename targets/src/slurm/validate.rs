@@ -66,6 +66,11 @@ fn check_collisions(model: &Model, diagnostics: &mut Diagnostics) {
     for team in &model.teams {
         claim(&mut accounts, names::team_account(team), team.span, "account", diagnostics);
     }
+    // An admin account that is also a team's or cost center's would let that team skip its
+    // own rules.
+    for admin in &model.admin_accounts {
+        claim(&mut accounts, names::admin_account(&admin.value), admin.span, "account", diagnostics);
+    }
 }
 
 fn claim(taken: &mut BTreeMap<String, Span>, name: String, span: Span, kind: &str, diagnostics: &mut Diagnostics) {

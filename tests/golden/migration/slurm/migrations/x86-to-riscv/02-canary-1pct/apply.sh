@@ -5,4 +5,4 @@ scontrol delete ReservationName=placid-x86-to-riscv-01-shadow || true
 scontrol update PartitionName=x86-pcie Nodes=rv-01,x86-01,x86-02,x86-03,x86-04,x86-05,x86-06,x86-07,x86-08
 scontrol update NodeName=x86-01,x86-02,x86-03,x86-04,x86-05,x86-06,x86-07,x86-08 Weight=50
 scontrol update NodeName=rv-01 Weight=99
-scontrol create reservation ReservationName=placid-x86-to-riscv-02-canary-1pct StartTime=now Duration=720 Nodes=rv-01 Accounts=training Flags=IGNORE_JOBS
+scontrol create reservation ReservationName=placid-x86-to-riscv-02-canary-1pct StartTime=now Duration=720 Nodes=rv-01 Accounts=training Flags=IGNORE_JOBS,MAGNETIC
