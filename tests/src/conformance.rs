@@ -137,17 +137,13 @@ fn team_named(model: &Model, name: &str) -> TeamId {
     TeamId::from_index(model.teams.iter().position(|team| team.name.as_str() == name).unwrap_or_else(|| panic!("no team {name}")))
 }
 
-/// The engine job of a step: the stage's job, run for its expected time, cut at its limit,
-/// after the scenario's earlier jobs of the stages it is after.
+/// The engine job of a step: the stage's job (its expected time, cut at its limit), after the scenario's earlier jobs of the stages it is after.
 fn job_of(model: &Model, scenario: &Scenario, index: usize) -> Job {
     let step = &scenario.steps[index];
     let (plan, stage) = stage_of(model, step);
     let declared = &model.plan(plan).stages[stage];
-    let tier = model.tier(declared.tier.value);
     let mut job = stage_job(model, plan, stage, 0);
     job.submit = step.at;
-    job.limit = Some(declared.run_time_limit(tier).seconds);
-    job.run = declared.time.as_ref().map_or(declared.run_time_limit(tier).seconds, |time| time.value.seconds);
     if let Some(team) = step.team {
         job.team = team_named(model, team);
     }
@@ -209,7 +205,8 @@ pub fn observe(cluster: &Cluster, generated: &Path, model: &Model, scenario: &Sc
         // Like training code, the job outlives the preemption signals (TERM, and USR1 for
         // its checkpoint) until Slurm kills it at the end of the window; a bare `sleep` would
         // die at once, and a job that ends early is not requeued.
-        std::fs::write(cluster.path(&command), format!("#!/bin/sh\ntrap '' TERM USR1\nexec sleep {}\n", job.run)).expect("write the job command");
+        std::fs::write(cluster.path(&command), format!("#!/bin/sh\ntrap '' TERM USR1\nexec sleep {}\n", job.run))
+            .expect("write the job command");
         let _ = std::process::Command::new("chmod").arg("+x").arg(cluster.path(&command)).status();
         let mut args = vec![format!(
             "--export=ALL,PLACID_STAGE_COMMAND={},PLACID_RESULTS_DIR={}",

@@ -41,8 +41,9 @@ impl Promotion {
     }
 }
 
-/// Trial `trial` of stage `stage` of plan `plan_id`, as a job submitted at 0 that runs for
-/// an hour: its team, tier, class, pool, capacity kind, GPUs and score.
+/// Trial `trial` of stage `stage` of plan `plan_id`, as a job submitted at 0: its team, tier,
+/// class, pool, capacity kind, GPUs and score, limited to the stage's run-time limit (its
+/// sbatch `--time`) and running for its expected `time`, or to the limit without one.
 pub fn stage_job(model: &Model, plan_id: PlanId, stage: usize, trial: u32) -> Job {
     let plan = model.plan(plan_id);
     let declared = &plan.stages[stage];
@@ -52,6 +53,9 @@ pub fn stage_job(model: &Model, plan_id: PlanId, stage: usize, trial: u32) -> Jo
     job.capacity = declared.capacity;
     job.score = declared.score.as_ref().map(|score| score.value);
     job.stage = Some(StageRef { plan: plan_id, stage, trial });
+    let limit = declared.run_time_limit(model.tier(declared.tier.value)).seconds;
+    job.limit = Some(limit);
+    job.run = declared.time.as_ref().map_or(limit, |time| time.value.seconds);
     job
 }
 

@@ -407,6 +407,10 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             Some(pool) => vec![pool],
             None => (0..model.pools.len()).map(PoolId::from_index).collect(),
         };
+        let pools: Vec<PoolId> = pools.into_iter().filter(|pool| !self.quotas.outside_reservations(job.tier, *pool)).collect();
+        if pools.is_empty() {
+            return Err(Reject::TierNotAllowed);
+        }
         let mut viable = Vec::new();
         let mut furthest = Reject::NoFeasibleNode;
         for pool in pools {
@@ -1078,6 +1082,9 @@ impl<'m, R: Ranker> Simulation<'m, R> {
 /// Whether `job` can ever run in `pool`: the hardware (its filters, then its locality unit),
 /// then its quota, then its budget. The checker asks this of plan stages and tests.
 pub fn verdict_in(model: &Model, quotas: &Quotas, empty: &Cluster, job: &Job, pool: PoolId) -> Result<(), Reject> {
+    if quotas.outside_reservations(job.tier, pool) {
+        return Err(Reject::TierNotAllowed);
+    }
     if let Some(reason) = place::never(model, &quotas.reach[pool.index()], empty, job, pool) {
         return Err(reason);
     }
