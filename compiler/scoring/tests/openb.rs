@@ -3,45 +3,15 @@
 //! pod by pod, and on the openb default trace (read from ../shared/traces, which fails loudly
 //! under CI=true when missing and otherwise says that it did not run).
 
-use std::path::{Path, PathBuf};
-
-use placid_driver::build::{Selection, compile};
 use placid_engine::openb::metric::{self, Inflation, Seeds};
 use placid_engine::openb::place::{BestFit, Placement};
-use placid_engine::openb::read::{self, TraceFile};
 use placid_engine::openb::{GpuSpec, Milli, Node, Pod, Trace};
-use placid_lang::source::{MemoryWorld, RelPath, Sources};
 use placid_scoring::Loaded;
 use placid_scoring::openb::WasmScore;
 use proptest::prelude::*;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The cluster example with the openb best-fit score added, compiled and loaded.
-fn best_fit_plugin() -> Loaded {
-    let example = repo().join("policy-examples/cluster");
-    let mut world = MemoryWorld::new();
-    let mut add = |dir: &Path, prefix: &str| {
-        for entry in std::fs::read_dir(dir).expect("read the example").filter_map(Result::ok) {
-            let path = entry.path();
-            if path.extension().is_some_and(|ext| ext == "kdl") {
-                let name = path.file_name().expect("a file name").to_string_lossy();
-                world.insert(&format!("{prefix}{name}"), std::fs::read_to_string(&path).expect("read"));
-            }
-        }
-    };
-    add(&example, "");
-    add(&example.join("policy"), "policy/");
-    add(&example.join("inventory"), "inventory/");
-    let score = std::fs::read_to_string(repo().join("policy-examples/openb/best-fit.kdl")).expect("the example score");
-    world.insert("policy/openb-best-fit.kdl", score);
-    let build = compile(&world, &Selection::default());
-    assert!(!build.diagnostics.has_errors(), "{:?}", build.diagnostics);
-    let model = build.model.into_checked().expect("the project checks");
-    placid_scoring::load(model, Some("openb-best-fit")).unwrap_or_else(|error| panic!("cannot load the score: {error:?}"))
-}
+mod support;
+use support::{openb_best_fit, openb_default_trace};
 
 /// Each seed's pods, failed pods and allocation at the marks.
 fn outcome_figures(trace: &Trace, placement: &mut Placement<'_>, seeds: &Seeds) -> Vec<(usize, usize, Vec<(u32, Option<f64>)>)> {
@@ -50,27 +20,15 @@ fn outcome_figures(trace: &Trace, placement: &mut Placement<'_>, seeds: &Seeds) 
 }
 
 /// Loaded once: compiling the module for every case would dominate the property test.
-static PLUGIN: std::sync::LazyLock<Loaded> = std::sync::LazyLock::new(best_fit_plugin);
+static PLUGIN: std::sync::LazyLock<Loaded> = std::sync::LazyLock::new(openb_best_fit);
 
 #[test]
 fn wasm_best_fit_gives_the_built_in_figures_on_the_default_trace() {
-    let dir = repo().join("../shared/traces/openb");
-    let (Ok(nodes), Ok(pods)) =
-        (std::fs::read(dir.join("openb_node_list_gpu_node.csv")), std::fs::read(dir.join("openb_pod_list_default.csv")))
-    else {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true but the openb trace is missing at {}", dir.display());
-        println!("did not run: the openb trace is not at {}", dir.display());
+    let Some(trace) = openb_default_trace() else {
+        println!("did not run: the openb trace is not in ../shared/traces/openb");
         return;
     };
-    let path = |name: &str| RelPath::new(name).expect("a relative name");
-    let (trace, diagnostics) = read::read(
-        &mut Sources::new(),
-        TraceFile { path: path("nodes.csv"), bytes: &nodes },
-        TraceFile { path: path("pods.csv"), bytes: &pods },
-    );
-    assert!(diagnostics.is_empty());
-    let trace = trace.expect("the trace");
-    let loaded = best_fit_plugin();
+    let loaded = openb_best_fit();
     let mut wasm = WasmScore::new(&loaded.plugin).expect("a worker");
     // Two seeds keep the unoptimised test build quick; the benchmark runs the Wasm path too.
     let seeds = Seeds::parse("42-43").expect("seeds");
