@@ -3,7 +3,7 @@
 //! pod by pod, and on the openb default trace (read from ../shared/traces, which fails loudly
 //! under CI=true when missing and otherwise says that it did not run).
 
-use placid_engine::openb::metric::{self, Inflation, Seeds};
+use placid_engine::openb::metric::{self, Inflation, SeedRun, Seeds};
 use placid_engine::openb::place::{BestFit, Placement};
 use placid_engine::openb::{GpuSpec, Milli, Node, Pod, Trace};
 use placid_scoring::Loaded;
@@ -14,9 +14,8 @@ mod support;
 use support::{openb_best_fit, openb_default_trace};
 
 /// Each seed's pods, failed pods and allocation at the marks.
-fn outcome_figures(trace: &Trace, placement: &mut Placement<'_>, seeds: &Seeds) -> Vec<(usize, usize, Vec<(u32, Option<f64>)>)> {
-    let outcome = metric::run(trace, placement, seeds, Inflation::parse("1.3").expect("inflation")).expect("the run");
-    outcome.runs.into_iter().map(|run| (run.pods, run.failed, run.allocation)).collect()
+fn outcome_figures(trace: &Trace, placement: &mut Placement<'_>, seeds: &Seeds) -> Vec<SeedRun> {
+    metric::run(trace, placement, seeds, Inflation::parse("1.3").expect("inflation")).expect("the run").runs
 }
 
 /// Loaded once: compiling the module for every case would dominate the property test.

@@ -153,8 +153,8 @@ impl Cluster {
         }
     }
 
-    /// Places `pod`, or returns `Ok(None)` when no node fits (the pod fails for good). Returns
-    /// the node's index.
+    /// Places `pod`, or returns `Ok(None)` when no node fits or the score refuses every one
+    /// that does (the pod fails for good). Returns the node's index.
     pub fn place(
         &mut self,
         pod: &Pod,
