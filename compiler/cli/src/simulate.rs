@@ -15,16 +15,18 @@ use placid_engine::openb::read::{self, MAX_TRACE_BYTES, TraceFile};
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::source::{RelPath, Sources};
 use placid_lang::span::Span;
+use placid_scoring::openb::WasmScore;
 use serde_json::json;
 
 use crate::pipeline::{self, Fields};
-use crate::{Exit, Output, ProjectArgs, choice, replay};
+use crate::{Exit, Output, ProjectArgs, choice, load_score, replay};
 
 /// Arguments of `placid simulate`. The workload's source is one mode of the `mode` group.
 #[derive(clap::Args, Debug)]
 #[command(group(ArgGroup::new("mode").required(true).args(["import", "trace"])))]
 pub struct Args {
-    /// The project directory (holding placid.kdl) whose policy a `--trace` replays on.
+    /// The project directory (holding placid.kdl): the policy a `--trace` replays on, or the
+    /// project whose score `--placement score:NAME` runs.
     #[arg(default_value = ".")]
     dir: PathBuf,
     /// Replay a placid trace (docs/simulate.md) through the engine on the project's policy.
@@ -42,8 +44,9 @@ pub struct Args {
     /// The openb pod list (`openb_pod_list_*.csv`).
     #[arg(long, requires = "import")]
     pods: Option<PathBuf>,
-    /// How an imported trace's pods are placed: `best-fit` or `random`, as the FGD artifact defines them.
-    #[arg(long, value_enum, default_value_t = Reference::BestFit, requires = "import")]
+    /// How an imported trace's pods are placed: `best-fit` or `random` as the FGD artifact
+    /// defines them, or `score:NAME`, the project's score NAME run through its Wasm plugin.
+    #[arg(long, value_parser = Reference::parse, default_value = "best-fit", requires = "import")]
     placement: Reference,
     /// The seeds, each one repetition: `42-51`, `7` or `1,3-4` (at most 100).
     #[arg(long, value_parser = Seeds::parse, default_value = "42-51", requires = "import")]
@@ -63,20 +66,34 @@ enum Import {
     Openb,
 }
 
-/// The built-in reference placements of an imported trace.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+/// How an imported trace's pods are placed.
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Reference {
     /// The best node by the artifact's best-fit score, ties at random.
     BestFit,
     /// A uniform feasible node.
     Random,
+    /// The best node by a score of the project, through its Wasm plugin.
+    Score(String),
 }
 
 impl Reference {
-    fn name(self) -> &'static str {
+    fn parse(text: &str) -> Result<Reference, String> {
+        match text {
+            "best-fit" => Ok(Reference::BestFit),
+            "random" => Ok(Reference::Random),
+            _ => match text.strip_prefix("score:") {
+                Some(name) if !name.is_empty() => Ok(Reference::Score(name.to_owned())),
+                _ => Err(format!("`{text}` is not `best-fit`, `random` or `score:NAME`")),
+            },
+        }
+    }
+
+    fn name(&self) -> String {
         match self {
-            Reference::BestFit => "best-fit",
-            Reference::Random => "random",
+            Reference::BestFit => "best-fit".to_owned(),
+            Reference::Random => "random".to_owned(),
+            Reference::Score(name) => format!("score:{name}"),
         }
     }
 }
@@ -119,9 +136,22 @@ fn openb(args: &Args, nodes: &Path, pods: &Path, out: &mut Output) -> Exit {
         return pipeline::report(out, format, &sources, &diagnostics, Fields::new());
     };
     let mut best_fit = BestFit;
-    let mut placement = match args.placement {
+    let mut wasm;
+    let mut placement = match &args.placement {
         Reference::BestFit => Placement::Scored(&mut best_fit),
         Reference::Random => Placement::Random,
+        Reference::Score(name) => {
+            let project = ProjectArgs { dir: args.dir.clone(), format };
+            let loaded = match load_score(out, &project, Some(name)) {
+                Ok(loaded) => loaded,
+                Err(exit) => return exit,
+            };
+            wasm = match WasmScore::new(&loaded.plugin) {
+                Ok(wasm) => wasm,
+                Err(error) => return pipeline::fail(out, format, error.into()),
+            };
+            Placement::Scored(&mut wasm)
+        }
     };
     let outcome = match metric::run(&trace, &mut placement, &args.seeds, args.inflate) {
         Ok(outcome) => outcome,
@@ -145,7 +175,7 @@ fn openb(args: &Args, nodes: &Path, pods: &Path, out: &mut Output) -> Exit {
 
 /// What a run prints.
 struct Summary<'a> {
-    placement: &'static str,
+    placement: String,
     nodes: usize,
     pods: usize,
     args: &'a Args,

@@ -131,3 +131,39 @@ fn usage_errors_exit_2() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("placid::E095"));
 }
+
+#[test]
+fn a_score_of_the_project_places_like_the_built_in_it_spells() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (nodes, pods) = write_trace(dir.path());
+    let project = dir.path().join("project");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let status = Command::new("cp").arg("-r").arg(repo.join("policy-examples/cluster")).arg(&project).status().expect("cp");
+    assert!(status.success());
+    std::fs::copy(repo.join("policy-examples/openb/best-fit.kdl"), project.join("policy/openb-best-fit.kdl")).expect("copy");
+    let project = project.to_string_lossy().into_owned();
+    let run = |placement: &str| {
+        let output = placid(&[
+            "simulate",
+            &project,
+            "--import",
+            "openb",
+            "--nodes",
+            &nodes,
+            "--pods",
+            &pods,
+            "--placement",
+            placement,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+        (report["allocation"].clone(), report["runs"].clone())
+    };
+    assert_eq!(run("score:openb-best-fit"), run("best-fit"));
+
+    let unknown = placid(&["simulate", &project, "--import", "openb", "--nodes", &nodes, "--pods", &pods, "--placement", "score:nope"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("placid::E096"));
+}

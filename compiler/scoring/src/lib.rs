@@ -13,6 +13,7 @@ pub mod extender;
 pub mod host;
 pub mod job;
 pub mod kube;
+pub mod openb;
 pub mod rank;
 
 use std::collections::HashMap;

@@ -209,6 +209,9 @@ features!(
         Capacity = "capacity", Type::Category(Category::Capacity), "How the capacity is bought (reserved, on_demand, spot).";
         Rack = "rack", Type::Category(Category::Rack), "The rack (interned).";
         NvlinkDomain = "nvlink_domain", Type::Category(Category::Domain), "The NVLink domain (interned).";
+        FreeGpuMilli = "free_gpu_milli", Type::Number, "GPU capacity not in use, in thousandths of a GPU summed over the node's GPUs; dynamic: the host's caller supplies it (static capacity from the inventory).";
+        FreeCpuMilli = "free_cpu_milli", Type::Number, "CPU not in use, in milli-CPU (thousandths of a hardware thread); dynamic like `free_gpu_milli`.";
+        FreeMemoryMib = "free_memory_mib", Type::Number, "Host memory not in use, in MiB; dynamic like `free_gpu_milli`.";
     }
 );
 
@@ -223,10 +226,13 @@ features!(
         Arch = "arch", Type::Category(Category::Arch), "The architecture the job's image runs on.";
         Rack = "rack", Type::Category(Category::Rack), "The rack the job's other pods run in (interned).";
         NvlinkDomain = "nvlink_domain", Type::Category(Category::Domain), "The NVLink domain the job's other pods run in (interned).";
+        CpuMilli = "cpu_milli", Type::Number, "CPU the job asks for on one node, in milli-CPU.";
+        GpuMilli = "gpu_milli", Type::Number, "The share of each GPU the job asks for, in thousandths (1000 = whole GPUs; below 1000 one shared GPU).";
     }
 );
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+const MIB: f64 = 1024.0 * 1024.0;
 
 impl NodeFeature {
     /// Where the value comes from in the inventory, for `placid.meta` and the docs.
@@ -243,6 +249,9 @@ impl NodeFeature {
             NodeFeature::Capacity => "inventory:node capacity",
             NodeFeature::Rack => "inventory:node rack",
             NodeFeature::NvlinkDomain => "inventory:node nvlink-domain",
+            NodeFeature::FreeGpuMilli => "inventory:gpu (count) x 1000",
+            NodeFeature::FreeCpuMilli => "inventory:cpu harts x 1000",
+            NodeFeature::FreeMemoryMib => "inventory:memory (MiB)",
         }
     }
 
@@ -266,6 +275,10 @@ impl NodeFeature {
             NodeFeature::NvlinkDomain => {
                 node.domain.map_or(f64::NAN, |domain| interner.code(Category::Domain, model.domain(domain).name.as_str()))
             }
+            // The inventory knows no allocations: free capacity is all of it.
+            NodeFeature::FreeGpuMilli => f64::from(node.gpu_count()) * 1000.0,
+            NodeFeature::FreeCpuMilli => f64::from(node.cpu.harts) * 1000.0,
+            NodeFeature::FreeMemoryMib => node.memory.map_or(f64::NAN, |bytes| bytes.0 as f64 / MIB),
         }
     }
 }

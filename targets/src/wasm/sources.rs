@@ -12,6 +12,7 @@ use super::meta::Source;
 use crate::facts::NodeFact;
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+const MIB: f64 = 1024.0 * 1024.0;
 
 /// The extended resource of NVIDIA's device plugin.
 const GPU_RESOURCE: &str = "nvidia.com/gpu";
@@ -53,6 +54,11 @@ pub fn node_source(feature: NodeFeature, prefix: &str) -> Origin {
         NodeFeature::Capacity => label(NodeFact::Capacity, prefix),
         NodeFeature::Rack => label(NodeFact::Rack, prefix),
         NodeFeature::NvlinkDomain => label(NodeFact::NvlinkDomain, prefix),
+        // The extender's request carries the Node objects but not the requests of the pods on
+        // them, so free capacity is what the node can allocate (docs/wasm-abi.md).
+        NodeFeature::FreeGpuMilli => Origin { from: Source::Allocatable(GPU_RESOURCE.to_owned()), scale: 1000.0 },
+        NodeFeature::FreeCpuMilli => Origin { from: Source::Allocatable("cpu".to_owned()), scale: 1000.0 },
+        NodeFeature::FreeMemoryMib => Origin { from: Source::Allocatable("memory".to_owned()), scale: 1.0 / MIB },
     }
 }
 
@@ -69,5 +75,8 @@ pub fn param_source(param: JobParam, prefix: &str) -> Origin {
         JobParam::Arch => unscaled(Source::PodNodeSelector(NodeFact::Arch.key(prefix))),
         JobParam::Rack => unscaled(Source::PodLabel(NodeFact::Rack.key(prefix))),
         JobParam::NvlinkDomain => unscaled(Source::PodLabel(NodeFact::NvlinkDomain.key(prefix))),
+        JobParam::CpuMilli => Origin { from: Source::PodRequest("cpu".to_owned()), scale: 1000.0 },
+        // Kubernetes has no resource for a share of a GPU; the pod says it with a label.
+        JobParam::GpuMilli => pod_label("gpu-milli", prefix),
     }
 }

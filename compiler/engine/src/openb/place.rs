@@ -21,11 +21,12 @@ pub struct Free {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScoreFailed(pub String);
 
-/// Ranks feasible nodes for a pod: a raw score per node, higher is better. The simulator
-/// takes the highest, ties at random, so that every score is judged the same way.
+/// Ranks feasible nodes for a pod: a score per node, higher is better, and NaN for a node
+/// the score refuses (a policy score's filter). The simulator takes the highest, ties (equal
+/// scores) at random, so that every score is judged the same way.
 pub trait NodeScore {
     /// Writes one score per entry of `nodes` into `scores` (cleared first).
-    fn score(&mut self, pod: &Pod, nodes: &[Free], scores: &mut Vec<i64>) -> Result<(), ScoreFailed>;
+    fn score(&mut self, pod: &Pod, nodes: &[Free], scores: &mut Vec<f64>) -> Result<(), ScoreFailed>;
 }
 
 /// The artifact's best-fit score: the weighted leftover after placing, inverted to 0..100.
@@ -49,9 +50,9 @@ impl BestFit {
 }
 
 impl NodeScore for BestFit {
-    fn score(&mut self, pod: &Pod, nodes: &[Free], scores: &mut Vec<i64>) -> Result<(), ScoreFailed> {
+    fn score(&mut self, pod: &Pod, nodes: &[Free], scores: &mut Vec<f64>) -> Result<(), ScoreFailed> {
         scores.clear();
-        scores.extend(nodes.iter().map(|&node| BestFit::of(pod, node)));
+        scores.extend(nodes.iter().map(|&node| BestFit::of(pod, node) as f64));
         Ok(())
     }
 }
@@ -92,7 +93,7 @@ pub struct Cluster {
 pub struct Scratch {
     feasible: Vec<usize>,
     free: Vec<Free>,
-    scores: Vec<i64>,
+    scores: Vec<f64>,
 }
 
 impl Cluster {
@@ -152,8 +153,8 @@ impl Cluster {
         }
     }
 
-    /// Places `pod`, or returns `Ok(None)` when no node fits (the pod fails for good). Returns
-    /// the node's index.
+    /// Places `pod`, or returns `Ok(None)` when no node fits or the score refuses every one
+    /// that does (the pod fails for good). Returns the node's index.
     pub fn place(
         &mut self,
         pod: &Pod,
@@ -178,7 +179,10 @@ impl Cluster {
                 // before taking the highest. With one score that keeps exactly the raw
                 // highest at 100 (any lower one is at most 99), so the highest raw scores are
                 // the same candidates, found without a division per node.
-                scratch.feasible[best(&scratch.scores, rng)]
+                match best(&scratch.scores, rng) {
+                    Some(index) => scratch.feasible[index],
+                    None => return Ok(None),
+                }
             }
         };
         let random_gpu = matches!(placement, Placement::Random);
@@ -221,12 +225,13 @@ impl Cluster {
     }
 }
 
-/// The index of the highest score, uniform among ties.
-fn best(scores: &[i64], rng: &mut impl rand::Rng) -> usize {
-    let high = scores.iter().copied().max().unwrap_or(0);
+/// The index of the highest score, uniform among ties; `None` when the score refuses every
+/// node (all NaN).
+fn best(scores: &[f64], rng: &mut impl rand::Rng) -> Option<usize> {
+    let high = scores.iter().copied().filter(|score| !score.is_nan()).reduce(f64::max)?;
     let ties = scores.iter().filter(|&&score| score == high).count();
     let pick = if ties > 1 { rng.random_range(0..ties) } else { 0 };
-    scores.iter().enumerate().filter(|&(_, &score)| score == high).nth(pick).map_or(0, |(index, _)| index)
+    scores.iter().enumerate().filter(|&(_, &score)| score == high).nth(pick).map(|(index, _)| index)
 }
 
 #[cfg(test)]
