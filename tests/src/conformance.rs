@@ -104,7 +104,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             name: "a reserved pool under pressure",
             steps: vec![Step { gpus: Some(16), ..step("c-borrow", "train", 0) }, step("c-p0", "finetune", 3)],
-            look: 20,
+            look: 50,
             divergence: Some(vec![Seen::Pending, running("nvl-a", Some("nvl-a"))]),
         },
         Scenario {
@@ -236,6 +236,8 @@ pub fn observe(cluster: &Cluster, generated: &Path, model: &Model, scenario: &Sc
     }
     wait_until_second(scenario.look);
     let seen = ids.iter().map(|id| id.as_ref().map_or(Seen::Rejected, |id| seen_in_slurm(cluster, model, id))).collect();
+    // The jobs ignore TERM, so a plain cancel would wait out KillWait (30 s) per scenario.
+    let _ = cluster.run("scancel", &["--user=root", "--full", "--signal=KILL"]);
     cluster.cancel_all();
     seen
 }

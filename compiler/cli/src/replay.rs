@@ -2,7 +2,7 @@
 //! engine on the project's policy and prints what it measured, with SVG plots on request.
 
 use std::io::Read as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use placid_driver::build::{Selection, write_file_atomically};
 use placid_driver::render::Format;
@@ -78,11 +78,15 @@ pub fn replay_file(project: &ProjectArgs, trace_path: &Path, out: &mut Output) -
     Ok(Some((sources, report)))
 }
 
-/// The trace's path as diagnostics show it: as given when it is relative, else its name.
+/// The path diagnostics show: relative to the working directory when inside it, else the
+/// file's name.
 pub fn shown_path(path: &Path) -> RelPath {
-    RelPath::new(&path.to_string_lossy())
-        .or_else(|_| RelPath::new(&path.file_name().unwrap_or_default().to_string_lossy()))
-        .unwrap_or_else(|_| RelPath::new("trace.csv").unwrap_or_else(|_| unreachable!("a valid literal path")))
+    let relative = std::env::current_dir().ok().and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf));
+    [relative, path.file_name().map(PathBuf::from)]
+        .into_iter()
+        .flatten()
+        .find_map(|candidate| RelPath::new(&candidate.to_string_lossy()).ok())
+        .unwrap_or_else(|| RelPath::new("trace.csv").unwrap_or_else(|_| unreachable!("a valid literal path")))
 }
 
 /// Reads at most [`MAX_TRACE_BYTES`] of the trace as UTF-8 text.

@@ -13,7 +13,7 @@ use placid_engine::openb::metric::{self, Inflation, Outcome, Seeds};
 use placid_engine::openb::place::{BestFit, Placement};
 use placid_engine::openb::read::{self, MAX_TRACE_BYTES, TraceFile};
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::source::{RelPath, Sources};
+use placid_lang::source::Sources;
 use placid_lang::span::Span;
 use placid_scoring::openb::WasmScore;
 use serde_json::json;
@@ -128,8 +128,8 @@ fn openb(args: &Args, nodes: &Path, pods: &Path, out: &mut Output) -> Exit {
     };
     let (trace, read_diagnostics) = read::read(
         &mut sources,
-        TraceFile { path: shown_path(nodes), bytes: &node_bytes },
-        TraceFile { path: shown_path(pods), bytes: &pod_bytes },
+        TraceFile { path: replay::shown_path(nodes), bytes: &node_bytes },
+        TraceFile { path: replay::shown_path(pods), bytes: &pod_bytes },
     );
     diagnostics.extend(read_diagnostics);
     let Some(trace) = trace else {
@@ -248,15 +248,4 @@ fn read_trace(out: &mut Output, format: Format, what: &str, path: &Path, diagnos
         return Ok(None);
     }
     Ok(Some(bytes))
-}
-
-/// The path diagnostics show: relative to the working directory when inside it, else the
-/// file's name.
-fn shown_path(path: &Path) -> RelPath {
-    let relative = std::env::current_dir().ok().and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf));
-    [relative, path.file_name().map(PathBuf::from)]
-        .into_iter()
-        .flatten()
-        .find_map(|candidate| RelPath::new(&candidate.to_string_lossy()).ok())
-        .unwrap_or_else(|| RelPath::new("trace.csv").unwrap_or_else(|_| unreachable!("a valid literal path")))
 }

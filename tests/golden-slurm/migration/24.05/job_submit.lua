@@ -76,7 +76,8 @@ local function apply_class(job_desc)
       else
         replaced = string.gsub(replaced, "\1", function() return constraint end)
       end
-      if replaced == "" then replaced = nil end
+      -- An empty string clears the constraint: Slurm's setter reads a string (luaL_checkstring),
+      -- so assigning nil raises a Lua error and leaves the class pseudo-feature in place.
       job_desc.features = replaced
       return nil
     end
