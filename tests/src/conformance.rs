@@ -104,7 +104,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             name: "a reserved pool under pressure",
             steps: vec![Step { gpus: Some(16), ..step("c-borrow", "train", 0) }, step("c-p0", "finetune", 3)],
-            look: 50,
+            look: 85,
             divergence: Some(vec![Seen::Pending, running("nvl-a", Some("nvl-a"))]),
         },
         Scenario {
