@@ -8,7 +8,12 @@ use placid_lang::model::{Model, SlurmVersion};
 use placid_tests::conformance::{self, Scenario, Seen, observe, predict};
 use placid_tests::slurm::{Cluster, Options, StartError, should_run, trixie_root, write_slurm};
 
+/// The two live runs take turns: on a small CI machine, two dozen daemons at once would
+/// stretch the scenarios' timing.
+static ONE_CLUSTER_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn run_all(model: &Model, options: &Options, release: &str) {
+    let _turn = ONE_CLUSTER_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let generated = tempfile::tempdir().expect("tempdir");
     write_slurm(model, generated.path());
     let cluster = match Cluster::start(generated.path(), options) {
