@@ -76,14 +76,20 @@ pub struct Divergence {
     pub slurm: Vec<Seen>,
     /// The releases (`22.05`, `24.11`) that diverge; the others must agree with the engine.
     pub releases: &'static [&'static str],
+    /// Whether Slurm does so on some runs only, and what the engine predicts on the others
+    /// (a timing its own scheduler does not fix, such as where a backfill cycle falls).
+    pub sometimes: bool,
 }
 
 impl Scenario {
-    /// What Slurm `release` must do: the engine's prediction, or the stated divergence.
-    pub fn expected<'a>(&'a self, release: &str, engine: &'a [Seen]) -> &'a [Seen] {
+    /// Whether `slurm`, what Slurm `release` did, is the engine's prediction `engine` or the
+    /// divergence stated for that release.
+    pub fn accepts(&self, release: &str, engine: &[Seen], slurm: &[Seen]) -> bool {
         match &self.divergence {
-            Some(divergence) if divergence.releases.contains(&release) => &divergence.slurm,
-            _ => engine,
+            Some(divergence) if divergence.releases.contains(&release) => {
+                slurm == divergence.slurm.as_slice() || (divergence.sometimes && slurm == engine)
+            }
+            _ => slurm == engine,
         }
     }
 }
@@ -109,7 +115,7 @@ pub fn scenarios() -> Vec<Scenario> {
             steps: vec![Step { gpus: Some(32), ..step("c-one-domain", "train", 0) }],
             look: 3,
             // 24.11 refuses it at submission ("Requested node configuration is not available").
-            divergence: Some(Divergence { slurm: vec![Seen::Pending], releases: &["22.05"] }),
+            divergence: Some(Divergence { slurm: vec![Seen::Pending], releases: &["22.05"], sometimes: false }),
         },
         scenario("tier-not-allowed", vec![Step { team: Some("research"), ..step("c-p0", "more", 0) }], 3),
         scenario("a job on a pool of two prices", vec![step("c-eval", "eval", 0)], 5),
@@ -128,13 +134,22 @@ pub fn scenarios() -> Vec<Scenario> {
             name: "a reserved pool under pressure",
             steps: vec![Step { gpus: Some(16), ..step("c-borrow", "train", 0) }, step("c-p0", "finetune", 3)],
             look: 85,
-            divergence: Some(Divergence { slurm: vec![Seen::Pending, running("nvl-a", Some("nvl-a"))], releases: EVERY_RELEASE }),
+            divergence: Some(Divergence {
+                slurm: vec![Seen::Pending, running("nvl-a", Some("nvl-a"))],
+                releases: EVERY_RELEASE,
+                sometimes: false,
+            }),
         },
         Scenario {
             name: "backfill of a short job into a gap without delaying a reserved start",
             steps: vec![step("c-backfill", "long", 0), step("c-backfill", "wide", 1), step("c-backfill", "short", 2)],
             look: 40,
-            divergence: Some(Divergence { slurm: vec![running("x86-spot", None), Seen::Pending, Seen::Pending], releases: EVERY_RELEASE }),
+            // Observed: 22.05 kept the short job waiting, 24.11 started it.
+            divergence: Some(Divergence {
+                slurm: vec![running("x86-spot", None), Seen::Pending, Seen::Pending],
+                releases: EVERY_RELEASE,
+                sometimes: true,
+            }),
         },
         scenario("P0 fills its reservation", vec![step("c-p0", "finetune", 0)], 5),
         scenario("P0 cannot exceed its reservation", vec![step("c-p0", "finetune", 0), step("c-p0", "more", 2)], 6),
