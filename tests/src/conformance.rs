@@ -273,6 +273,11 @@ pub fn observe(cluster: &Cluster, generated: &Path, model: &Model, scenario: &Sc
         );
     }
     wait_until_second(scenario.look);
+    // A job Slurm is killing stays COMPLETING until its processes are reaped, and the job it
+    // makes room for starts only after that: look once nothing is completing any more.
+    let completing = |id: &String| cluster.show("job", id).get("JobState").is_some_and(|state| state == "COMPLETING");
+    crate::slurm::wait_until(Duration::from_secs(60), || !ids.iter().flatten().any(completing));
+    std::thread::sleep(Duration::from_secs(3));
     let seen = ids.iter().map(|id| id.as_ref().map_or(Seen::Rejected, |id| seen_in_slurm(cluster, model, id))).collect();
     // The jobs ignore TERM, so a plain cancel would wait out KillWait (30 s) per scenario.
     let _ = cluster.run("scancel", &["--user=root", "--full", "--signal=KILL"]);
