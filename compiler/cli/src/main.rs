@@ -91,12 +91,7 @@ impl ScoreArgs {
 pub fn load_score(out: &mut Output, project: &ProjectArgs, name: Option<&str>) -> Result<placid_scoring::Loaded, Exit> {
     let build = pipeline::checked(out, project, &placid_driver::build::Selection::default())?;
     let sources = build.sources;
-    placid_scoring::load(build.model, name).map_err(|error| match error {
-        placid_scoring::LoadError::NoScore(diagnostic) => pipeline::fail(out, project.format, diagnostic),
-        placid_scoring::LoadError::Module(diagnostics) => {
-            pipeline::report(out, project.format, &sources, &diagnostics, pipeline::Fields::new())
-        }
-    })
+    placid_scoring::load(build.model, name).map_err(|error| pipeline::load_failed(out, project.format, &sources, error))
 }
 
 /// The argument parser of a library's closed set of choices (`--format text|json`).

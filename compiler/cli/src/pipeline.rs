@@ -76,6 +76,41 @@ pub fn report(out: &mut Output, format: Format, sources: &Sources, diagnostics: 
     if diagnostics.has_errors() { Exit::Failure } else { Exit::Ok }
 }
 
+/// Reports why a score's plugin could not be loaded: a missing score is the command's own
+/// failure (exit 2), a module the host refused is the policy's (exit 1).
+pub fn load_failed(out: &mut Output, format: Format, sources: &Sources, error: placid_scoring::LoadError) -> Exit {
+    match error {
+        placid_scoring::LoadError::NoScore(diagnostic) => fail(out, format, diagnostic),
+        placid_scoring::LoadError::Module(diagnostics) => report(out, format, sources, &diagnostics, Fields::new()),
+    }
+}
+
+/// The plugins of the scores the project's plan stages use, as the engine's ranker.
+pub fn stage_scores<'m>(
+    out: &mut Output,
+    format: Format,
+    sources: &Sources,
+    model: &'m placid_check::Checked,
+) -> Result<placid_scoring::stage_rank::StageScores<'m>, Exit> {
+    placid_scoring::stage_rank::StageScores::new(model).map_err(|error| load_failed(out, format, sources, error))
+}
+
+/// Warns that a score's plugin failed some batches of an engine run, which were ranked by the
+/// tie-break alone instead: the run's outcome is then not the extender's.
+pub fn warn_ranking_failures(out: &mut Output, sources: &Sources, failures: u64) {
+    if failures > 0 {
+        let diagnostic = Diagnostic::warning(
+            Code::PluginFailed,
+            Span::DETACHED,
+            format!("a stage score's plugin failed {failures} ranking batches, which fell to the engine's tie-break"),
+        )
+        .help("`placid score` on the stage's nodes shows the plugin's error; `placid explain --wat` its code");
+        let mut diagnostics = Diagnostics::new();
+        diagnostics.push(diagnostic);
+        report(out, Format::Text, sources, &diagnostics, Fields::new());
+    }
+}
+
 /// Reports a command's own failure (an unreadable input, a missing tool) as one coded
 /// diagnostic, and returns exit 2: the policy was not what failed.
 pub fn fail(out: &mut Output, format: Format, diagnostic: Diagnostic) -> Exit {

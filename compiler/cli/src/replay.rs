@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use placid_driver::build::{Selection, write_file_atomically};
 use placid_driver::render::Format;
-use placid_engine::Neutral;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::source::{RelPath, Sources};
 use placid_lang::span::Span;
@@ -67,7 +66,8 @@ pub fn replay_file(project: &ProjectArgs, trace_path: &Path, out: &mut Output) -
         }
     };
     let bar = (jobs.len() >= PROGRESS_FROM).then(|| indicatif::ProgressBar::new(jobs.len() as u64));
-    let report = replay::replay(&model, Neutral, &jobs, &mut |ended| {
+    let mut ranker = pipeline::stage_scores(out, project.format, &sources, &model)?;
+    let report = replay::replay(&model, &mut ranker, &jobs, &mut |ended| {
         if let Some(bar) = &bar {
             bar.set_position(ended as u64);
         }
@@ -75,6 +75,7 @@ pub fn replay_file(project: &ProjectArgs, trace_path: &Path, out: &mut Output) -
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    pipeline::warn_ranking_failures(out, &sources, ranker.failures());
     Ok(Some((sources, report)))
 }
 

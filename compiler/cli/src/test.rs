@@ -12,6 +12,7 @@ use placid_engine::policy_test::{self, Mismatch, TestResult};
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::{Model, PolicyTest};
 use placid_lang::source::Sources;
+use placid_scoring::stage_rank::StageScores;
 
 use crate::pipeline;
 use crate::{Exit, Output, ProjectArgs, choice};
@@ -68,11 +69,16 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
         Ok(clean) => clean,
         Err(exit) => return exit,
     };
+    let mut ranker = match pipeline::stage_scores(out, format, &clean.sources, &clean.model) {
+        Ok(ranker) => ranker,
+        Err(exit) => return exit,
+    };
     let model: &Model = &clean.model;
     let selected: Vec<&PolicyTest> =
         model.tests.iter().filter(|test| args.filter.as_deref().is_none_or(|filter| test.name.as_str().contains(filter))).collect();
     let filtered_out = model.tests.len() - selected.len();
-    let ran: Vec<Ran<'_>> = selected.into_iter().map(|test| Ran { test, failures: failures(model, test) }).collect();
+    let ran: Vec<Ran<'_>> = selected.into_iter().map(|test| Ran { test, failures: failures(model, test, &mut ranker) }).collect();
+    pipeline::warn_ranking_failures(out, &clean.sources, ranker.failures());
     let failed = ran.iter().filter(|each| !each.failures.is_empty()).count();
     match args.format {
         Report::Text => text(out, &clean.sources, &ran, filtered_out),
@@ -83,9 +89,9 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
 }
 
 /// Runs one test; each failed expectation (or an unrunnable starting state) is a diagnostic.
-fn failures(model: &Model, test: &PolicyTest) -> Diagnostics {
+fn failures(model: &Model, test: &PolicyTest, ranker: &mut StageScores<'_>) -> Diagnostics {
     let mut diagnostics = Diagnostics::new();
-    match policy_test::run(model, test, placid_engine::Neutral) {
+    match policy_test::run(model, test, ranker) {
         TestResult::Passed => {}
         TestResult::Failed(mismatches) => {
             for Mismatch { span, expected, actual } in mismatches {

@@ -5,8 +5,10 @@
 
 use placid_driver::build::Build;
 use placid_driver::render;
-use placid_engine::Neutral;
+use placid_lang::diag::Diagnostics;
 use placid_lang::source::RelPath;
+use placid_scoring::LoadError;
+use placid_scoring::stage_rank::StageScores;
 use placid_simulate::measure::Report;
 use placid_simulate::text::{Change, compare};
 use placid_simulate::{replay, trace};
@@ -59,10 +61,19 @@ pub fn what_if(base: &Build, head: &Build, input: &TraceInput) -> Option<WhatIf>
 /// The most trace errors quoted per side.
 const QUOTED_ERRORS: usize = 5;
 
+/// Replays the trace on one side, ranking staged jobs with that side's own score plugins.
 fn replay_on(build: &Build, input: &TraceInput) -> Result<Report, Vec<String>> {
     let mut sources = build.sources.clone();
     let file = sources.add(input.path.clone(), input.text.clone());
-    trace::read(&build.model, file, &input.text)
-        .map(|jobs| replay::replay(&build.model, Neutral, &jobs, &mut |_| {}))
-        .map_err(|diagnostics| diagnostics.iter().take(QUOTED_ERRORS).map(|diagnostic| render::one_line(&sources, diagnostic)).collect())
+    let quoted = |diagnostics: &Diagnostics| -> Vec<String> {
+        diagnostics.iter().take(QUOTED_ERRORS).map(|diagnostic| render::one_line(&sources, diagnostic)).collect()
+    };
+    // `what_if` replays only builds without errors, whose model is checked.
+    let Some(model) = build.model.checked() else { return Err(Vec::new()) };
+    let mut ranker = StageScores::new(model).map_err(|error| match error {
+        LoadError::NoScore(diagnostic) => vec![render::one_line(&sources, &diagnostic)],
+        LoadError::Module(diagnostics) => quoted(&diagnostics),
+    })?;
+    let jobs = trace::read(model, file, &input.text).map_err(|diagnostics| quoted(&diagnostics))?;
+    Ok(replay::replay(model, &mut ranker, &jobs, &mut |_| {}))
 }

@@ -15,6 +15,7 @@ pub mod job;
 pub mod kube;
 pub mod openb;
 pub mod rank;
+pub mod stage_rank;
 
 use std::collections::HashMap;
 

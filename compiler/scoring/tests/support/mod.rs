@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use placid_check::Checked;
 use placid_driver::build::{Selection, compile};
 use placid_driver::world::FsWorld;
 use placid_engine::openb::Trace;
@@ -16,12 +17,17 @@ use placid_scoring::Loaded;
 
 /// The cluster example's `cost-aware` plugin and checked model.
 pub fn example() -> Loaded {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../policy-examples/cluster");
+    placid_scoring::load(checked_example("cluster"), Some("cost-aware"))
+        .unwrap_or_else(|error| panic!("cannot load the example: {error:?}"))
+}
+
+/// The checked model of example `name` of policy-examples/.
+pub fn checked_example(name: &str) -> Checked {
+    let dir = repo().join("policy-examples").join(name);
     let world = FsWorld::new(&dir).unwrap_or_else(|error| panic!("cannot open the example: {error}"));
     let build = compile(&world, &Selection::default());
     assert!(!build.diagnostics.has_errors(), "{:?}", build.diagnostics);
-    let model = build.model.into_checked().unwrap_or_else(|| panic!("the example does not check"));
-    placid_scoring::load(model, Some("cost-aware")).unwrap_or_else(|error| panic!("cannot load the example: {error:?}"))
+    build.model.into_checked().unwrap_or_else(|| panic!("the example {name} does not check"))
 }
 
 fn repo() -> PathBuf {
