@@ -3,7 +3,7 @@
 //! docs/semantics.md: NVLink first for classes that prefer it, then the ranker's score
 //! (higher first), then the fewest free GPUs left on the node, then node order.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use placid_lang::model::{CapacityKind, Class, Locality, Model, NodeId, NvlinkNeed, PoolId};
 
@@ -83,31 +83,9 @@ fn mig_count(gpu: &placid_lang::model::Gpu, profile: &str) -> u32 {
     }
 }
 
-/// The unit of `locality` a node is in, as a comparable key; `None` when the node is in no
-/// such unit (no NVLink domain, say), which hosts no multi-node gang.
-fn unit(model: &Model, locality: Locality, node_id: NodeId) -> Option<UnitKey> {
-    let node = model.node(node_id);
-    match locality {
-        Locality::Node => Some(UnitKey::Node(node_id)),
-        Locality::Chassis => node.chassis.as_ref().map(|chassis| UnitKey::Chassis(chassis.as_str().to_owned())),
-        Locality::NvlinkDomain => node.domain.map(UnitKey::Domain),
-        Locality::Rack => node.rack.map(UnitKey::Rack),
-        Locality::Any => Some(UnitKey::Any),
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum UnitKey {
-    Node(NodeId),
-    Chassis(String),
-    Domain(placid_lang::model::DomainId),
-    Rack(placid_lang::model::RackId),
-    Any,
-}
-
 /// How many of the job's GPUs (or instances) `node` can host in the free capacity `cluster`.
 fn capacity(cluster: &Cluster, job: &Job, needs: &Needs<'_>, node: NodeId) -> u32 {
-    let free = &cluster.nodes[node.index()];
+    let free = cluster.free(node);
     let gpus = match needs.mig {
         Some(profile) => free.mig.iter().flat_map(|gpu| gpu.iter()).filter(|(name, _)| name.as_str() == profile).map(|(_, n)| *n).sum(),
         None if job.is_sharing() => u32::from(free.gpu_milli.iter().any(|milli| *milli >= job.gpu_milli)),
@@ -116,6 +94,18 @@ fn capacity(cluster: &Cluster, job: &Job, needs: &Needs<'_>, node: NodeId) -> u3
     let by_cpu = free.cpu_milli.checked_div(job.cpu_milli_per_gpu).unwrap_or(u64::MAX);
     let by_memory = free.memory_mib.checked_div(job.memory_mib_per_gpu).unwrap_or(u64::MAX);
     u64::from(gpus).min(by_cpu).min(by_memory) as u32
+}
+
+/// Whether a node's capacity for `job` is its free whole GPUs alone, and the job goes to one
+/// node with no NVLink preference: then the node order of step 3 is the free-GPU buckets'.
+fn by_whole_gpus_alone(job: &Job, needs: &Needs<'_>) -> bool {
+    needs.locality == Locality::Node
+        && needs.mig.is_none()
+        && !job.is_sharing()
+        && job.gpus > 0
+        && job.cpu_milli_per_gpu == 0
+        && job.memory_mib_per_gpu == 0
+        && !needs.prefers_nvlink()
 }
 
 /// Why a job cannot be placed on a cluster.
@@ -127,12 +117,52 @@ pub enum Miss {
     Full,
 }
 
-/// Reusable buffers of [`place`], so a run does not allocate per attempt.
+/// What decides which nodes of a pool pass a job's filters ([`passes`]), for jobs not pinned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct FilterKey {
+    pool: PoolId,
+    class: Option<placid_lang::model::ClassId>,
+    capacity: Option<CapacityKind>,
+    cpu: u64,
+    memory: u64,
+}
+
+/// The nodes of a pool that pass one [`FilterKey`]'s filters, as a list and by node index.
+struct Feasible {
+    nodes: Vec<NodeId>,
+    member: Vec<bool>,
+}
+
+/// Reusable buffers of [`place`], so a run does not allocate per attempt, and what it learnt
+/// of the model: which nodes pass which filters, and which have NVLink. A scratch serves one
+/// model, whose pools always reach the same nodes.
 #[derive(Default)]
 pub struct Scratch {
     candidates: Vec<Candidate>,
     scores: Vec<Option<f64>>,
     order: Vec<(usize, u32)>,
+    /// Each candidate's unit, by candidate index.
+    units: Vec<Option<u32>>,
+    /// Capacity per unit during one gang search; all zero between searches.
+    totals: Vec<u32>,
+    feasible: HashMap<FilterKey, Feasible>,
+    /// Whether each node has NVLink, by node index.
+    nvlink: Vec<bool>,
+}
+
+impl Scratch {
+    /// The nodes of `reach` (pool `pool`'s) that pass `job`'s filters, worked out once per key.
+    fn feasible(&mut self, model: &Model, reach: &[NodeId], job: &Job, needs: &Needs<'_>, pool: PoolId) -> &Feasible {
+        let key = FilterKey { pool, class: job.class, capacity: job.capacity, cpu: job.cpu_milli_per_gpu, memory: job.memory_mib_per_gpu };
+        self.feasible.entry(key).or_insert_with(|| {
+            let nodes: Vec<NodeId> = reach.iter().copied().filter(|node| passes(model, job, needs, *node)).collect();
+            let mut member = vec![false; model.nodes.len()];
+            for node in &nodes {
+                member[node.index()] = true;
+            }
+            Feasible { nodes, member }
+        })
+    }
 }
 
 /// Places `job` through `pool` on the free capacity of `cluster`, skipping nodes
@@ -150,20 +180,59 @@ pub fn place(
     blocked: &dyn Fn(NodeId) -> bool,
 ) -> Result<Placement, Miss> {
     let needs = Needs::of(model, job);
-    scratch.candidates.clear();
-    let mut any_passes = false;
-    for node in reach {
-        if !passes(model, job, &needs, *node) {
-            continue;
+    if scratch.nvlink.len() != model.nodes.len() {
+        scratch.nvlink = model.nodes.iter().map(|node| node.has_nvlink()).collect();
+    }
+    if job.pin.is_none() && by_whole_gpus_alone(job, &needs) && ranker.is_neutral(job) {
+        let feasible = scratch.feasible(model, reach, job, &needs, pool);
+        if feasible.nodes.is_empty() {
+            return Err(Miss::Never(Reject::NoFeasibleNode));
         }
-        any_passes = true;
-        if !blocked(*node) && capacity(cluster, job, &needs, *node) > 0 {
-            scratch.candidates.push(cluster.candidate(*node));
+        // The order of step 3 is then the fewest free GPUs left, then node order: the first
+        // feasible node of the smallest bucket that holds the job.
+        let best = (job.gpus..=cluster.most_whole())
+            .flat_map(|whole| cluster.with_whole(whole))
+            .find(|node| feasible.member[node.index()] && !blocked(*node));
+        let Some(node) = best else { return Err(Miss::Full) };
+        let shares = vec![share(cluster, job, &needs, node, job.gpus)];
+        let (domain, rack) = (model.node(node).domain, model.node(node).rack);
+        return Ok(Placement { pool, nodes: shares, domain, rack });
+    }
+    let mut candidates = std::mem::take(&mut scratch.candidates);
+    candidates.clear();
+    let mut offer = |node: NodeId| {
+        if !blocked(node) && capacity(cluster, job, &needs, node) > 0 {
+            candidates.push(cluster.candidate(node));
+        }
+    };
+    if job.pin.is_some() {
+        let mut any_passes = false;
+        for node in reach.iter().copied().filter(|node| passes(model, job, &needs, *node)) {
+            any_passes = true;
+            offer(node);
+        }
+        if !any_passes {
+            return Err(Miss::Never(Reject::NoFeasibleNode));
+        }
+    } else {
+        let feasible = scratch.feasible(model, reach, job, &needs, pool);
+        if feasible.nodes.is_empty() {
+            return Err(Miss::Never(Reject::NoFeasibleNode));
+        }
+        // No unit has room for a gang of whole GPUs this large: nothing to search.
+        let whole_gang = needs.mig.is_none() && !job.is_sharing();
+        if whole_gang && cluster.most_whole_in(needs.locality) < u64::from(job.gpus) {
+            return Err(Miss::Full);
+        }
+        // Only nodes with a free GPU can host a GPU job: on a busy cluster those are few.
+        let with_free = cluster.with_free_gpus();
+        if job.gpus > 0 && with_free.len() < feasible.nodes.len() {
+            with_free.iter().copied().filter(|node| feasible.member[node.index()]).for_each(&mut offer);
+        } else {
+            feasible.nodes.iter().copied().for_each(&mut offer);
         }
     }
-    if !any_passes {
-        return Err(Miss::Never(Reject::NoFeasibleNode));
-    }
+    scratch.candidates = candidates;
     if scratch.candidates.is_empty() {
         return Err(Miss::Full);
     }
@@ -174,10 +243,10 @@ pub fn place(
             scratch.order.push((index, capacity(cluster, job, &needs, candidate.node)));
         }
     }
-    let (candidates, scores) = (&scratch.candidates, &scratch.scores);
+    let (candidates, scores, nvlink) = (&scratch.candidates, &scratch.scores, &scratch.nvlink);
     let prefer = needs.prefers_nvlink();
     let compare = |(left, left_cap): &(usize, u32), (right, right_cap): &(usize, u32)| {
-        let key = |index: usize| model.node(candidates[index].node).has_nvlink() && prefer;
+        let key = |index: usize| prefer && nvlink[candidates[index].node.index()];
         key(*right)
             .cmp(&key(*left))
             .then_with(|| {
@@ -194,29 +263,32 @@ pub fn place(
         let Some((index, _)) = best else { return Err(Miss::Full) };
         shares.push(share(cluster, job, &needs, candidates[*index].node, job.gpus));
     } else {
-        scratch.order.sort_by(compare);
-        // The gang goes to the unit of the best-ranked node whose unit can hold it all.
-        let mut units: BTreeMap<UnitKey, u32> = BTreeMap::new();
+        // The gang goes to the unit of the best-ranked node whose unit can hold it all; only
+        // that unit's nodes need sorting.
+        scratch.units.clear();
+        scratch.units.extend(candidates.iter().map(|candidate| cluster.unit(needs.locality, candidate.node)));
+        scratch.totals.resize(cluster.unit_count(), 0);
+        let (units, totals) = (&scratch.units, &mut scratch.totals);
         for (index, cap) in &scratch.order {
-            if let Some(key) = unit(model, needs.locality, candidates[*index].node) {
-                *units.entry(key).or_default() += *cap;
+            if let Some(unit) = units[*index] {
+                totals[unit as usize] += *cap;
             }
         }
-        let chosen = scratch
-            .order
-            .iter()
-            .filter_map(|(index, _)| unit(model, needs.locality, candidates[*index].node))
-            .find(|key| units.get(key).is_some_and(|cap| *cap >= job.gpus));
+        let holds = |index: usize| units[index].filter(|unit| totals[*unit as usize] >= job.gpus);
+        let best = scratch.order.iter().filter(|(index, _)| holds(*index).is_some()).min_by(|left, right| compare(left, right));
+        let chosen = best.and_then(|(index, _)| holds(*index));
+        for unit in units.iter().flatten() {
+            totals[*unit as usize] = 0;
+        }
         let Some(chosen) = chosen else { return Err(Miss::Full) };
+        scratch.order.retain(|(index, _)| units[*index] == Some(chosen));
+        scratch.order.sort_by(compare);
         let mut left = job.gpus;
         for (index, cap) in &scratch.order {
             if left == 0 {
                 break;
             }
             let node = candidates[*index].node;
-            if unit(model, needs.locality, node).as_ref() != Some(&chosen) {
-                continue;
-            }
             let take = (*cap).min(left);
             left -= take;
             shares.push(share(cluster, job, &needs, node, take));
@@ -238,7 +310,7 @@ fn common<T: PartialEq + Copy>(mut items: impl Iterator<Item = Option<T>>) -> Op
 /// sharing job the fitting GPU with the least free milli; for MIG the lowest-index GPUs with
 /// a free instance, one instance per GPU before a second.
 fn share(cluster: &Cluster, job: &Job, needs: &Needs<'_>, node: NodeId, take: u32) -> NodeShare {
-    let free = &cluster.nodes[node.index()];
+    let free = cluster.free(node);
     let take = take as usize;
     match needs.mig {
         Some(profile) => {
@@ -285,9 +357,8 @@ fn share(cluster: &Cluster, job: &Job, needs: &Needs<'_>, node: NodeId, take: u3
 
 /// Whether `job` can ever be placed through `pool`: on an empty cluster, with the built-in
 /// ranker's order. A gang no unit holds even empty is [`Reject::DomainTooSmall`].
-pub fn never(model: &Model, reach: &[NodeId], empty: &Cluster, job: &Job, pool: PoolId) -> Option<Reject> {
-    let mut scratch = Scratch::default();
-    match place(model, reach, empty, job, pool, &mut crate::rank::Neutral, &mut scratch, &|_| false) {
+pub fn never(model: &Model, reach: &[NodeId], empty: &Cluster, job: &Job, pool: PoolId, scratch: &mut Scratch) -> Option<Reject> {
+    match place(model, reach, empty, job, pool, &mut crate::rank::Neutral, scratch, &|_| false) {
         Ok(_) => None,
         Err(Miss::Never(reason)) => Some(reason),
         Err(Miss::Full) if Needs::of(model, job).locality == Locality::Any => Some(Reject::PoolTooSmall),

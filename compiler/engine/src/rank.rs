@@ -27,6 +27,12 @@ pub trait Ranker {
     /// better (a ranker of a `prefer "min"` score negates it), `None` filters the node out.
     /// Scores that compare equal fall to the engine's tie-break (docs/semantics.md).
     fn rank(&mut self, job: &Job, candidates: &[Candidate], scores: &mut Vec<Option<f64>>);
+
+    /// Whether every candidate would score 0 for `job`, so the engine may place it by the
+    /// tie-break alone, through its indexes, without building candidates to rank.
+    fn is_neutral(&self, _job: &Job) -> bool {
+        false
+    }
 }
 
 /// The built-in ranker: every node scores 0, so the tie-break alone decides (NVLink first for
@@ -39,10 +45,18 @@ impl Ranker for Neutral {
         scores.clear();
         scores.resize(candidates.len(), Some(0.0));
     }
+
+    fn is_neutral(&self, _job: &Job) -> bool {
+        true
+    }
 }
 
 impl<R: Ranker + ?Sized> Ranker for &mut R {
     fn rank(&mut self, job: &Job, candidates: &[Candidate], scores: &mut Vec<Option<f64>>) {
         (**self).rank(job, candidates, scores);
+    }
+
+    fn is_neutral(&self, job: &Job) -> bool {
+        (**self).is_neutral(job)
     }
 }

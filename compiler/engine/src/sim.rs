@@ -12,7 +12,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
 
-use placid_lang::model::{Model, NodeId, PoolId, Preemption, TierId};
+use placid_lang::model::{Model, NodeId, PoolId, Preemption};
 
 use crate::cluster::Cluster;
 use crate::event::{Event, EventKind, Hold, Placement, Reject};
@@ -126,7 +126,8 @@ pub struct Simulation<'m, R: Ranker> {
     cohort_used: Vec<u64>,
     running: BTreeSet<JobId>,
     promotions: Vec<Promotion>,
-    verdicts: HashMap<VerdictKey, Result<(), Reject>>,
+    /// What the empty cluster says of each shape: [`place::never`], memoised.
+    nevers: HashMap<Shape, Option<Reject>>,
     /// Shapes that found no placement in this pass (with the head's nodes avoided or not):
     /// capacity only shrinks during a pass, so the same shape is not searched again.
     full: HashSet<(Shape, bool)>,
@@ -163,21 +164,6 @@ impl Shape {
     }
 }
 
-/// What decides whether a job can ever run in a pool.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct VerdictKey {
-    team: placid_lang::model::TeamId,
-    tier: TierId,
-    class: Option<placid_lang::model::ClassId>,
-    pool: PoolId,
-    capacity: Option<placid_lang::model::CapacityKind>,
-    gpus: u32,
-    gpu_milli: u32,
-    cpu: u64,
-    memory: u64,
-    estimate: Seconds,
-}
-
 /// Runs `jobs` on `model` to the end and returns every event.
 pub fn simulate<R: Ranker>(model: &Model, ranker: R, jobs: Vec<Job>) -> Vec<Event> {
     let mut simulation = Simulation::new(model, ranker);
@@ -211,7 +197,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             cohort_used: vec![0; model.pools.len()],
             running: BTreeSet::new(),
             promotions: Vec::new(),
-            verdicts: HashMap::new(),
+            nevers: HashMap::new(),
             full: HashSet::new(),
             scratch: Scratch::default(),
             out: Vec::new(),
@@ -414,34 +400,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         let mut viable = Vec::new();
         let mut furthest = Reject::NoFeasibleNode;
         for pool in pools {
-            let job = &self.records[id.index()].job;
-            let verdict = if job.pin.is_some() {
-                self.pool_verdict(job, pool)
-            } else {
-                let key = VerdictKey {
-                    team: job.team,
-                    tier: job.tier,
-                    class: job.class,
-                    pool,
-                    capacity: job.capacity,
-                    gpus: job.gpus,
-                    gpu_milli: job.gpu_milli,
-                    cpu: job.cpu_milli_per_gpu,
-                    memory: job.memory_mib_per_gpu,
-                    estimate: job.estimate(),
-                };
-                if let Some(verdict) = self.verdicts.get(&key) {
-                    *verdict
-                } else {
-                    let verdict = self.pool_verdict(job, pool);
-                    if self.verdicts.len() >= VERDICT_MEMO {
-                        self.verdicts.clear();
-                    }
-                    self.verdicts.insert(key, verdict);
-                    verdict
-                }
-            };
-            match verdict {
+            match self.pool_verdict(id, pool) {
                 Ok(()) => viable.push(pool),
                 Err(reason) => furthest = furthest.max(reason),
             }
@@ -449,8 +408,20 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         if viable.is_empty() { Err(furthest) } else { Ok(viable) }
     }
 
-    fn pool_verdict(&self, job: &Job, pool: PoolId) -> Result<(), Reject> {
-        verdict_in(self.model, &self.quotas, &self.empty, job, pool)
+    /// [`verdict_in`], with the hardware question (a search of the empty cluster) asked once
+    /// per shape: jobs differ mostly in what the quota and budget questions read.
+    fn pool_verdict(&mut self, id: JobId, pool: PoolId) -> Result<(), Reject> {
+        let (model, job) = (self.model, &self.records[id.index()].job);
+        let (empty, reach, scratch, nevers) = (&self.empty, &self.quotas.reach[pool.index()], &mut self.scratch, &mut self.nevers);
+        verdict_with(model, &self.quotas, job, pool, || match Shape::of(job, pool) {
+            None => place::never(model, reach, empty, job, pool, scratch),
+            Some(shape) => {
+                if nevers.len() >= VERDICT_MEMO {
+                    nevers.clear();
+                }
+                *nevers.entry(shape).or_insert_with(|| place::never(model, reach, empty, job, pool, scratch))
+            }
+        })
     }
 
     fn enqueue(&mut self, id: JobId) {
@@ -988,7 +959,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
     /// Free whole GPUs (or milli, for a sharing job) on the nodes of `reach`: a bound below
     /// which no placement is worth searching.
     fn free_in(&self, reach: &[NodeId], job: &Job) -> u64 {
-        reach.iter().map(|node| self.cluster.nodes[node.index()].whole as u64).sum::<u64>() + u64::from(job.is_sharing())
+        reach.iter().map(|node| self.cluster.free(*node).whole as u64).sum::<u64>() + u64::from(job.is_sharing())
     }
 
     /// Takes back on `cluster` what the running or draining `jobs` hold, after a search
@@ -1082,10 +1053,16 @@ impl<'m, R: Ranker> Simulation<'m, R> {
 /// Whether `job` can ever run in `pool`: the hardware (its filters, then its locality unit),
 /// then its quota, then its budget. The checker asks this of plan stages and tests.
 pub fn verdict_in(model: &Model, quotas: &Quotas, empty: &Cluster, job: &Job, pool: PoolId) -> Result<(), Reject> {
+    let reach = &quotas.reach[pool.index()];
+    verdict_with(model, quotas, job, pool, || place::never(model, reach, empty, job, pool, &mut Scratch::default()))
+}
+
+/// [`verdict_in`], asking `never` whether the hardware can ever hold the job.
+fn verdict_with(model: &Model, quotas: &Quotas, job: &Job, pool: PoolId, never: impl FnOnce() -> Option<Reject>) -> Result<(), Reject> {
     if quotas.outside_reservations(job.tier, pool) {
         return Err(Reject::TierNotAllowed);
     }
-    if let Some(reason) = place::never(model, &quotas.reach[pool.index()], empty, job, pool) {
+    if let Some(reason) = never() {
         return Err(reason);
     }
     let mig = Needs::of(model, job).mig.is_some();

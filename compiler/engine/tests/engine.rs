@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use placid_engine::event::Placement;
 use placid_engine::quota::Quotas;
 use placid_engine::synthetic;
-use placid_engine::{Event, EventKind, Hold, Job, JobId, JobState, Neutral, Reject, Simulation, simulate};
+use placid_engine::{Candidate, Event, EventKind, Hold, Job, JobId, JobState, Neutral, Ranker, Reject, Simulation, simulate};
 use placid_lang::model::{Locality, Model, PoolId, TeamId, TierId};
 use proptest::prelude::*;
 
@@ -17,6 +17,16 @@ use support::{example, load};
 
 fn synthetic_model(nodes: usize) -> Model {
     load(&synthetic::inventory(nodes), synthetic::POLICY)
+}
+
+/// Scores every node 0 like [`Neutral`], without telling the engine so.
+struct Unannounced;
+
+impl Ranker for Unannounced {
+    fn rank(&mut self, _job: &Job, candidates: &[Candidate], scores: &mut Vec<Option<f64>>) {
+        scores.clear();
+        scores.resize(candidates.len(), Some(0.0));
+    }
 }
 
 /// Replays `events` and checks every invariant at every event.
@@ -78,6 +88,38 @@ proptest! {
         // Every job reaches an end: nothing is left pending or running.
         let ended = events.iter().filter(|event| matches!(event.kind, EventKind::Finished | EventKind::Cancelled | EventKind::Rejected(_))).count();
         prop_assert_eq!(ended, jobs.len());
+    }
+
+    #[test]
+    fn the_best_fit_index_places_as_the_full_scan(seed in any::<u64>(), count in 1usize..200) {
+        // A ranker that scores every node 0 but does not say so takes the general path
+        // (candidates, scores, sort); `Neutral` takes the free-GPU buckets. Same events.
+        let model = synthetic_model(24);
+        let jobs = synthetic::jobs(&model, count, 30, seed);
+        prop_assert_eq!(simulate(&model, Neutral, jobs.clone()), simulate(&model, Unannounced, jobs));
+    }
+
+    #[test]
+    fn the_unit_totals_follow_every_take_and_give(seed in any::<u64>(), count in 1usize..120) {
+        let model = synthetic_model(24);
+        let mut simulation = Simulation::new(&model, Neutral);
+        for job in synthetic::jobs(&model, count, 30, seed) {
+            simulation.submit(job);
+        }
+        for step in 1..40u64 {
+            simulation.run_until(step * 600, &mut |_| {});
+            let cluster = simulation.cluster();
+            for locality in [Locality::Node, Locality::Chassis, Locality::NvlinkDomain, Locality::Rack, Locality::Any] {
+                let mut totals: HashMap<Option<u32>, u64> = HashMap::new();
+                for (index, _) in model.nodes.iter().enumerate() {
+                    let node = placid_lang::model::NodeId::from_index(index);
+                    *totals.entry(cluster.unit(locality, node)).or_default() += u64::from(cluster.free(node).whole);
+                }
+                totals.remove(&None);
+                let most = totals.values().copied().max().unwrap_or(0);
+                prop_assert_eq!(cluster.most_whole_in(locality), most, "{:?} at {}", locality, step * 600);
+            }
+        }
     }
 
     #[test]

@@ -154,6 +154,10 @@ impl StageScores<'_> {
 }
 
 impl Ranker for StageScores<'_> {
+    fn is_neutral(&self, job: &Job) -> bool {
+        job.score.and_then(|score| self.slots.get(score.index())).is_none_or(Option::is_none)
+    }
+
     fn rank(&mut self, job: &Job, candidates: &[Candidate], scores: &mut Vec<Option<f64>>) {
         scores.clear();
         let Some(slot) = self.fill(job, candidates) else {
