@@ -669,3 +669,41 @@ pub fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> boo
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// The daily budget [`cap_p0_for_live`] gives tier P0: (usd)20, 120,000 billing-minutes, so
+/// the example's 12-GPU, 10-minute P0 jobs (37,200 each at nvl-a's 310 a GPU-minute) fit and
+/// [`tier_over_budget_is_held`]'s second 200-minute GPU does not.
+pub const LIVE_P0_BUDGET_MINOR: i64 = 2000;
+
+/// Gives tier P0 the small daily budget [`LIVE_P0_BUDGET_MINOR`] (a live run cannot spend the
+/// example's amounts). Separate from [`shorten_for_live`], which the conformance runs share,
+/// so that their engine outcomes keep the example's budgets.
+pub fn cap_p0_for_live(model: &mut Model) {
+    let currency = model.project.currency;
+    for tier in model.tiers.iter_mut().filter(|tier| tier.name.as_str() == "P0") {
+        tier.daily_budget = Some(placid_lang::span::Spanned::new(Money { currency, minor: LIVE_P0_BUDGET_MINOR }, tier.span));
+    }
+}
+
+/// A tier past its daily budget holds its next job with the QOS reason, whatever the team's
+/// own budget says: with [`cap_p0_for_live`], one 1-GPU P0 job of 200 minutes (62,000
+/// billing-minutes) runs, a second would take P0 past its 120,000 and pends with
+/// `QOSGrpBillingMinutes`, and the same job under P1 (the same team, account and partition)
+/// runs, so it is the tier's budget that holds it.
+pub fn tier_over_budget_is_held(cluster: &Cluster) {
+    let job = |qos: &str| {
+        let qos = format!("--qos={qos}");
+        cluster.sbatch(&["-A", "vision", &qos, "-p", "nvl-a", "--gpus=1", "-t", "200", "--wrap", "sleep 600"])
+    };
+    let first = job("p0").expect("first P0 job");
+    assert_eq!(cluster.wait_job(&first, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
+    let second = job("p0").expect("second P0 job is queued");
+    let other_tier = job("p1").expect("the same job under P1");
+    assert_eq!(cluster.wait_job(&other_tier, &["RUNNING"], Duration::from_secs(30)), "RUNNING", "P1 has no tier budget");
+    let held = cluster.show("job", &second);
+    assert_eq!(held.get("JobState").map(String::as_str), Some("PENDING"), "{held:?}");
+    assert_eq!(held.get("Reason").map(String::as_str), Some("QOSGrpBillingMinutes"), "{held:?}");
+    let qos = cluster.stdout("sacctmgr", &["-n", "-P", "show", "qos", "where", "name=p0", "format=grptresmins"]);
+    assert_eq!(qos.trim(), format!("billing={}", LIVE_P0_BUDGET_MINOR * 60), "the QOS budget read back");
+    cluster.cancel_all();
+}

@@ -16,6 +16,7 @@ mod plans;
 mod preemption;
 #[cfg(test)]
 mod tests;
+mod tier_budget;
 pub mod topology;
 mod totals;
 
@@ -96,6 +97,7 @@ pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     capacity::check(&model, &mut diagnostics);
     preemption::check(&model, &mut diagnostics);
     budget::check(&model, &mut diagnostics);
+    tier_budget::check(&model, &mut diagnostics);
     topology::check(&model, &topology, &mut diagnostics);
     plans::check(&model, &mut diagnostics);
     migrations::check(&model, &mut diagnostics);

@@ -567,7 +567,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         }
         let job = &self.records[id.index()].job;
         let estimate = self.quotas.estimate(job, pool);
-        if !self.budgets.has_room(model, job.team, estimate, self.now) {
+        if !self.budgets.has_room(model, job, estimate, self.now) {
             return Err(Wait::plain(Hold::Budget));
         }
         let charge = self.quotas.charge(job, pool);
@@ -663,7 +663,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             self.cohort_used[pool.index()] += milli;
         }
         let charged = placement_cost(model, &record.job, &placement, record.estimate_left);
-        self.budgets.spend(model, record.job.team, charged, self.now);
+        self.budgets.spend(model, &record.job, charged, self.now);
         record.charge = Some(charge);
         record.charged = charged;
         record.started = self.now;
@@ -704,7 +704,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         self.team_used[record.job.team.index()] -= milli;
         let ran = now - record.started;
         let spent = placement_cost(model, &record.job, &placement, ran);
-        self.budgets.spend(model, record.job.team, spent - record.charged, now);
+        self.budgets.spend(model, &record.job, spent - record.charged, now);
         record.charged = 0;
         self.running.remove(&id);
         Some(placement)
@@ -1092,7 +1092,7 @@ pub fn verdict_in(model: &Model, quotas: &Quotas, empty: &Cluster, job: &Job, po
     if job.quota_milli(mig) > quotas.limit(quotas.charge(job, pool)) {
         return Err(Reject::ExceedsQuota);
     }
-    if !Budgets::ever_fits(model, job.team, quotas.estimate(job, pool)) {
+    if !Budgets::ever_fits(model, job, quotas.estimate(job, pool)) {
         return Err(Reject::ExceedsBudget);
     }
     Ok(())

@@ -466,7 +466,7 @@ fn lower_score(cx: &mut Cx, sources: &Sources, node: &NodeReader<'_>, name: Span
 
 fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned<crate::name::Name>) -> Option<Tier> {
     node.props(cx, &[]);
-    let children = node.children(cx, &["priority", "preemption", "checkpoint", "backfill", "reserve", "cost-center", "max-time"]);
+    let children = node.children(cx, &["priority", "preemption", "checkpoint", "backfill", "reserve", "cost-center", "budget", "max-time"]);
     let priority = match NodeReader::single(cx, &children, "priority") {
         Some(child) => {
             child.props(cx, &[]);
@@ -578,6 +578,14 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
         }
         None => None,
     };
+    let daily_budget = match NodeReader::single(cx, &children, "budget") {
+        Some(child) => {
+            let budget = lower_budget(cx, child);
+            ok &= budget.is_some();
+            budget
+        }
+        None => None,
+    };
     let max_time = match NodeReader::single(cx, &children, "max-time") {
         Some(child) => {
             child.props(cx, &[]);
@@ -601,6 +609,7 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
         backfill: backfill?,
         reservations,
         cost_center,
+        daily_budget,
         max_time,
     })
 }

@@ -246,6 +246,9 @@ pub struct Tier {
     pub reservations: Vec<Reservation>,
     /// The cost center paying for the reservations.
     pub cost_center: Option<Spanned<CostCenterId>>,
+    /// Daily budget of all the tier's jobs together, whichever team runs them (`budget
+    /// daily=`): reset at midnight like team budgets.
+    pub daily_budget: Option<Spanned<Money>>,
     /// The longest a job of this tier may run (`max-time`); [`Tier::max_run_time`] gives
     /// the default when it is not declared.
     pub max_time: Option<Spanned<Duration>>,

@@ -1,5 +1,5 @@
-//! accounts.sh: the sacctmgr half of the policy (QOS per tier, account tree cost center ->
-//! team with fair shares, daily budgets and allowed tiers).
+//! accounts.sh: the sacctmgr half of the policy (QOS per tier with its daily budget, account
+//! tree cost center -> team with fair shares, daily budgets and allowed tiers).
 //!
 //! Invariants: running the script twice succeeds and changes nothing. sacctmgr's `add` fails
 //! (rc 1, "Nothing new added") when the object exists, so objects are added only when a
@@ -121,6 +121,9 @@ fn qos_settings(tier: &Tier) -> String {
     // A reserving tier holds at most its reserved GPUs (-1 clears a cap the policy dropped).
     let cap = super::reserved::gpu_cap(tier).map_or_else(|| "-1".to_owned(), |gpus| gpus.to_string());
     let _ = write!(settings, " GrpTRES=gres/gpu={cap}");
+    // A tier budget is the QOS's own usage limit: PriorityUsageResetPeriod=DAILY clears QOS
+    // usage with the associations', so it resets at the same midnight as team budgets.
+    let _ = write!(settings, " {}", budget(tier.daily_budget.as_ref().map(|budget| budget.value)));
     settings
 }
 

@@ -61,9 +61,11 @@ pub fn budget_minutes(budget: Money) -> u64 {
     minor_units(budget) * 60
 }
 
-/// Whether any team or cost center has a daily budget.
+/// Whether any team, cost center or tier has a daily budget.
 pub fn has_budgets(model: &Model) -> bool {
-    model.teams.iter().any(|team| team.daily_budget.is_some()) || model.cost_centers.iter().any(|center| center.daily_budget.is_some())
+    model.teams.iter().any(|team| team.daily_budget.is_some())
+        || model.cost_centers.iter().any(|center| center.daily_budget.is_some())
+        || model.tiers.iter().any(|tier| tier.daily_budget.is_some())
 }
 
 fn minor_units(money: Money) -> u64 {
