@@ -13,7 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use placid_lang::model::{Model, SlurmVersion};
-use placid_tests::slurm::{Cluster, Options, StartError, cap_p0_for_live, should_run, test_model, tier_over_budget_is_held, trixie_root, write_slurm};
+use placid_tests::slurm::{
+    Cluster, Options, StartError, cap_p0_for_live, should_run, tags_route_jobs_to_their_tier, test_model, tier_over_budget_is_held,
+    trixie_root, write_slurm,
+};
 use placid_tests::slurm_checks as checks;
 
 /// The test model for Slurm 24.11 with accounting on or off.
@@ -81,6 +84,7 @@ fn slurm_24_11_with_accounting_accepts_and_obeys_the_cluster_policy() {
     checks::plan_finishes_when_a_trial_is_cancelled(&cluster, generated.path());
     checks::team_over_budget_is_held(&cluster);
     tier_over_budget_is_held(&cluster);
+    tags_route_jobs_to_their_tier(&cluster);
 
     checks::log_is_clean(&cluster, "while running jobs");
 }

@@ -14,6 +14,7 @@ pub mod drift;
 mod migrations;
 mod plans;
 mod preemption;
+mod routing;
 #[cfg(test)]
 mod tests;
 mod tier_budget;
@@ -93,6 +94,8 @@ impl Deref for Verdict {
 /// with errors is partial, so only a model without any error is [`Checked`].
 pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     let mut diagnostics = lowered;
+    // A partial model may lack teams, so "no team may use the tier" would be an echo.
+    let lowered_clean = !diagnostics.has_errors();
     let topology = topology::Topology::new(&model);
     capacity::check(&model, &mut diagnostics);
     preemption::check(&model, &mut diagnostics);
@@ -103,6 +106,9 @@ pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     migrations::check(&model, &mut diagnostics);
     totals::check(&model, &mut diagnostics);
     admission::check(&model, &mut diagnostics);
+    if lowered_clean {
+        routing::check(&model, &mut diagnostics);
+    }
     diagnostics.sort();
     let verdict = if diagnostics.has_errors() { Verdict::Rejected(model) } else { Verdict::Checked(Checked(model)) };
     (verdict, diagnostics)

@@ -32,8 +32,7 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
                 .help("the reserved GPUs stand idle once the budget is spent: raise the budget or reserve fewer GPUs"),
             );
         }
-        let teams: Vec<_> =
-            model.teams.iter().filter(|team| team.tiers.iter().any(|allowed| allowed.value.index() == index)).collect();
+        let teams: Vec<_> = model.teams.iter().filter(|team| team.tiers.iter().any(|allowed| allowed.value.index() == index)).collect();
         let budgets: Option<Vec<u128>> = teams.iter().map(|team| team.daily_budget.as_ref().map(|money| minor(money.value))).collect();
         if let Some(budgets) = budgets
             && !teams.is_empty()
@@ -87,7 +86,7 @@ mod tests {
         let gpus: String = (0..8).map(|index| format!("    gpu {index} model=\"H200\"\n")).collect();
         let nodes: String =
             ["a", "b"].iter().map(|name| format!("node \"{name}\" arch=\"x86_64\" {{\n    cost gpu-hour=(usd)2\n{gpus}}}\n")).collect();
-        world.insert("nodes.kdl", &nodes);
+        world.insert("nodes.kdl", nodes);
         let team_budget = if team_budget.is_empty() { String::new() } else { format!("    budget daily=(usd){team_budget}\n") };
         let teams: String = ["t1", "t2"]
             .iter()
@@ -96,7 +95,7 @@ mod tests {
         let policy = format!(
             "pool \"all\" {{ select arch=\"x86_64\" }}\ncost-center \"cc\"\ntier \"p0\" {{\n    priority 1\n    preemption \"never\"\n    reserve pool=\"all\" gpus={reserved}\n    budget daily=(usd){tier_budget}\n}}\n{teams}"
         );
-        world.insert("policy.kdl", &policy);
+        world.insert("policy.kdl", policy);
         let compilation = placid_lang::load(&world);
         let (_, diagnostics) = super::super::check(compilation.model, compilation.diagnostics);
         diagnostics.iter().map(|diagnostic| diagnostic.code).collect()

@@ -253,9 +253,10 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         JobId(self.records.len() as u32)
     }
 
-    /// Submits `job`; it arrives at its `submit` time (now, if that is past). Its `after`
-    /// must name jobs submitted before it; others are ignored.
-    pub fn submit(&mut self, job: Job) -> JobId {
+    /// Submits `job`, routed by its tag (`routing`); it arrives at its `submit` time (now, if
+    /// that is past). Its `after` must name jobs submitted before it; others are ignored.
+    pub fn submit(&mut self, mut job: Job) -> JobId {
+        crate::routing::apply(self.model, &mut job);
         let id = self.next_id();
         let waiting_on = job.after.iter().filter(|before| before.index() < self.records.len()).count();
         for before in job.after.iter().filter(|before| before.index() < self.records.len()) {

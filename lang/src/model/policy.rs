@@ -747,6 +747,8 @@ pub struct TestJob {
     pub at: Option<Duration>,
     /// How long it runs (`run=`; an hour by default).
     pub run: Option<Duration>,
+    /// The tag it is submitted with (`tag=`): a `route` of the tag sets its tier and class.
+    pub tag: Option<Spanned<Name>>,
 }
 
 /// Why a job is expected to wait (`expect "queued" reason=...`).
