@@ -7,7 +7,7 @@
 //! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr),
 //! E100-E119 engine and policy tests (rejection reasons, `placid test`, the engine's checks),
 //! E120-E129 traces (`placid simulate`: placid traces and openb lists), E130-E139 run-time
-//! limits.
+//! limits, E160-E169 tier budgets, tag routing and settings without an effect.
 
 macro_rules! codes {
     ($( $variant:ident = $number:literal, $name:literal, $summary:literal, $explanation:literal; )*) => {
@@ -275,4 +275,12 @@ codes! {
         "A placid trace is replayed against one policy, so its `team`, `tier`, `class` and `pool` values must be names that policy declares, and each stage an `after` names must be the `stage` of some job of the trace. The closest name is suggested.";
     RunTimeExceedsLimit = 130, "run-time-exceeds-limit", "a stage's run time is longer than its own or its tier's maximum",
         "A stage's expected `time=` may not exceed its `max-time=`, and neither may exceed its tier's `max-time` (three days when the tier declares none). The scheduler enforces the limit: Slurm kills a job at its `--time` and refuses one above the QOS `MaxWall`, so a plan that promises a longer run would be cut off. Raise the tier's `max-time`, or shorten the stage.";
+    TierBudgetBelowReservation = 160, "tier-budget-below-reservation", "a tier's daily budget cannot pay for its reserved GPUs all day (warning)",
+        "A tier's `budget daily=` limits what all its jobs together may spend in a day, billed at the price of the nodes they run on. When the tier's reservations, priced at each pool's most expensive node for 24 hours, cost more than that budget, the reserved GPUs, which are paid for around the clock, stand idle once the budget is spent. This is a warning, since capping the spend may be intended: raise the budget, or reserve fewer GPUs.";
+    TierBudgetNeverBinds = 161, "tier-budget-never-binds", "a tier's daily budget is above what its teams may spend together (warning)",
+        "When every team that may use a tier has a daily budget, the tier's jobs can never spend more than the sum of those budgets, so a tier budget above that sum never holds a job back: it is a setting that does nothing. This is a warning: lower the tier budget to the spend it should cap, or drop it.";
+    RouteTagOverlap = 162, "route-tag-overlap", "two routes name the same tag",
+        "`route tag= tier=` maps the jobs carrying a tag to a tier (and class). Each tag has one route: two routes of one tag would send its jobs to different tiers depending on which rule a reader took first, so the second is refused. Remove one, or give it another tag.";
+    RouteToNoTeam = 163, "route-to-no-team", "a route's tier may be used by no team",
+        "A job carrying a route's tag runs at the route's tier only when its team may use that tier (the team's `tiers`); other teams' jobs are refused at submission with the policy's message. A route to a tier that no team may use can only refuse jobs, so it is an error. Route the tag to a tier the teams use, or add the tier to a team's `tiers`.";
 }

@@ -669,3 +669,73 @@ pub fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> boo
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// The daily budget [`cap_p0_for_live`] gives tier P0: (usd)700, which at nvl-a's (usd)3.10 a
+/// GPU-hour is the QOS's `GrpTRESMins=gres/gpu=13548` (GPU-minutes). It must hold the example's
+/// P0 finetune stage (8 GPUs for 26 h, 12,480): the QOS has `DenyOnLimit`, so a job that alone
+/// exceeds the tier's budget is refused at submission (observed on 22.05).
+/// [`tier_over_budget_is_held`]'s two 4-GPU jobs of 2,000 minutes (8,000 each) fit one at a
+/// time, not together.
+pub const LIVE_P0_BUDGET_MINOR: i64 = 70_000;
+
+/// [`LIVE_P0_BUDGET_MINOR`] in the QOS's GPU-minutes.
+const LIVE_P0_GPU_MINUTES: i64 = LIVE_P0_BUDGET_MINOR * 60 / 310;
+
+/// Gives tier P0 the small daily budget [`LIVE_P0_BUDGET_MINOR`] (a live run cannot spend the
+/// example's amounts). Separate from [`shorten_for_live`], which the conformance runs share,
+/// so that their engine outcomes keep the example's budgets.
+pub fn cap_p0_for_live(model: &mut Model) {
+    let currency = model.project.currency;
+    for tier in model.tiers.iter_mut().filter(|tier| tier.name.as_str() == "P0") {
+        tier.daily_budget = Some(placid_lang::span::Spanned::new(Money { currency, minor: LIVE_P0_BUDGET_MINOR }, tier.span));
+    }
+}
+
+/// A tier past its daily budget holds its next job with the QOS reason, whatever the team's
+/// own budget says: with [`cap_p0_for_live`], one 4-GPU P0 job of 2,000 minutes runs, a second
+/// would take P0 past its budget and pends with the QOS reason `QOSGrpGRESMinutes`, and the
+/// same job under P1 (the same team, account and partition) runs, so it is the tier's budget
+/// that holds it.
+pub fn tier_over_budget_is_held(cluster: &Cluster) {
+    let job = |qos: &str| {
+        let qos = format!("--qos={qos}");
+        cluster.sbatch(&["-A", "vision", &qos, "-p", "nvl-a", "-N", "1", "--gpus-per-node=4", "-t", "2000", "--wrap", "sleep 600"])
+    };
+    let first = job("p0").expect("first P0 job");
+    assert_eq!(cluster.wait_job(&first, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
+    let second = job("p0").expect("second P0 job is queued");
+    let other_tier = job("p1").expect("the same job under P1");
+    assert_eq!(cluster.wait_job(&other_tier, &["RUNNING"], Duration::from_secs(30)), "RUNNING", "P1 has no tier budget");
+    let held = cluster.show("job", &second);
+    assert_eq!(held.get("JobState").map(String::as_str), Some("PENDING"), "{held:?}");
+    assert_eq!(held.get("Reason").map(String::as_str), Some("QOSGrpGRESMinutes"), "{held:?}");
+    let qos = cluster.stdout("sacctmgr", &["-n", "-P", "show", "qos", "where", "name=p0", "format=grptresmins"]);
+    assert_eq!(qos.trim(), format!("gres/gpu={LIVE_P0_GPU_MINUTES}"), "the QOS budget read back");
+    cluster.cancel_all();
+}
+
+/// The cluster example's routes (`policy/routes.kdl`) in job_submit.lua: a vision job tagged
+/// `--comment=prod-sla`, naming no QOS or partition, runs under P0's QOS in P0's pool, and
+/// accounting keeps its tag once it ended (`AccountingStoreFlags=job_comment`); research, which may not use
+/// P0, is refused with the policy's message; `sweep` routes a speech job to P2.
+pub fn tags_route_jobs_to_their_tier(cluster: &Cluster) {
+    let tagged = |account: &str, tag: &str| {
+        let comment = format!("--comment={tag}");
+        cluster.sbatch(&["-A", account, &comment, "--gpus=1", "-t", "10", "--wrap", "sleep 600"])
+    };
+    let prod = tagged("vision", "prod-sla").expect("a prod-sla job of vision");
+    assert_eq!(cluster.wait_job(&prod, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
+    let job = cluster.show("job", &prod);
+    assert_eq!(job.get("QOS").map(String::as_str), Some("p0"), "{job:?}");
+    assert_eq!(job.get("Partition").map(String::as_str), Some("nvl-a"), "{job:?}");
+    assert_eq!(job.get("Comment").map(String::as_str), Some("prod-sla"), "{job:?}");
+    let refused = tagged("res", "prod-sla").expect_err("research may not use P0");
+    assert!(refused.contains("placid: team research may not use tier P0, where tag prod-sla routes its jobs"), "{refused}");
+    let sweep = tagged("speech", "sweep").expect("a sweep job of speech");
+    assert_eq!(cluster.show("job", &sweep).get("QOS").map(String::as_str), Some("p2"));
+    cluster.cancel_all();
+    // Accounting keeps the tag: slurmctld sends the comment with the job's end record (on
+    // 22.05 sacct showed an empty Comment while the job ran, and the tag once it had ended).
+    let comment = || cluster.stdout("sacct", &["-n", "-P", "-X", "-j", &prod, "-o", "comment"]);
+    assert!(wait_until(Duration::from_secs(30), || comment().trim() == "prod-sla"), "the tag is not in accounting: {}", comment());
+}

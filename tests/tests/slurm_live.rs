@@ -4,13 +4,17 @@
 //! (NVLink placement, preemption with checkpoint signal and requeue, cancel, budgets).
 //! A broken configuration is rejected, so the harness can fail.
 //!
-//! The model is [`test_model`]: the example with windows of seconds and a tiny research budget.
+//! The model is [`test_model`]: the example with windows of seconds and a tiny research budget,
+//! plus [`cap_p0_for_live`]'s small P0 budget in the accounting test.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use placid_lang::model::SlurmVersion;
-use placid_tests::slurm::{Cluster, Options, StartError, should_run, test_model, write_slurm};
+use placid_tests::slurm::{
+    Cluster, Options, StartError, cap_p0_for_live, should_run, tags_route_jobs_to_their_tier, test_model, tier_over_budget_is_held,
+    write_slurm,
+};
 use placid_tests::slurm_checks as checks;
 
 fn port_base(offset: u16) -> u16 {
@@ -23,7 +27,8 @@ fn slurm_22_05_accepts_and_obeys_the_cluster_policy() {
     if !should_run("slurm_22_05_accepts_and_obeys_the_cluster_policy", true, None) {
         return;
     }
-    let model = test_model();
+    let mut model = test_model();
+    cap_p0_for_live(&mut model);
     let generated = tempfile::tempdir().expect("tempdir");
     write_slurm(&model, generated.path());
     let options = Options { accounting: true, slurmds: true, port_base: port_base(0), root: None };
@@ -48,6 +53,8 @@ fn slurm_22_05_accepts_and_obeys_the_cluster_policy() {
     checks::mixed_pool_jobs_are_billed_at_their_nodes_price(&cluster);
     checks::plan_finishes_when_a_trial_is_cancelled(&cluster, generated.path());
     checks::team_over_budget_is_held(&cluster);
+    tier_over_budget_is_held(&cluster);
+    tags_route_jobs_to_their_tier(&cluster);
 
     checks::log_is_clean(&cluster, "while running jobs");
 }

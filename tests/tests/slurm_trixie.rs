@@ -13,7 +13,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use placid_lang::model::{Model, SlurmVersion};
-use placid_tests::slurm::{Cluster, Options, StartError, should_run, test_model, trixie_root, write_slurm};
+use placid_tests::slurm::{
+    Cluster, Options, StartError, cap_p0_for_live, should_run, tags_route_jobs_to_their_tier, test_model, tier_over_budget_is_held,
+    trixie_root, write_slurm,
+};
 use placid_tests::slurm_checks as checks;
 
 /// The test model for Slurm 24.11 with accounting on or off.
@@ -58,7 +61,8 @@ fn slurm_24_11_with_accounting_accepts_and_obeys_the_cluster_policy() {
     if !should_run("slurm_24_11_with_accounting_accepts_and_obeys_the_cluster_policy", true, Some(&trixie_root())) {
         return;
     }
-    let model = model_24_11(true);
+    let mut model = model_24_11(true);
+    cap_p0_for_live(&mut model);
     let generated = tempfile::tempdir().expect("tempdir");
     let cluster = start_cluster(&model, &generated, 100);
     checks::accounts_sh_is_idempotent(&cluster);
@@ -79,6 +83,8 @@ fn slurm_24_11_with_accounting_accepts_and_obeys_the_cluster_policy() {
     checks::mixed_pool_jobs_are_billed_at_their_nodes_price(&cluster);
     checks::plan_finishes_when_a_trial_is_cancelled(&cluster, generated.path());
     checks::team_over_budget_is_held(&cluster);
+    tier_over_budget_is_held(&cluster);
+    tags_route_jobs_to_their_tier(&cluster);
 
     checks::log_is_clean(&cluster, "while running jobs");
 }

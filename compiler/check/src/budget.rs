@@ -14,13 +14,13 @@ use super::total_within;
 
 /// The price of one GPU-hour in `pool`: its most expensive node's (a reservation may land on
 /// any of them), or `None` when no node has a price.
-fn gpu_hour_price(model: &Model, pool: PoolId) -> Option<Money> {
+pub(super) fn gpu_hour_price(model: &Model, pool: PoolId) -> Option<Money> {
     model.pool(pool).nodes.iter().filter_map(|id| model.node(*id).cost_per_gpu_hour).max_by_key(|money| money.minor)
 }
 
 /// An amount as the non-negative integer sums are formed in (lowering refuses negative
 /// amounts, in KDL and JSON alike).
-fn minor(money: Money) -> u128 {
+pub(super) fn minor(money: Money) -> u128 {
     u128::from(money.minor.unsigned_abs())
 }
 

@@ -14,8 +14,10 @@ pub mod drift;
 mod migrations;
 mod plans;
 mod preemption;
+mod routing;
 #[cfg(test)]
 mod tests;
+mod tier_budget;
 pub mod topology;
 mod totals;
 
@@ -92,15 +94,21 @@ impl Deref for Verdict {
 /// with errors is partial, so only a model without any error is [`Checked`].
 pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     let mut diagnostics = lowered;
+    // A partial model may lack teams, so "no team may use the tier" would be an echo.
+    let lowered_clean = !diagnostics.has_errors();
     let topology = topology::Topology::new(&model);
     capacity::check(&model, &mut diagnostics);
     preemption::check(&model, &mut diagnostics);
     budget::check(&model, &mut diagnostics);
+    tier_budget::check(&model, &mut diagnostics);
     topology::check(&model, &topology, &mut diagnostics);
     plans::check(&model, &mut diagnostics);
     migrations::check(&model, &mut diagnostics);
     totals::check(&model, &mut diagnostics);
     admission::check(&model, &mut diagnostics);
+    if lowered_clean {
+        routing::check(&model, &mut diagnostics);
+    }
     diagnostics.sort();
     let verdict = if diagnostics.has_errors() { Verdict::Rejected(model) } else { Verdict::Checked(Checked(model)) };
     (verdict, diagnostics)

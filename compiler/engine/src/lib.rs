@@ -18,6 +18,7 @@ pub mod plan;
 pub mod policy_test;
 pub mod quota;
 pub mod rank;
+pub mod routing;
 pub mod sim;
 pub mod synthetic;
 

@@ -52,6 +52,7 @@ pub fn job_of(test_job: &TestJob) -> Job {
     job.pool = test_job.pool.as_ref().map(|pool| pool.value);
     job.submit = test_job.at.map_or(0, |at| at.seconds);
     job.run = test_job.run.map_or(DEFAULT_RUN, |run| run.seconds);
+    job.tag = test_job.tag.as_ref().map(|tag| tag.value.to_string());
     if !test_job.nodes.is_empty() {
         job.pin = Some(test_job.nodes.iter().map(|node| node.value).collect());
     }

@@ -118,18 +118,19 @@ pub fn cost(price: i64, gpus: u32, milli: u32, seconds: Seconds) -> i64 {
     i64::try_from(total).unwrap_or(if total < 0 { i64::MIN } else { i64::MAX })
 }
 
-/// Per-day spending of teams and cost centers; only the current day is kept.
+/// Per-day spending of teams, cost centers and tiers; only the current day is kept.
 #[derive(Clone, Debug)]
 pub struct Budgets {
     day: Seconds,
     teams: Vec<i64>,
     centers: Vec<i64>,
+    tiers: Vec<i64>,
 }
 
 impl Budgets {
     /// No spending yet.
     pub fn new(model: &Model) -> Budgets {
-        Budgets { day: 0, teams: vec![0; model.teams.len()], centers: vec![0; model.cost_centers.len()] }
+        Budgets { day: 0, teams: vec![0; model.teams.len()], centers: vec![0; model.cost_centers.len()], tiers: vec![0; model.tiers.len()] }
     }
 
     /// Moves to the day of `now`, forgetting the spending of earlier days.
@@ -137,33 +138,41 @@ impl Budgets {
         let day = now / DAY;
         if day != self.day {
             self.day = day;
-            self.teams.iter_mut().for_each(|spent| *spent = 0);
-            self.centers.iter_mut().for_each(|spent| *spent = 0);
+            for spent in self.teams.iter_mut().chain(&mut self.centers).chain(&mut self.tiers) {
+                *spent = 0;
+            }
         }
     }
 
-    /// Whether `amount` more fits the team's and its cost center's budgets on `now`'s day.
-    pub fn has_room(&mut self, model: &Model, team: TeamId, amount: i64, now: Seconds) -> bool {
-        self.roll(now);
-        let team_model = model.team(team);
-        let center = team_model.cost_center.value;
-        let fits = |spent: i64, budget: Option<i64>| budget.is_none_or(|budget| spent.saturating_add(amount) <= budget);
-        fits(self.teams[team.index()], team_model.daily_budget.as_ref().map(|money| money.value.minor))
-            && fits(self.centers[center.index()], model.cost_center(center).daily_budget.as_ref().map(|money| money.value.minor))
+    /// The budgets `job` spends from, with today's spending of each: its team's, its team's
+    /// cost center's and its tier's (a tier budget covers every team's jobs of the tier).
+    fn accounts(&mut self, model: &Model, job: &Job) -> [(&mut i64, Option<i64>); 3] {
+        let team = model.team(job.team);
+        let center = team.cost_center.value;
+        let limit = |budget: Option<&placid_lang::span::Spanned<placid_lang::units::Money>>| budget.map(|money| money.value.minor);
+        [
+            (&mut self.teams[job.team.index()], limit(team.daily_budget.as_ref())),
+            (&mut self.centers[center.index()], limit(model.cost_center(center).daily_budget.as_ref())),
+            (&mut self.tiers[job.tier.index()], limit(model.tier(job.tier).daily_budget.as_ref())),
+        ]
     }
 
-    /// Whether `amount` alone fits the team's and its cost center's budgets.
-    pub fn ever_fits(model: &Model, team: TeamId, amount: i64) -> bool {
-        let team_model = model.team(team);
-        let center = model.cost_center(team_model.cost_center.value);
-        [team_model.daily_budget.as_ref(), center.daily_budget.as_ref()].into_iter().flatten().all(|budget| amount <= budget.value.minor)
+    /// Whether `amount` more fits every budget of `job` on `now`'s day.
+    pub fn has_room(&mut self, model: &Model, job: &Job, amount: i64, now: Seconds) -> bool {
+        self.roll(now);
+        self.accounts(model, job).into_iter().all(|(spent, budget)| budget.is_none_or(|budget| spent.saturating_add(amount) <= budget))
     }
 
-    /// Spends `amount` (negative to refund) on `now`'s day.
-    pub fn spend(&mut self, model: &Model, team: TeamId, amount: i64, now: Seconds) {
+    /// Whether `amount` alone fits every budget of `job`.
+    pub fn ever_fits(model: &Model, job: &Job, amount: i64) -> bool {
+        Budgets::new(model).accounts(model, job).into_iter().all(|(_, budget)| budget.is_none_or(|budget| amount <= budget))
+    }
+
+    /// Spends `amount` (negative to refund) from every budget of `job` on `now`'s day.
+    pub fn spend(&mut self, model: &Model, job: &Job, amount: i64, now: Seconds) {
         self.roll(now);
-        let center = model.team(team).cost_center.value;
-        self.teams[team.index()] = self.teams[team.index()].saturating_add(amount);
-        self.centers[center.index()] = self.centers[center.index()].saturating_add(amount);
+        for (spent, _) in self.accounts(model, job) {
+            *spent = spent.saturating_add(amount);
+        }
     }
 }

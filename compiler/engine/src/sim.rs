@@ -239,9 +239,10 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         JobId(self.records.len() as u32)
     }
 
-    /// Submits `job`; it arrives at its `submit` time (now, if that is past). Its `after`
-    /// must name jobs submitted before it; others are ignored.
-    pub fn submit(&mut self, job: Job) -> JobId {
+    /// Submits `job`, routed by its tag (`routing`); it arrives at its `submit` time (now, if
+    /// that is past). Its `after` must name jobs submitted before it; others are ignored.
+    pub fn submit(&mut self, mut job: Job) -> JobId {
+        crate::routing::apply(self.model, &mut job);
         let id = self.next_id();
         let waiting_on = job.after.iter().filter(|before| before.index() < self.records.len()).count();
         for before in job.after.iter().filter(|before| before.index() < self.records.len()) {
@@ -538,7 +539,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         }
         let job = &self.records[id.index()].job;
         let estimate = self.quotas.estimate(job, pool);
-        if !self.budgets.has_room(model, job.team, estimate, self.now) {
+        if !self.budgets.has_room(model, job, estimate, self.now) {
             return Err(Wait::plain(Hold::Budget));
         }
         let charge = self.quotas.charge(job, pool);
@@ -634,7 +635,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             self.cohort_used[pool.index()] += milli;
         }
         let charged = placement_cost(model, &record.job, &placement, record.estimate_left);
-        self.budgets.spend(model, record.job.team, charged, self.now);
+        self.budgets.spend(model, &record.job, charged, self.now);
         record.charge = Some(charge);
         record.charged = charged;
         record.started = self.now;
@@ -675,7 +676,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         self.team_used[record.job.team.index()] -= milli;
         let ran = now - record.started;
         let spent = placement_cost(model, &record.job, &placement, ran);
-        self.budgets.spend(model, record.job.team, spent - record.charged, now);
+        self.budgets.spend(model, &record.job, spent - record.charged, now);
         record.charged = 0;
         self.running.remove(&id);
         Some(placement)
@@ -1069,7 +1070,7 @@ fn verdict_with(model: &Model, quotas: &Quotas, job: &Job, pool: PoolId, never: 
     if job.quota_milli(mig) > quotas.limit(quotas.charge(job, pool)) {
         return Err(Reject::ExceedsQuota);
     }
-    if !Budgets::ever_fits(model, job.team, quotas.estimate(job, pool)) {
+    if !Budgets::ever_fits(model, job, quotas.estimate(job, pool)) {
         return Err(Reject::ExceedsBudget);
     }
     Ok(())

@@ -214,6 +214,7 @@ fn tier(model: &Model, tier: &Tier) -> Described {
             tier.reservations.iter().map(|reservation| format!("{} GPUs in {}", reservation.gpus, model.pool(reservation.pool).name)),
         )
         .maybe("cost-center", tier.cost_center.as_ref().map(|center| &model.cost_center(center.value).name))
+        .maybe("budget", tier.daily_budget.as_ref().map(|budget| format!("{}/day", budget.value)))
         .done(ElementKind::Tier, &tier.name)
 }
 

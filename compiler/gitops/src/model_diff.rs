@@ -474,7 +474,7 @@ fn money_total(model: &Model, mut amounts: impl Iterator<Item = i64>) -> String 
 type Measure = fn(&Model) -> String;
 
 fn totals(base: &Model, head: &Model) -> Vec<Total> {
-    let measures: [(&str, Measure); 5] = [
+    let measures: [(&str, Measure); 6] = [
         ("GPUs", |model| model.total_gpus().to_string()),
         ("reserved GPUs", |model| {
             model.tiers.iter().flat_map(|tier| &tier.reservations).map(|reservation| u64::from(reservation.gpus)).sum::<u64>().to_string()
@@ -485,6 +485,9 @@ fn totals(base: &Model, head: &Model) -> Vec<Total> {
         }),
         ("team budgets/day", |model| {
             money_total(model, model.teams.iter().filter_map(|team| team.daily_budget.as_ref()).map(|budget| budget.value.minor))
+        }),
+        ("tier budgets/day", |model| {
+            money_total(model, model.tiers.iter().filter_map(|tier| tier.daily_budget.as_ref()).map(|budget| budget.value.minor))
         }),
     ];
     measures

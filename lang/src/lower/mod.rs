@@ -30,7 +30,7 @@ pub const PROJECT_FILE: &str = "placid.kdl";
 
 /// Declarations that may appear in any policy file.
 const POLICY_KINDS: &[&str] =
-    &["pool", "tier", "cost-center", "team", "class", "score", "plan", "metric", "migration", "alert", "test", "admin-accounts"];
+    &["pool", "tier", "cost-center", "team", "class", "score", "plan", "metric", "migration", "alert", "test", "admin-accounts", "route"];
 
 /// Declarations that only the project file may contain.
 const PROJECT_KINDS: &[&str] = &["project", "inventory", "include", "target"];
@@ -134,6 +134,7 @@ pub fn load(world: &dyn World) -> Compilation {
     rollout::lower_alerts(&mut cx, &mut model, &tables, &of_kind("alert"));
     tests::lower(&mut cx, &mut model, &tables, &of_kind("test"));
     model.admin_accounts = policy::lower_admin_accounts(&mut cx, &of_kind("admin-accounts"));
+    model.routes = policy::lower_routes(&mut cx, &tables, &of_kind("route"));
 
     let mut diagnostics = cx.diagnostics;
     diagnostics.sort();

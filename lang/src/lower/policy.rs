@@ -8,8 +8,8 @@ use crate::lower::reader::{Cx, NodeReader, Optional};
 use crate::lower::values;
 use crate::model::{
     Arch, CapacityKind, Checkpoint, Class, ClassId, CommLevel, CostCenter, CostCenterId, Direction, DomainId, Filter, Locality, MetricId,
-    Model, NodeId, NvlinkNeed, Penalty, Pool, PoolId, PreemptMode, Preemption, Reservation, Score, ScoreId, Selector, Team, TeamId, Tier,
-    TierId,
+    Model, NodeId, NvlinkNeed, Penalty, Pool, PoolId, PreemptMode, Preemption, Reservation, Route, Score, ScoreId, Selector, Team, TeamId,
+    Tier, TierId,
 };
 use crate::source::Sources;
 use crate::span::Spanned;
@@ -466,7 +466,7 @@ fn lower_score(cx: &mut Cx, sources: &Sources, node: &NodeReader<'_>, name: Span
 
 fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned<crate::name::Name>) -> Option<Tier> {
     node.props(cx, &[]);
-    let children = node.children(cx, &["priority", "preemption", "checkpoint", "backfill", "reserve", "cost-center", "max-time"]);
+    let children = node.children(cx, &["priority", "preemption", "checkpoint", "backfill", "reserve", "cost-center", "budget", "max-time"]);
     let priority = match NodeReader::single(cx, &children, "priority") {
         Some(child) => {
             child.props(cx, &[]);
@@ -578,6 +578,14 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
         }
         None => None,
     };
+    let daily_budget = match NodeReader::single(cx, &children, "budget") {
+        Some(child) => {
+            let budget = lower_budget(cx, child);
+            ok &= budget.is_some();
+            budget
+        }
+        None => None,
+    };
     let max_time = match NodeReader::single(cx, &children, "max-time") {
         Some(child) => {
             child.props(cx, &[]);
@@ -601,6 +609,7 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
         backfill: backfill?,
         reservations,
         cost_center,
+        daily_budget,
         max_time,
     })
 }
@@ -733,4 +742,36 @@ pub(super) fn lower_admin_accounts(cx: &mut Cx, nodes: &[NodeReader<'_>]) -> Vec
         }
     }
     accounts
+}
+
+/// `route tag= tier= [class=]` (any number): tag-based tier routing. A tag names one route;
+/// a repeated tag is refused (E162) rather than resolved by order, since two routes for one
+/// tag would mean different tiers in different readers.
+pub(super) fn lower_routes(cx: &mut Cx, tables: &Tables, nodes: &[NodeReader<'_>]) -> Vec<Route> {
+    let mut routes: Vec<Route> = Vec::new();
+    for node in nodes {
+        let props = node.props(cx, &["tag", "tier", "class"]);
+        node.children(cx, &[]);
+        node.expect_args(cx, 0, 0, "no arguments: `route tag=\"...\" tier=\"...\"`");
+        let tag = props.require(cx, node, "tag").and_then(|value| value.name(cx));
+        let tier = props.require(cx, node, "tier").and_then(|value| value.name(cx)).and_then(|name| tables.tiers.resolve(cx, &name));
+        let class = match props.get("class") {
+            Some(value) => value.name(cx).and_then(|name| tables.classes.resolve(cx, &name)).map(Some),
+            None => Some(None),
+        };
+        let (Some(tag), Some(tier), Some(class)) = (tag, tier, class) else {
+            continue;
+        };
+        if let Some(earlier) = routes.iter().find(|route| route.tag.value == tag.value) {
+            cx.error(
+                Diagnostic::error(Code::RouteTagOverlap, tag.span, format!("tag `{}` is routed twice", tag.value))
+                    .label("second route of the tag")
+                    .with_secondary(earlier.tag.span, "first route")
+                    .help("a tag routes to one tier: remove one route or give it another tag"),
+            );
+            continue;
+        }
+        routes.push(Route { span: node.name_span(), tag, tier, class });
+    }
+    routes
 }

@@ -73,8 +73,11 @@ fn lower_test(cx: &mut Cx, model: &Model, tables: &Tables, node: &NodeReader<'_>
 
 fn lower_job(cx: &mut Cx, model: &Model, tables: &Tables, child: &NodeReader<'_>) -> Option<TestJob> {
     let running = child.kind() == "running";
-    let allowed: &[&str] =
-        if running { &["team", "tier", "class", "gpus", "pool", "run"] } else { &["team", "tier", "class", "gpus", "pool", "at", "run"] };
+    let allowed: &[&str] = if running {
+        &["team", "tier", "class", "gpus", "pool", "run"]
+    } else {
+        &["team", "tier", "class", "gpus", "pool", "at", "run", "tag"]
+    };
     let props = child.props(cx, allowed);
     let job_name = child.expect_args(cx, 0, 1, "the job's name").map(|args| args.first().map(|arg| arg.name(cx)));
     let grandchildren = child.children(cx, &["nodes"]);
@@ -86,6 +89,7 @@ fn lower_job(cx: &mut Cx, model: &Model, tables: &Tables, child: &NodeReader<'_>
     let pool = props.get("pool").map(|value| value.name(cx).and_then(|reference| tables.pools.resolve(cx, &reference)));
     let at = props.get("at").map(|value| value.duration(cx));
     let run = props.get("run").map(|value| value.duration(cx));
+    let tag = props.get("tag").map(|value| value.name(cx));
     Some(TestJob {
         span: child.name_span(),
         name: job_name?.lowered()?,
@@ -98,6 +102,7 @@ fn lower_job(cx: &mut Cx, model: &Model, tables: &Tables, child: &NodeReader<'_>
         nodes: nodes?,
         at: at.lowered()?,
         run: run.lowered()?,
+        tag: tag.lowered()?,
     })
 }
 

@@ -9,11 +9,13 @@
 mod ids;
 pub mod inventory;
 mod policy;
+mod routing;
 pub mod shares;
 
 pub use ids::*;
 pub use inventory::*;
 pub use policy::*;
+pub use routing::*;
 
 use crate::span::Span;
 
@@ -53,6 +55,8 @@ pub struct Model {
     /// Scheduler accounts of administrators (`admin-accounts`), whose jobs skip placid's
     /// submission rules (Slurm's job_submit.lua); Slurm's own limits still apply.
     pub admin_accounts: Vec<crate::span::Spanned<crate::name::Name>>,
+    /// Tag-based tier routes, in declaration order ([`Model::routing`] resolves a tag).
+    pub routes: Vec<Route>,
 }
 
 impl Model {

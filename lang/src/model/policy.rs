@@ -246,6 +246,9 @@ pub struct Tier {
     pub reservations: Vec<Reservation>,
     /// The cost center paying for the reservations.
     pub cost_center: Option<Spanned<CostCenterId>>,
+    /// Daily budget of all the tier's jobs together, whichever team runs them (`budget
+    /// daily=`): reset at midnight like team budgets.
+    pub daily_budget: Option<Spanned<Money>>,
     /// The longest a job of this tier may run (`max-time`); [`Tier::max_run_time`] gives
     /// the default when it is not declared.
     pub max_time: Option<Spanned<Duration>>,
@@ -744,6 +747,8 @@ pub struct TestJob {
     pub at: Option<Duration>,
     /// How long it runs (`run=`; an hour by default).
     pub run: Option<Duration>,
+    /// The tag it is submitted with (`tag=`): a `route` of the tag sets its tier and class.
+    pub tag: Option<Spanned<Name>>,
 }
 
 /// Why a job is expected to wait (`expect "queued" reason=...`).

@@ -1,5 +1,5 @@
-//! accounts.sh: the sacctmgr half of the policy (QOS per tier, account tree cost center ->
-//! team with fair shares, daily budgets and allowed tiers).
+//! accounts.sh: the sacctmgr half of the policy (QOS per tier with its daily budget, account
+//! tree cost center -> team with fair shares, daily budgets and allowed tiers).
 //!
 //! Invariants: running the script twice succeeds and changes nothing. sacctmgr's `add` fails
 //! (rc 1, "Nothing new added") when the object exists, so objects are added only when a
@@ -27,7 +27,7 @@ pub fn render(model: &Model, version: &str, cluster: &str) -> String {
     }
     for tier in &model.tiers {
         let qos = shell_word(&names::qos(tier));
-        let _ = writeln!(out, "modify qos where name={qos} set {}", qos_settings(tier));
+        let _ = writeln!(out, "modify qos where name={qos} set {}", qos_settings(model, tier));
         let _ = writeln!(out, "preempt {qos} {}", shell_word(&victims(model, tier).join(",")));
     }
     out.push_str("\n# Cost centers, then their teams: fair shares, daily budgets in billing-minutes, tiers.\n");
@@ -106,7 +106,7 @@ fn victims(model: &Model, tier: &Tier) -> Vec<String> {
     model.tiers.iter().filter(|other| tier.preempts(other)).map(names::qos).collect()
 }
 
-fn qos_settings(tier: &Tier) -> String {
+fn qos_settings(model: &Model, tier: &Tier) -> String {
     let mut settings = format!("Priority={}", tier.priority.value);
     match tier.preemption.value {
         Preemption::Never => settings.push_str(" PreemptMode=cluster GraceTime=0"),
@@ -121,6 +121,11 @@ fn qos_settings(tier: &Tier) -> String {
     // A reserving tier holds at most its reserved GPUs (-1 clears a cap the policy dropped).
     let cap = super::reserved::gpu_cap(tier).map_or_else(|| "-1".to_owned(), |gpus| gpus.to_string());
     let _ = write!(settings, " GrpTRES=gres/gpu={cap}");
+    // A tier budget is the QOS's own usage limit, in GPU-minutes (billing::tier_budget_gpu_minutes
+    // says why not billing): PriorityUsageResetPeriod=DAILY clears QOS usage with the
+    // associations', so it resets at the same midnight as team budgets.
+    let minutes = tier.daily_budget.as_ref().and_then(|budget| billing::tier_budget_gpu_minutes(model, tier, budget.value));
+    let _ = write!(settings, " GrpTRESMins=gres/gpu={}", minutes.map_or_else(|| "-1".to_owned(), |minutes| minutes.to_string()));
     settings
 }
 

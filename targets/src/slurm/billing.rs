@@ -12,7 +12,7 @@
 //! every job is billed at the price of the nodes it runs on. A job of the pool names all of
 //! them (`--partition=mixed_70,mixed_190,mixed_420`) and starts in whichever can run it first.
 
-use placid_lang::model::{Model, Node, NodeId, Pool};
+use placid_lang::model::{Model, Node, NodeId, Pool, PoolId, Tier};
 use placid_lang::units::Money;
 
 use super::names;
@@ -61,9 +61,29 @@ pub fn budget_minutes(budget: Money) -> u64 {
     minor_units(budget) * 60
 }
 
-/// Whether any team or cost center has a daily budget.
+/// A tier's daily budget as the QOS's `GrpTRESMins=gres/gpu=`: GPU-minutes at the dearest
+/// GPU of the pools the tier may run in, so the tier never spends more than its budget (and
+/// exactly its budget when those pools have one price; on cheaper GPUs it stops early). Not
+/// `billing=`: a QOS limit on a TRES replaces the association's limit on the same TRES for the
+/// QOS's jobs (Slurm's limit hierarchy, seen live: a research job past its team budget ran once
+/// P2 had a billing limit), so a tier budget in billing would switch the team budgets off.
+/// `None` when no node of those pools has a price: the tier's jobs cost nothing.
+pub fn tier_budget_gpu_minutes(model: &Model, tier: &Tier, budget: Money) -> Option<u64> {
+    let dearest = (0..model.pools.len())
+        .map(PoolId::from_index)
+        .filter(|pool| super::reserved::allowed(model, tier, *pool))
+        .flat_map(|pool| &model.pool(pool).nodes)
+        .map(|id| node_weight(model.node(*id)))
+        .max()
+        .filter(|weight| *weight > 0)?;
+    Some(minor_units(budget) * 60 / dearest)
+}
+
+/// Whether any team, cost center or tier has a daily budget.
 pub fn has_budgets(model: &Model) -> bool {
-    model.teams.iter().any(|team| team.daily_budget.is_some()) || model.cost_centers.iter().any(|center| center.daily_budget.is_some())
+    model.teams.iter().any(|team| team.daily_budget.is_some())
+        || model.cost_centers.iter().any(|center| center.daily_budget.is_some())
+        || model.tiers.iter().any(|tier| tier.daily_budget.is_some())
 }
 
 fn minor_units(money: Money) -> u64 {

@@ -65,6 +65,10 @@ fn write_priority(out: &mut String, model: &Model, accounting: bool) {
     if accounting {
         out.push_str("PriorityWeightQOS=100000\nPriorityWeightFairshare=10000\nPriorityWeightAge=1000\nPriorityWeightPartition=0\nPriorityMaxAge=1-0\n");
         out.push_str("AccountingStorageTRES=gres/gpu\nAccountingStorageEnforce=associations,limits,qos,safe\n");
+        if !model.routes.is_empty() {
+            // A route's tag is the job's --comment; accounting keeps it only with this flag.
+            out.push_str("AccountingStoreFlags=job_comment\n");
+        }
         if billing::has_budgets(model) {
             out.push_str("# Daily budgets: usage does not decay and is cleared at midnight, so it is today's spend.\n");
             out.push_str("PriorityDecayHalfLife=0\nPriorityUsageResetPeriod=DAILY\nPriorityCalcPeriod=1\n");

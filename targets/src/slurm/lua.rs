@@ -1,4 +1,5 @@
-//! job_submit.lua: routes each job by its tier, enforces the team's allowed tiers, turns a
+//! job_submit.lua: routes a tagged job to its tier and class ([`Model::routing`]), routes
+//! each job by its tier, enforces the team's allowed tiers, turns a
 //! class's locality and NVLink needs into the constraint that keeps the job inside one NVLink
 //! domain (rack, chassis, node), and makes preemptible jobs requeueable or not as their tier
 //! says.
@@ -9,7 +10,7 @@
 
 use std::fmt::Write;
 
-use placid_lang::model::{Class, Locality, Model, NvlinkNeed, PoolId, PreemptMode, Preemption};
+use placid_lang::model::{Class, Locality, Model, NvlinkNeed, PoolId, PreemptMode, Preemption, Routing, TeamId};
 
 use super::billing;
 use super::names;
@@ -65,6 +66,22 @@ pub fn render(model: &Model, version: &str, accounting: bool) -> String {
     );
     for account in &model.admin_accounts {
         let _ = writeln!(out, "  [{}] = true,", lua_string(&names::admin_account(&account.value)));
+    }
+    out.push_str("}\n\n-- route tag (--comment) -> team account -> { tier = routed tier, class = pseudo-feature | nil } or { refuse = message }\nlocal ROUTES = {\n");
+    for route in &model.routes {
+        let _ = writeln!(out, "  [{}] = {{", lua_string(route.tag.value.as_str()));
+        for (index, team) in model.teams.iter().enumerate() {
+            let rule = match model.routing(route.tag.value.as_str(), TeamId::from_index(index)) {
+                Routing::Routed { tier, class } => {
+                    let class = class.map_or_else(|| "nil".to_owned(), |class| lua_string(&names::class_feature(model.class(class))));
+                    format!("{{ tier = {}, class = {class} }}", lua_string(&names::qos(model.tier(tier))))
+                }
+                Routing::Refused { message, .. } => format!("{{ refuse = {} }}", lua_string(&message)),
+                Routing::Unrouted => continue,
+            };
+            let _ = writeln!(out, "    [{}] = {rule},", lua_string(&names::team_account(team)));
+        }
+        out.push_str("  },\n");
     }
     out.push_str("}\n\n-- pool -> its partitions, for pools split by GPU price (a job naming the pool may use any)\nlocal POOLS = {\n");
     if accounting {
@@ -162,11 +179,40 @@ local function apply_class(job_desc)
   return nil
 end
 
+-- Routes a job by the tag in its --comment (kept in accounting with job_comment): sets the
+-- tier (QOS, or partition without accounting) and the class. Returns the route or nil, and an
+-- error text or nil.
+local function apply_route(job_desc, account)
+  local routes = job_desc.comment and ROUTES[job_desc.comment]
+  if routes == nil then return nil, nil end
+  local route = account and routes[account]
+  if route == nil then return nil, "account " .. tostring(account) .. " is not a placid team" end
+  if route.refuse ~= nil then return nil, route.refuse end
+  local asked
+  if TIERS_ARE == "qos" then asked = job_desc.qos else asked = job_desc.partition end
+  if asked ~= nil and asked ~= route.tier then
+    return nil, "tag " .. job_desc.comment .. " routes to tier " .. route.tier .. ", not " .. asked .. ": drop --" .. TIERS_ARE
+  end
+  if TIERS_ARE == "qos" then job_desc.qos = route.tier else job_desc.partition = route.tier end
+  if route.class ~= nil then
+    if job_desc.features == nil or job_desc.features == "" then
+      job_desc.features = route.class
+    else
+      job_desc.features = job_desc.features .. "&" .. route.class
+    end
+  end
+  return route, nil
+end
+
 function slurm_job_submit(job_desc, part_list, submit_uid)
   local submitter = job_desc.account or job_desc.default_account
   if submitter ~= nil and ADMIN_ACCOUNTS[submitter] then
     slurm.log_info("placid: admin account %s: job not checked", submitter)
     return slurm.SUCCESS
+  end
+  local routed, routing_error = apply_route(job_desc, submitter)
+  if routing_error ~= nil then
+    return reject("%s", routing_error)
   end
   local tier_name
   if TIERS_ARE == "qos" then
@@ -215,8 +261,8 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
       end
     end
   end
-  slurm.log_info("placid: account=%s tier=%s partition=%s features=%s", account, tier_name,
-    tostring(job_desc.partition), tostring(job_desc.features))
+  slurm.log_info("placid: account=%s tier=%s partition=%s features=%s routed=%s", account, tier_name,
+    tostring(job_desc.partition), tostring(job_desc.features), tostring(routed ~= nil))
   return slurm.SUCCESS
 end
 

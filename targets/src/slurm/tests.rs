@@ -309,10 +309,48 @@ fn a_reserving_tier_is_capped_at_its_reservation_and_kept_off_other_and_spot_poo
     assert!(conf.lines().filter(|line| line.ends_with("Default=YES")).all(|line| !line.starts_with("PartitionName=first ")), "{conf}");
     let accounts = file(&artifacts, "slurm/accounts.sh");
     assert!(
-        accounts.contains("name=p0 set Priority=1000") && accounts.contains("MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=1\n"),
+        accounts.contains("name=p0 set Priority=1000")
+            && accounts.contains("MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=1 GrpTRESMins=gres/gpu=-1\n"),
         "{accounts}"
     );
-    assert!(accounts.contains("name=p1 set Priority=500") && accounts.contains("GrpTRES=gres/gpu=-1\n"), "{accounts}");
+    assert!(
+        accounts.contains("name=p1 set Priority=500") && accounts.contains("GrpTRES=gres/gpu=-1 GrpTRESMins=gres/gpu=-1\n"),
+        "{accounts}"
+    );
+}
+
+#[test]
+fn a_route_becomes_each_teams_rule_in_job_submit_lua_and_keeps_the_comment() {
+    let policy = POLICY.to_owned() + "team \"other\" { share 1; cost-center \"cc\"; tiers \"P1\" }\nroute tag=\"prod-sla\" tier=\"P0\"\n";
+    let artifacts = emit_project(NODES, &policy, &SlurmTemplates::default()).unwrap_or_else(|codes| panic!("{codes:?}"));
+    let lua = file(&artifacts, "slurm/job_submit.lua");
+    assert!(lua.contains("  [\"prod-sla\"] = {\n    [\"vision\"] = { tier = \"p0\", class = nil },\n"), "{lua}");
+    assert!(
+        lua.contains("    [\"other\"] = { refuse = \"team other may not use tier P0, where tag prod-sla routes its jobs\" },\n"),
+        "{lua}"
+    );
+    assert!(file(&artifacts, "slurm/slurm.conf").contains("AccountingStoreFlags=job_comment\n"));
+    // Without routes, the comment is not stored.
+    let plain = emit_project(NODES, POLICY, &SlurmTemplates::default()).unwrap_or_else(|codes| panic!("{codes:?}"));
+    assert!(!file(&plain, "slurm/slurm.conf").contains("AccountingStoreFlags"));
+}
+
+#[test]
+fn a_tier_budget_is_its_qos_limit_reset_daily() {
+    // The only budget of the project is the tier's: it alone turns the daily reset on.
+    let policy = POLICY.replace(r#"cost-center "cc" { budget daily=(usd)100 }"#, r#"cost-center "cc""#).replace(
+        r#"tier "P1" { priority 500; preemption window="3m" mode="requeue" }"#,
+        r#"tier "P1" { priority 500; preemption window="3m" mode="requeue"; budget daily=(usd)12.34 }"#,
+    );
+    let artifacts = emit_project(NODES, &policy, &SlurmTemplates::default()).unwrap_or_else(|codes| panic!("{codes:?}"));
+    let accounts = file(&artifacts, "slurm/accounts.sh");
+    let p1 = accounts.lines().find(|line| line.starts_with("modify qos where name=p1 ")).unwrap_or_default();
+    // (usd)12.34 at the nodes' (usd)2.50 a GPU-hour: 1234 x 60 / 250 = 296 GPU-minutes.
+    assert!(p1.ends_with(" GrpTRESMins=gres/gpu=296"), "{accounts}");
+    let p0 = accounts.lines().find(|line| line.starts_with("modify qos where name=p0 ")).unwrap_or_default();
+    assert!(p0.ends_with(" GrpTRESMins=gres/gpu=-1"), "{accounts}");
+    let conf = file(&artifacts, "slurm/slurm.conf");
+    assert!(conf.contains("PriorityUsageResetPeriod=DAILY\n"), "{conf}");
 }
 
 #[test]

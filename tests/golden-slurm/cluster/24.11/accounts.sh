@@ -46,11 +46,11 @@ ensure cluster "$cluster"
 ensure qos p0
 ensure qos p1
 ensure qos p2
-modify qos where name=p0 set Priority=1000 PreemptMode=cluster GraceTime=0 PreemptExemptTime=-1 MaxWall=7-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=12
+modify qos where name=p0 set Priority=1000 PreemptMode=cluster GraceTime=0 PreemptExemptTime=-1 MaxWall=7-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=12 GrpTRESMins=gres/gpu=-1
 preempt p0 p1,p2
-modify qos where name=p1 set Priority=500 PreemptMode=requeue GraceTime=180 PreemptExemptTime=00:10:00 MaxWall=2-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=-1
+modify qos where name=p1 set Priority=500 PreemptMode=requeue GraceTime=180 PreemptExemptTime=00:10:00 MaxWall=2-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=-1 GrpTRESMins=gres/gpu=-1
 preempt p1 p2
-modify qos where name=p2 set Priority=100 PreemptMode=cancel GraceTime=120 PreemptExemptTime=-1 MaxWall=12:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=-1
+modify qos where name=p2 set Priority=100 PreemptMode=cancel GraceTime=120 PreemptExemptTime=-1 MaxWall=12:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=-1 GrpTRESMins=gres/gpu=57142
 preempt p2 ''
 
 # Cost centers, then their teams: fair shares, daily budgets in billing-minutes, tiers.

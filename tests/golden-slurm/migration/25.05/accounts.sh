@@ -46,11 +46,11 @@ ensure cluster "$cluster"
 ensure qos serve
 ensure qos train
 ensure qos batch
-modify qos where name=serve set Priority=1000 PreemptMode=cluster GraceTime=0 PreemptExemptTime=-1 MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=16
+modify qos where name=serve set Priority=1000 PreemptMode=cluster GraceTime=0 PreemptExemptTime=-1 MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=16 GrpTRESMins=gres/gpu=-1
 preempt serve train,batch
-modify qos where name=train set Priority=500 PreemptMode=requeue GraceTime=300 PreemptExemptTime=00:15:00 MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=-1
+modify qos where name=train set Priority=500 PreemptMode=requeue GraceTime=300 PreemptExemptTime=00:15:00 MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=-1 GrpTRESMins=gres/gpu=-1
 preempt train batch
-modify qos where name=batch set Priority=100 PreemptMode=cancel GraceTime=120 PreemptExemptTime=-1 MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=-1
+modify qos where name=batch set Priority=100 PreemptMode=cancel GraceTime=120 PreemptExemptTime=-1 MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=-1 GrpTRESMins=gres/gpu=-1
 preempt batch ''
 
 # Cost centers, then their teams: fair shares, daily budgets in billing-minutes, tiers.

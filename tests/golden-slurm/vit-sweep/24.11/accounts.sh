@@ -46,11 +46,11 @@ ensure cluster "$cluster"
 ensure qos final
 ensure qos sweep-high
 ensure qos sweep-low
-modify qos where name=final set Priority=900 PreemptMode=cluster GraceTime=0 PreemptExemptTime=-1 MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=64
+modify qos where name=final set Priority=900 PreemptMode=cluster GraceTime=0 PreemptExemptTime=-1 MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=64 GrpTRESMins=gres/gpu=-1
 preempt final sweep-high,sweep-low
-modify qos where name=sweep-high set Priority=300 PreemptMode=requeue GraceTime=300 PreemptExemptTime=00:15:00 MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=-1
+modify qos where name=sweep-high set Priority=300 PreemptMode=requeue GraceTime=300 PreemptExemptTime=00:15:00 MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=-1 GrpTRESMins=gres/gpu=-1
 preempt sweep-high sweep-low
-modify qos where name=sweep-low set Priority=100 PreemptMode=requeue GraceTime=90 PreemptExemptTime=-1 MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=-1
+modify qos where name=sweep-low set Priority=100 PreemptMode=requeue GraceTime=90 PreemptExemptTime=-1 MaxWall=3-00:00:00 Flags=DenyOnLimit GrpTRES=gres/gpu=-1 GrpTRESMins=gres/gpu=-1
 preempt sweep-low ''
 
 # Cost centers, then their teams: fair shares, daily budgets in billing-minutes, tiers.

@@ -27,6 +27,10 @@ local CLASSES = {
 local ADMIN_ACCOUNTS = {
 }
 
+-- route tag (--comment) -> team account -> { tier = routed tier, class = pseudo-feature | nil } or { refuse = message }
+local ROUTES = {
+}
+
 -- pool -> its partitions, for pools split by GPU price (a job naming the pool may use any)
 local POOLS = {
   ["mixed"] = "mixed_85,mixed_210",
@@ -89,11 +93,40 @@ local function apply_class(job_desc)
   return nil
 end
 
+-- Routes a job by the tag in its --comment (kept in accounting with job_comment): sets the
+-- tier (QOS, or partition without accounting) and the class. Returns the route or nil, and an
+-- error text or nil.
+local function apply_route(job_desc, account)
+  local routes = job_desc.comment and ROUTES[job_desc.comment]
+  if routes == nil then return nil, nil end
+  local route = account and routes[account]
+  if route == nil then return nil, "account " .. tostring(account) .. " is not a placid team" end
+  if route.refuse ~= nil then return nil, route.refuse end
+  local asked
+  if TIERS_ARE == "qos" then asked = job_desc.qos else asked = job_desc.partition end
+  if asked ~= nil and asked ~= route.tier then
+    return nil, "tag " .. job_desc.comment .. " routes to tier " .. route.tier .. ", not " .. asked .. ": drop --" .. TIERS_ARE
+  end
+  if TIERS_ARE == "qos" then job_desc.qos = route.tier else job_desc.partition = route.tier end
+  if route.class ~= nil then
+    if job_desc.features == nil or job_desc.features == "" then
+      job_desc.features = route.class
+    else
+      job_desc.features = job_desc.features .. "&" .. route.class
+    end
+  end
+  return route, nil
+end
+
 function slurm_job_submit(job_desc, part_list, submit_uid)
   local submitter = job_desc.account or job_desc.default_account
   if submitter ~= nil and ADMIN_ACCOUNTS[submitter] then
     slurm.log_info("placid: admin account %s: job not checked", submitter)
     return slurm.SUCCESS
+  end
+  local routed, routing_error = apply_route(job_desc, submitter)
+  if routing_error ~= nil then
+    return reject("%s", routing_error)
   end
   local tier_name
   if TIERS_ARE == "qos" then
@@ -142,8 +175,8 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
       end
     end
   end
-  slurm.log_info("placid: account=%s tier=%s partition=%s features=%s", account, tier_name,
-    tostring(job_desc.partition), tostring(job_desc.features))
+  slurm.log_info("placid: account=%s tier=%s partition=%s features=%s routed=%s", account, tier_name,
+    tostring(job_desc.partition), tostring(job_desc.features), tostring(routed ~= nil))
   return slurm.SUCCESS
 end
 
