@@ -17,6 +17,7 @@
 pub mod admission;
 pub mod alerts;
 pub mod argo;
+pub mod cells;
 pub mod kinds;
 pub mod kueue;
 pub mod kueue_types;

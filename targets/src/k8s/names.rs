@@ -165,6 +165,12 @@ impl PlacidKeys {
         self.key("reserved", self.prefix_span)
     }
 
+    /// `<prefix>/cell=<cell>` on every node of a cell (`super::cells`): the one key every
+    /// ResourceFlavor selects on, so that Kueue's flavor matching sees a pod's pool affinity.
+    pub fn cell(&self) -> Result<LabelKey, Diagnostic> {
+        self.key("cell", self.prefix_span)
+    }
+
     /// `<prefix>/pool-<pool>` on every node of the pool. One key per pool, because pools may
     /// overlap and a single `pool` key could hold only one of them.
     pub fn pool(&self, pool: &ObjectName, pool_span: Span) -> Result<LabelKey, Diagnostic> {
