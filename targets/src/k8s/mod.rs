@@ -1,6 +1,7 @@
 //! The Kubernetes target: a kustomize-ready tree under `kubernetes/` that Argo CD syncs.
 //!
-//! Tiers become WorkloadPriorityClasses and PriorityClasses ([`priority`]); pools become
+//! Tiers become WorkloadPriorityClasses and PriorityClasses ([`priority`]); the cells of the
+//! inventory ([`cells`]: disjoint node groups, of which a pool is a list) become
 //! ResourceFlavors, teams ClusterQueues in one Cohort, and a tier with reservations its own
 //! ClusterQueue that lends nothing ([`kueue`]); node labels and taints come from one NFD rule
 //! ([`nfd`]); tier rules Kueue cannot enforce become ValidatingAdmissionPolicies

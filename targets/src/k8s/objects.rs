@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_yaml::{Mapping, Value};
 
 use crate::Artifact;
-use crate::k8s::kinds::{Kind, Mutability, Scope};
+use crate::k8s::kinds::{Kind, Mutability, Retention, Scope};
 use crate::k8s::names::ObjectName;
 
 /// Which kustomization an object belongs to.
@@ -106,8 +106,15 @@ impl Object {
         labels.insert("app.kubernetes.io/part-of".into(), project.into());
         let mut annotations = BTreeMap::new();
         annotations.insert("argocd.argoproj.io/sync-wave".to_owned(), kind.wave.0.to_string());
+        let mut sync_options = Vec::new();
         if kind.mutability == Mutability::Replace {
-            annotations.insert("argocd.argoproj.io/sync-options".to_owned(), "Replace=true".to_owned());
+            sync_options.push("Replace=true");
+        }
+        if kind.retention == Retention::Kept {
+            sync_options.extend(["Prune=false", "Delete=false"]);
+        }
+        if !sync_options.is_empty() {
+            annotations.insert("argocd.argoproj.io/sync-options".to_owned(), sync_options.join(","));
         }
         let mut metadata = Mapping::new();
         metadata.insert("name".into(), self.meta.name.as_str().into());
