@@ -192,6 +192,40 @@ pub const VALIDATING_ADMISSION_POLICY_BINDING: Kind = Kind {
     directory: "admission",
 };
 
+/// `batch/v1` Job: a plan stage's workload template (not synced: teams submit it).
+pub const JOB: Kind = Kind {
+    api_version: "batch/v1",
+    kind: "Job",
+    scope: Scope::Namespaced,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "jobs",
+};
+
+/// `jobset.x-k8s.io/v1alpha2` JobSet: the template of a stage whose gang spans nodes.
+pub const JOB_SET: Kind = Kind {
+    api_version: "jobset.x-k8s.io/v1alpha2",
+    kind: "JobSet",
+    scope: Scope::Namespaced,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "jobsets",
+};
+
+/// `argoproj.io/v1alpha1` WorkflowTemplate: a plan's stages as a DAG, after the LocalQueues
+/// its stages submit to.
+pub const WORKFLOW_TEMPLATE: Kind = Kind {
+    api_version: "argoproj.io/v1alpha1",
+    kind: "WorkflowTemplate",
+    scope: Scope::Namespaced,
+    wave: SyncWave(1),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "workflows",
+};
+
 /// `v1` ConfigMap (the scheduler configuration, the Argo CD plugin).
 pub const CONFIG_MAP: Kind = Kind {
     api_version: "v1",

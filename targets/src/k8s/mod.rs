@@ -31,6 +31,7 @@ pub mod quota;
 pub mod rollouts;
 pub mod scheduler;
 pub mod webhook;
+pub mod workloads;
 
 use std::collections::BTreeMap;
 
@@ -55,6 +56,7 @@ pub fn objects(model: &Checked) -> Result<ObjectList, Diagnostics> {
     nfd::emit(model, &layout, &mut list, &mut diagnostics);
     kueue::emit(model, &layout, &mut list, &mut diagnostics);
     admission::emit(model, &layout, &mut list, &mut diagnostics);
+    workloads::emit(model, &layout, &mut list, &mut diagnostics);
     alerts::emit(model, &layout, &mut list, &mut diagnostics);
     scheduler::emit(model, &layout, &mut list, &mut diagnostics);
     rollouts::emit(model, &layout, &mut list, &mut diagnostics);

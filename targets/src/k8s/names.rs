@@ -139,6 +139,17 @@ impl PlacidKeys {
         checked_key(format!("{}/{name}", self.prefix), span)
     }
 
+    /// The label prefix (`placid.dev`).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// `<prefix>/<name>` on a workload template's pods (`placid.dev/stage`), which recording
+    /// rules join on; `span` is the element the pods come from.
+    pub fn pod(&self, name: &str, span: Span) -> Result<String, Diagnostic> {
+        self.key(name, span).map(|key| key.as_str().to_owned())
+    }
+
     /// `<prefix>/team` on team namespaces.
     pub fn team(&self) -> Result<LabelKey, Diagnostic> {
         self.key("team", self.prefix_span)
