@@ -21,6 +21,7 @@ pub mod argo;
 pub mod cells;
 pub mod kinds;
 pub mod kueue;
+pub mod kueue_config;
 pub mod kueue_types;
 pub mod layout;
 pub mod names;
@@ -55,6 +56,7 @@ pub fn objects(model: &Checked) -> Result<ObjectList, Diagnostics> {
     priority::emit(model, &layout, &mut list, &mut diagnostics);
     nfd::emit(model, &layout, &mut list, &mut diagnostics);
     kueue::emit(model, &layout, &mut list, &mut diagnostics);
+    kueue_config::emit(model, &layout, &mut list, &mut diagnostics);
     admission::emit(model, &layout, &mut list, &mut diagnostics);
     workloads::emit(model, &layout, &mut list, &mut diagnostics);
     alerts::emit(model, &layout, &mut list, &mut diagnostics);
