@@ -137,8 +137,8 @@ fn team_selector(layout: &Layout, teams: Vec<String>) -> Option<LabelSelector> {
     })
 }
 
-/// A team's queue: every cell the team may use, cheapest first, nominal quota from the team's
-/// share of the cell. Teams allowed a backfill tier may borrow everything the others hold
+/// A team's queue: every cell, cheapest first, nominal quota from the team's share of what the
+/// cell's reservations leave. Teams allowed a backfill tier may borrow everything the others hold
 /// there while they leave it idle; the rest may not borrow.
 fn team_queue(model: &Model, layout: &Layout, quotas: &Quotas, team_index: usize) -> ClusterQueueSpec {
     let team = &model.teams[team_index];
@@ -147,8 +147,8 @@ fn team_queue(model: &Model, layout: &Layout, quotas: &Quotas, team_index: usize
         .cells
         .iter()
         .enumerate()
-        .filter_map(|(cell_index, cell)| {
-            let nominal = quotas.teams[team_index][cell_index]?;
+        .map(|(cell_index, cell)| {
+            let nominal = quotas.teams[team_index][cell_index];
             let borrowable = quotas.borrowable(model, team, cell_index, nominal);
             let resources = ResourceName::COVERED
                 .iter()
@@ -159,7 +159,7 @@ fn team_queue(model: &Model, layout: &Layout, quotas: &Quotas, team_index: usize
                     lending_limit: None,
                 })
                 .collect();
-            Some(FlavorQuotas { name: cell.name.clone(), resources })
+            FlavorQuotas { name: cell.name.clone(), resources }
         })
         .collect();
     let resource_groups =

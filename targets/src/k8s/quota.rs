@@ -5,16 +5,18 @@
 //! at most the cell's capacity (exactly its capacity where some team may use it), because
 //! cells do not overlap and each is split once. Reservations come off the top, filling the
 //! reserved pool's cells cheapest first; the rest is split by share with the largest
-//! remainder method ([`apportion`], the model's rule) between the teams that may use the cell,
-//! so no GPU is invented or lost to rounding. A cell of a fenced pool is usable only by the
-//! teams allowed a tier that reserves there: others get no quota in it. A team with a
-//! backfill tier may borrow what the other teams hold in the cell (the model's rule,
-//! `Fences::borrowable_gpus`), the others borrow nothing.
+//! remainder method ([`apportion`], the model's rule) between all teams, so no GPU is invented
+//! or lost to rounding. The reserved part of a cell is the reserving tier's queue alone, which
+//! only teams allowed the tier reach; the unreserved rest of a fenced cell is shared by every
+//! team, as the engine shares a fenced pool's unreserved GPUs (docs/semantics.md, section 3:
+//! `vision` is guaranteed 2 of `nvl-a`'s 4). A team with a backfill tier may borrow what the
+//! other teams hold in the cell (the model's rule, `Fences::borrowable_gpus`), the others
+//! borrow nothing.
 
 use placid_lang::model::shares::apportion;
-use placid_lang::model::{Model, NodeId, PoolId, Team};
+use placid_lang::model::{Model, NodeId, Team};
 
-use crate::k8s::cells::{Cell, Cells};
+use crate::k8s::cells::Cells;
 
 /// One MiB: memory quotas are whole MiB so they print exactly.
 const MIB: u64 = 1024 * 1024;
@@ -66,9 +68,8 @@ pub fn node_resources(model: &Model, node_id: NodeId) -> Resources {
 /// The quotas of every queue, by cell, computed once for the whole model (no per-team sums).
 #[derive(Clone, Debug)]
 pub struct Quotas {
-    /// `[team][cell]`: the team's nominal quota, `None` where the team may not use the cell
-    /// (its ClusterQueue does not list the flavor).
-    pub teams: Vec<Vec<Option<Resources>>>,
+    /// `[team][cell]`: the team's nominal quota.
+    pub teams: Vec<Vec<Resources>>,
     /// `[tier][cell]`: reserved quota (zero where the tier reserves nothing).
     pub tiers: Vec<Vec<Resources>>,
     /// `[cell]`: the teams' nominal quotas together, what a backfilling team borrows from.
@@ -79,23 +80,19 @@ impl Quotas {
     /// Computes the quotas of `model` over `cells`.
     pub fn new(model: &Model, cells: &Cells) -> Quotas {
         let tiers = reservations(model, cells);
-        let mut teams = vec![vec![None; cells.cells.len()]; model.teams.len()];
+        let shares: Vec<u64> = model.teams.iter().map(|team| u64::from(team.share.value)).collect();
+        let mut teams = vec![vec![Resources::default(); cells.cells.len()]; model.teams.len()];
         let mut team_totals = vec![Resources::default(); cells.cells.len()];
         for (cell_index, cell) in cells.cells.iter().enumerate() {
             let reserved = tiers.iter().fold(Resources::default(), |sum, tier| sum.plus(tier[cell_index]));
             let left = cell.resources.minus(reserved);
-            let eligible: Vec<bool> = model.teams.iter().map(|team| may_use(model, team, cell)).collect();
-            let shares: Vec<u64> =
-                model.teams.iter().zip(&eligible).map(|(team, eligible)| if *eligible { u64::from(team.share.value) } else { 0 }).collect();
             let cpu = apportion(left.cpu, &shares);
             let memory = apportion(left.memory_mib, &shares);
             let gpus = apportion(left.gpus, &shares);
-            for (team_index, eligible) in eligible.iter().enumerate() {
-                if *eligible {
-                    let nominal = Resources { cpu: cpu[team_index], memory_mib: memory[team_index], gpus: gpus[team_index] };
-                    teams[team_index][cell_index] = Some(nominal);
-                    team_totals[cell_index] = team_totals[cell_index].plus(nominal);
-                }
+            for (team_index, team) in teams.iter_mut().enumerate() {
+                let nominal = Resources { cpu: cpu[team_index], memory_mib: memory[team_index], gpus: gpus[team_index] };
+                team[cell_index] = nominal;
+                team_totals[cell_index] = team_totals[cell_index].plus(nominal);
             }
         }
         Quotas { teams, tiers, team_totals }
@@ -105,17 +102,6 @@ impl Quotas {
     pub fn borrowable(&self, model: &Model, team: &Team, cell: usize, own: Resources) -> Resources {
         if model.team_backfills(team) { self.team_totals[cell].minus(own) } else { Resources::default() }
     }
-}
-
-/// Whether `team` may hold quota in `cell`: any cell outside a fenced pool, and a fenced
-/// pool's cells only when the team may use a tier that reserves GPUs in that pool.
-fn may_use(model: &Model, team: &Team, cell: &Cell) -> bool {
-    let Some(pool) = cell.fenced else { return true };
-    team.tiers.iter().any(|tier| reserves_in(model, tier.value, pool))
-}
-
-fn reserves_in(model: &Model, tier: placid_lang::model::TierId, pool: PoolId) -> bool {
-    model.tier(tier).reservations.iter().any(|reservation| reservation.pool == pool)
 }
 
 /// `[tier][cell]`: each reservation fills its pool's cells cheapest first, in tier and then
