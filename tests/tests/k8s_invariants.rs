@@ -133,7 +133,13 @@ fn every_flavor_selects_nfd_labelled_nodes_that_each_pool_reaches_whole_or_not_a
         let reached: Vec<BTreeSet<&str>> = (0..model.pools.len())
             .map(|index| {
                 let pool = placid_lang::model::PoolId::from_index(index);
-                model.pool(pool).nodes.iter().filter(|node| fences.reaches(pool, **node)).map(|node| model.node(*node).name.as_str()).collect()
+                model
+                    .pool(pool)
+                    .nodes
+                    .iter()
+                    .filter(|node| fences.reaches(pool, **node))
+                    .map(|node| model.node(*node).name.as_str())
+                    .collect()
             })
             .collect();
         let flavors = of_kind(&objects, "ResourceFlavor");
@@ -289,7 +295,12 @@ fn who_preempts_whom_follows_the_tiers_workload_priorities() {
         for preemptor in &model.tiers {
             for victim in &model.tiers {
                 if preemptor.preempts(victim) {
-                    assert!(value(preemptor) > value(victim), "{example}: {} preempts {} but does not outrank it", preemptor.name, victim.name);
+                    assert!(
+                        value(preemptor) > value(victim),
+                        "{example}: {} preempts {} but does not outrank it",
+                        preemptor.name,
+                        victim.name
+                    );
                 }
                 if victim.preemption.value == Preemption::Never && preemptor.name != victim.name {
                     assert!(value(preemptor) < value(victim), "{example}: {} outranks never-preempted {}", preemptor.name, victim.name);
@@ -310,11 +321,16 @@ fn a_reserved_cell_is_placed_on_only_through_its_own_flavor_and_its_reservation_
             if taints.is_empty() {
                 continue;
             }
-            let placing: Vec<&str> =
-                flavors.iter().filter(|flavor| k8s_support::flavor_nodes(flavor, &marks).contains(node.as_str())).map(|flavor| flavor.name()).collect();
+            let placing: Vec<&str> = flavors
+                .iter()
+                .filter(|flavor| k8s_support::flavor_nodes(flavor, &marks).contains(node.as_str()))
+                .map(|flavor| flavor.name())
+                .collect();
             assert_eq!(placing.len(), 1, "{example}: reserved node {node} is reachable through flavors {placing:?}");
         }
-        for flavor in flavors.iter().filter(|flavor| flavor.object["spec"]["nodeTaints"].as_array().is_some_and(|taints| !taints.is_empty())) {
+        for flavor in
+            flavors.iter().filter(|flavor| flavor.object["spec"]["nodeTaints"].as_array().is_some_and(|taints| !taints.is_empty()))
+        {
             let pool_value = flavor.object["spec"]["nodeTaints"][0]["value"].as_str().unwrap_or_default();
             let reserving: Vec<&placid_lang::model::Tier> = model
                 .tiers

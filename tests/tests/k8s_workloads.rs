@@ -81,7 +81,11 @@ fn every_plan_stage_has_a_template_shaped_as_the_policy_says() {
                     assert!(annotations["kueue.x-k8s.io/podset-required-topology"].is_string(), "{}: no TAS annotation", workload.path);
                 }
                 for key in ["team", "tier", "stage", "plan"] {
-                    assert!(pod["metadata"]["labels"][format!("placid.dev/{key}")].is_string() || example != "cluster", "{}", workload.path);
+                    assert!(
+                        pod["metadata"]["labels"][format!("placid.dev/{key}")].is_string() || example != "cluster",
+                        "{}",
+                        workload.path
+                    );
                 }
                 checked += 1;
             }
@@ -99,8 +103,8 @@ fn a_template_asks_for_exactly_the_cells_of_its_pool() {
     let cells = |name: &str| -> Vec<String> {
         let workload = templates(&objects).into_iter().find(|object| object.name() == name).unwrap_or_else(|| panic!("no {name}"));
         let (_, pod) = job_and_pod(workload);
-        let expression =
-            &pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"][0];
+        let expression = &pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+            ["matchExpressions"][0];
         assert_eq!(expression["key"], "placid.dev/cell");
         expression["values"].as_array().into_iter().flatten().filter_map(|value| value.as_str().map(str::to_owned)).collect()
     };
@@ -137,7 +141,12 @@ fn each_plan_is_a_workflow_template_whose_dag_follows_the_stage_order() {
                 let created: Value = serde_yaml::from_str(manifest).unwrap_or_else(|error| panic!("{}: manifest: {error}", workflow.path));
                 let template_name = format!("{}-{}", plan.name, stage.name).to_ascii_lowercase();
                 let standalone = templates(&objects).into_iter().find(|object| object.name() == template_name).map(|object| &object.object);
-                assert_eq!(standalone.map(|object| &object["spec"]), Some(&created["spec"]), "{}: step differs from the template", workflow.path);
+                assert_eq!(
+                    standalone.map(|object| &object["spec"]),
+                    Some(&created["spec"]),
+                    "{}: step differs from the template",
+                    workflow.path
+                );
             }
         }
     }
@@ -148,9 +157,11 @@ fn the_score_of_a_stage_gives_its_template_pod_a_finite_score_on_a_fitting_node(
     // vit-train's train stage uses score cost-aware in pool nvl-b: its pod, as the extender
     // reads it (labels and GPU limits), scored against the inventory like `placid score`.
     let objects = emitted("cluster");
-    let workload = templates(&objects).into_iter().find(|object| object.name() == "vit-train-train").unwrap_or_else(|| panic!("no template"));
+    let workload =
+        templates(&objects).into_iter().find(|object| object.name() == "vit-train-train").unwrap_or_else(|| panic!("no template"));
     let (_, pod) = job_and_pod(workload);
-    let pod: KubePod = serde_json::from_value(pod.clone()).unwrap_or_else(|error| panic!("the pod does not parse as the extender reads it: {error}"));
+    let pod: KubePod =
+        serde_json::from_value(pod.clone()).unwrap_or_else(|error| panic!("the pod does not parse as the extender reads it: {error}"));
     let model = build_clean("cluster").model;
     let loaded = placid_scoring::load(model, Some("cost-aware")).unwrap_or_else(|_| panic!("cost-aware does not load"));
     let meta = loaded.plugin.meta();

@@ -104,7 +104,11 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
         };
         let tiers: Vec<String> = team.tiers.iter().map(|tier| cel_string(layout.tier(tier.value).object.as_str())).collect();
         let allowed: Vec<&str> = team.tiers.iter().map(|tier| model.tier(tier.value).name.as_str()).collect();
-        let rule = format!("team \"{}\" {{ tiers {} }}", team.name, allowed.iter().map(|tier| format!("\"{tier}\"")).collect::<Vec<_>>().join(" "));
+        let rule = format!(
+            "team \"{}\" {{ tiers {} }}",
+            team.name,
+            allowed.iter().map(|tier| format!("\"{tier}\"")).collect::<Vec<_>>().join(" ")
+        );
         let mut validations = vec![validation(
             "variables.queue != ''".to_owned(),
             format!("workloads of team {} must carry the {QUEUE_LABEL} label, naming one of its tiers ({rule})", team.name),

@@ -101,7 +101,15 @@ impl Cells {
                 of_node[node.index()] = Some(index);
             }
             let fenced = signature.pools.iter().copied().find(|pool| model.is_fenced(*pool));
-            cells.push(Cell { name, nodes, pools: signature.pools, fenced, capacity: signature.capacity, price: signature.price, resources });
+            cells.push(Cell {
+                name,
+                nodes,
+                pools: signature.pools,
+                fenced,
+                capacity: signature.capacity,
+                price: signature.price,
+                resources,
+            });
         }
         Ok(Cells { cells, of_node, of_pool })
     }
@@ -133,7 +141,8 @@ fn names(
                 .min_by_key(|pool| (model.pool(*pool).nodes.len(), pool.index()))
                 .unwrap_or_else(|| PoolId::from_index(0));
             let base = pools[narrowest.index()].flavor.as_str();
-            let name = if of_pool[narrowest.index()].len() > 1 { format!("{base}-{}", signature.capacity.as_str()) } else { base.to_owned() };
+            let name =
+                if of_pool[narrowest.index()].len() > 1 { format!("{base}-{}", signature.capacity.as_str()) } else { base.to_owned() };
             (narrowest, name)
         })
         .collect();

@@ -92,9 +92,7 @@ pub fn configuration(layout: &Layout) -> KueueConfiguration {
         integrations: Integrations { frameworks: FRAMEWORKS.iter().map(|name| (*name).to_owned()).collect() },
         // First preempt only what keeps the preemptee at or above the preemptor's final share,
         // then, if that frees too little, by priority and start time within that bound.
-        fair_sharing: FairSharing {
-            preemption_strategies: vec!["LessThanOrEqualToFinalShare".into(), "LessThanInitialShare".into()],
-        },
+        fair_sharing: FairSharing { preemption_strategies: vec!["LessThanOrEqualToFinalShare".into(), "LessThanInitialShare".into()] },
         resources: Resources { exclude_resource_prefixes: vec!["nvidia.com/mig-".into()] },
     }
 }

@@ -89,7 +89,8 @@ struct ReplicatedJob {
 
 /// A stage's workload: its kind and its content (`spec` only; the object list owns metadata).
 enum Workload {
-    Job(JobSpec),
+    // Boxed: a JobSpec is large and a Workload is moved around.
+    Job(Box<JobSpec>),
     JobSet(JobSetSpec),
 }
 
@@ -153,7 +154,11 @@ fn emit_plan(model: &Model, layout: &Layout, plan: &Plan, list: &mut ObjectList)
             Workload::Job(spec) => list.push(meta, &WithSpec { spec })?,
             Workload::JobSet(spec) => list.push(meta, &WithSpec { spec })?,
         }
-        templates.push(Template::resource(stage_name.as_str(), workload.manifest(name.as_str(), team.namespace.as_str(), &labels), &workload));
+        templates.push(Template::resource(
+            stage_name.as_str(),
+            workload.manifest(name.as_str(), team.namespace.as_str(), &labels),
+            &workload,
+        ));
         let dependencies: Vec<String> = stage.after.iter().map(|after| task_name(&plan.stages[after.value])).collect();
         tasks.push(DagTask {
             name: task_name(stage),
@@ -204,7 +209,7 @@ fn workload(
         ..JobSpec::default()
     };
     if shape.pods == 1 {
-        return Ok(Workload::Job(job));
+        return Ok(Workload::Job(Box::new(job)));
     }
     Ok(Workload::JobSet(JobSetSpec {
         replicated_jobs: vec![ReplicatedJob {

@@ -123,9 +123,7 @@ pub fn flavor_nodes<'a>(flavor: &Emitted, marks: &'a BTreeMap<String, Marks>) ->
     };
     marks
         .iter()
-        .filter(|(_, (labels, taints))| {
-            selected.iter().all(|(key, value)| labels.get(key) == Some(value)) && taints.iter().all(tolerated)
-        })
+        .filter(|(_, (labels, taints))| selected.iter().all(|(key, value)| labels.get(key) == Some(value)) && taints.iter().all(tolerated))
         .map(|(node, _)| node.as_str())
         .collect()
 }
