@@ -134,9 +134,10 @@ pub(super) fn check(model: &Model, topology: &Topology, diagnostics: &mut Diagno
     }
 }
 
-/// Refuses NVLink domains whose nodes are not all in one rack (a node without a rack counts
-/// as its own, as the Kubernetes target labels it): the levels must nest for Kueue's Topology
-/// and Slurm's topology tree. One error per domain, at its first node in another rack.
+/// Refuses NVLink domains whose nodes are not all in one rack, or mix nodes with and without a
+/// rack: the levels must nest for Kueue's Topology and Slurm's topology tree. (A domain of
+/// rackless nodes nests: the Kubernetes target gives them the domain as rack.) One error per
+/// domain, at its first node in another rack.
 fn check_nesting(model: &Model, diagnostics: &mut Diagnostics) {
     let mut first: Vec<Option<NodeId>> = vec![None; model.domains.len()];
     let mut reported = vec![false; model.domains.len()];
@@ -151,7 +152,7 @@ fn check_nesting(model: &Model, diagnostics: &mut Diagnostics) {
             first[domain.index()] = Some(id);
             continue;
         };
-        let same = node.rack.is_some() && node.rack == model.node(seen).rack;
+        let same = node.rack == model.node(seen).rack;
         if same || reported[domain.index()] {
             continue;
         }
@@ -247,9 +248,8 @@ mod tests {
     }
 
     #[test]
-    fn a_domain_with_a_rackless_node_is_refused() {
-        // Rackless nodes get their own name as rack on Kubernetes, so the domain has two parents.
+    fn a_domain_mixing_racked_and_rackless_nodes_is_refused() {
         assert_eq!(nesting_errors(&[("n1", Some("r1")), ("n2", None)]).len(), 1);
-        assert_eq!(nesting_errors(&[("n1", None), ("n2", None)]).len(), 1);
+        assert!(nesting_errors(&[("n1", None), ("n2", None)]).is_empty());
     }
 }

@@ -233,16 +233,20 @@ impl Layout {
 }
 
 /// The label value of `fact` on `node`, `None` when placid writes no such label there. Nodes
-/// without a rack or NVLink domain get their own name as the value: Kueue leaves nodes that
+/// without a rack or NVLink domain get their own name as the value (a rackless node of a domain
+/// the domain's): Kueue leaves nodes that
 /// lack a Topology level label out of TAS capacity, and a PCIe node is its own NVLink domain.
 /// The other facts are what the scoring plugins read from Node labels when the extender is not
 /// given the inventory; a node without a price gets no cost label (the feature is then missing).
 fn fact_value(model: &Model, node: &Node, fact: NodeFact) -> Result<Option<LabelValue>, Diagnostic> {
     let own_name = || LabelValue::from_name(&node.name, node.span);
     let value = match fact {
-        NodeFact::Rack => match node.rack {
-            Some(rack) => LabelValue::from_name(&model.rack(rack).name, model.rack(rack).span)?,
-            None => own_name()?,
+        // A rackless node of an NVLink domain takes the domain as its rack, so the levels nest
+        // (the checker refuses domains that mix racked and rackless nodes, E140).
+        NodeFact::Rack => match (node.rack, node.domain) {
+            (Some(rack), _) => LabelValue::from_name(&model.rack(rack).name, model.rack(rack).span)?,
+            (None, Some(domain)) => LabelValue::from_name(&model.domain(domain).name, model.domain(domain).span)?,
+            (None, None) => own_name()?,
         },
         NodeFact::NvlinkDomain => match node.domain {
             Some(domain) => LabelValue::from_name(&model.domain(domain).name, model.domain(domain).span)?,
