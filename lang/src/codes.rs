@@ -7,7 +7,8 @@
 //! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr),
 //! E100-E119 engine and policy tests (rejection reasons, `placid test`, the engine's checks),
 //! E120-E129 traces (`placid simulate`: placid traces and openb lists), E130-E139 run-time
-//! limits, E160-E169 tier budgets, tag routing and settings without an effect.
+//! limits, E140-E149 Kubernetes placement (cells, topology nesting), E160-E169 tier budgets,
+//! tag routing and settings without an effect.
 
 macro_rules! codes {
     ($( $variant:ident = $number:literal, $name:literal, $summary:literal, $explanation:literal; )*) => {
@@ -275,6 +276,8 @@ codes! {
         "A placid trace is replayed against one policy, so its `team`, `tier`, `class` and `pool` values must be names that policy declares, and each stage an `after` names must be the `stage` of some job of the trace. The closest name is suggested.";
     RunTimeExceedsLimit = 130, "run-time-exceeds-limit", "a stage's run time is longer than its own or its tier's maximum",
         "A stage's expected `time=` may not exceed its `max-time=`, and neither may exceed its tier's `max-time` (three days when the tier declares none). The scheduler enforces the limit: Slurm kills a job at its `--time` and refuses one above the QOS `MaxWall`, so a plan that promises a longer run would be cut off. Raise the tier's `max-time`, or shorten the stage.";
+    TopologyLevelsDoNotNest = 140, "topology-levels-do-not-nest", "an NVLink domain spans several racks",
+        "Topology levels must nest: every node of an NVLink domain in one rack. Kueue's Topology Aware Scheduling builds a tree of the levels (rack, NVLink domain, host) and places a gang in one unit of a level by walking it, and Slurm's `topology/tree` does the same with switches; a domain whose nodes sit in two racks (or some in a rack and some in none) belongs to two parents, so a `locality \"rack\"` gang could be split. Give the domain's nodes one `rack`, or, where one NVLink domain really spans racks, name the racks it spans as one rack.";
     TierBudgetBelowReservation = 160, "tier-budget-below-reservation", "a tier's daily budget cannot pay for its reserved GPUs all day (warning)",
         "A tier's `budget daily=` limits what all its jobs together may spend in a day, billed at the price of the nodes they run on. When the tier's reservations, priced at each pool's most expensive node for 24 hours, cost more than that budget, the reserved GPUs, which are paid for around the clock, stand idle once the budget is spent. This is a warning, since capping the spend may be intended: raise the budget, or reserve fewer GPUs.";
     TierBudgetNeverBinds = 161, "tier-budget-never-binds", "a tier's daily budget is above what its teams may spend together (warning)",

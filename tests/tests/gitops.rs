@@ -329,7 +329,8 @@ fn scenario(name: &str) -> DiffReport {
         "node-moves-domain" => fixture.edit(
             "inventory/nvl-a.kdl",
             "node \"rv-a-04\" arch=\"riscv64\" rack=\"r1\" chassis=\"c2\" nvlink-domain=\"nvl-a\"",
-            "node \"rv-a-04\" arch=\"riscv64\" rack=\"r1\" chassis=\"c2\" nvlink-domain=\"nvl-b\"",
+            // Its rack moves with it: an NVLink domain spanning racks is refused (E140).
+            "node \"rv-a-04\" arch=\"riscv64\" rack=\"r2\" chassis=\"c2\" nvlink-domain=\"nvl-b\"",
         ),
         "preemption-window" => fixture.edit("policy/tiers.kdl", "window=\"3m\"", "window=\"5m\""),
         "new-plan" => {

@@ -6,58 +6,11 @@ mod k8s_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_support::{Emitted, emitted, kubernetes_examples};
+use k8s_support::{Emitted, emitted, flavor_quotas, kubernetes_examples, nfd_marks, of_kind, strings};
 use placid_lang::model::Preemption;
 use placid_targets::wasm::meta::Source;
 use placid_tests::build_clean;
 use serde_json::Value;
-
-fn of_kind<'a>(objects: &'a [Emitted], kind: &str) -> Vec<&'a Emitted> {
-    objects.iter().filter(|object| object.kind() == kind).collect()
-}
-
-/// The flavor quotas of a ClusterQueue, across its resource groups.
-fn flavor_quotas(queue: &Emitted) -> impl Iterator<Item = &Value> {
-    queue.object["spec"]["resourceGroups"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|group| group["flavors"].as_array().into_iter().flatten())
-}
-
-fn strings(value: &Value) -> BTreeMap<String, String> {
-    value.as_object().into_iter().flatten().map(|(key, value)| (key.clone(), value.as_str().unwrap_or_default().to_owned())).collect()
-}
-
-/// The labels (key -> value) and taints (key, value) NFD puts on one node.
-type Marks = (BTreeMap<String, String>, BTreeSet<(String, String)>);
-
-/// The labels and taints the NFD rules put on each node, by node name; panics on a rule that
-/// matches nodes other than by exact name.
-fn nfd_marks(objects: &[Emitted]) -> BTreeMap<String, Marks> {
-    let mut marks: BTreeMap<String, Marks> = BTreeMap::new();
-    for rule_object in of_kind(objects, "NodeFeatureRule") {
-        for rule in rule_object.object["spec"]["rules"].as_array().into_iter().flatten() {
-            let matchers = rule["matchFeatures"].as_array().cloned().unwrap_or_default();
-            assert_eq!(matchers.len(), 1, "{}: rule {} must match by node name only", rule_object.path, rule["name"]);
-            let matcher = &matchers[0];
-            assert_eq!(matcher["feature"], "system.name");
-            let expression = &matcher["matchExpressions"]["nodename"];
-            assert_eq!(expression["op"], "In", "{}: rule {} must match an explicit node list", rule_object.path, rule["name"]);
-            for node in expression["value"].as_array().into_iter().flatten().filter_map(Value::as_str) {
-                let entry = marks.entry(node.to_owned()).or_default();
-                entry.0.extend(strings(&rule["labels"]));
-                for taint in rule["taints"].as_array().into_iter().flatten() {
-                    entry.1.insert((
-                        taint["key"].as_str().unwrap_or_default().to_owned(),
-                        taint["value"].as_str().unwrap_or_default().to_owned(),
-                    ));
-                }
-            }
-        }
-    }
-    marks
-}
 
 #[test]
 fn no_cluster_queue_reclaims_with_any() {
@@ -158,7 +111,7 @@ fn every_local_queue_points_to_an_existing_cluster_queue_that_admits_its_namespa
 }
 
 #[test]
-fn every_label_a_flavor_selects_is_written_by_nfd_on_exactly_the_pool_nodes() {
+fn every_flavor_selects_nfd_labelled_nodes_that_each_pool_reaches_whole_or_not_at_all() {
     for example in kubernetes_examples() {
         let model = build_clean(&example).model;
         let objects = emitted(&example);
@@ -176,30 +129,46 @@ fn every_label_a_flavor_selects_is_written_by_nfd_on_exactly_the_pool_nodes() {
                 );
             }
         }
+        let fences = model.fences();
+        let reached: Vec<BTreeSet<&str>> = (0..model.pools.len())
+            .map(|index| {
+                let pool = placid_lang::model::PoolId::from_index(index);
+                model
+                    .pool(pool)
+                    .nodes
+                    .iter()
+                    .filter(|node| fences.reaches(pool, **node))
+                    .map(|node| model.node(*node).name.as_str())
+                    .collect()
+            })
+            .collect();
         let flavors = of_kind(&objects, "ResourceFlavor");
-        assert_eq!(flavors.len(), model.pools.len(), "{example}: one flavor per pool");
+        assert!(!flavors.is_empty(), "{example}: no ResourceFlavor");
+        let mut covered: BTreeSet<&str> = BTreeSet::new();
         for flavor in flavors {
-            let pool = model
-                .pools
-                .iter()
-                .find(|pool| pool.name.as_str().to_ascii_lowercase().replace(['_', '.'], "-") == flavor.name())
-                .unwrap_or_else(|| panic!("{example}: flavor {} has no pool", flavor.name()));
-            let expected: BTreeSet<&str> = pool.nodes.iter().map(|id| model.node(*id).name.as_str()).collect();
-            let selected = strings(&flavor.object["spec"]["nodeLabels"]);
-            assert!(!selected.is_empty(), "{example}: flavor {} selects every node", flavor.name());
-            let labelled: BTreeSet<&str> = marks
-                .iter()
-                .filter(|(_, (labels, _))| selected.iter().all(|(key, value)| labels.get(key) == Some(value)))
-                .map(|(node, _)| node.as_str())
-                .collect();
-            assert_eq!(labelled, expected, "{example}: flavor {} selects other nodes than pool {}", flavor.name(), pool.name);
+            assert!(!strings(&flavor.object["spec"]["nodeLabels"]).is_empty(), "{example}: flavor {} selects every node", flavor.name());
+            let nodes = k8s_support::flavor_nodes(flavor, &marks);
+            assert!(!nodes.is_empty(), "{example}: flavor {} selects no node", flavor.name());
+            for pool_nodes in &reached {
+                assert!(
+                    nodes.is_subset(pool_nodes) || nodes.is_disjoint(pool_nodes),
+                    "{example}: flavor {} is split by a pool: a pool must be a set of whole flavors",
+                    flavor.name()
+                );
+            }
+            covered.extend(nodes);
             for taint in flavor.object["spec"]["nodeTaints"].as_array().into_iter().flatten() {
                 let pair = (taint["key"].as_str().unwrap_or_default().to_owned(), taint["value"].as_str().unwrap_or_default().to_owned());
-                let tainted: BTreeSet<&str> =
-                    marks.iter().filter(|(_, (_, taints))| taints.contains(&pair)).map(|(node, _)| node.as_str()).collect();
-                assert_eq!(tainted, expected, "{example}: taint {pair:?} of flavor {} is not on exactly its pool's nodes", flavor.name());
+                let selected = k8s_support::flavor_nodes(flavor, &marks);
+                assert!(
+                    selected.iter().all(|node| marks[*node].1.contains(&pair)),
+                    "{example}: taint {pair:?} of flavor {} is not on all its nodes",
+                    flavor.name()
+                );
             }
         }
+        let reachable: BTreeSet<&str> = reached.iter().flatten().copied().collect();
+        assert_eq!(covered, reachable, "{example}: the flavors must cover exactly the nodes some pool reaches");
         for topology in of_kind(&objects, "Topology") {
             for level in topology.object["spec"]["levels"].as_array().into_iter().flatten() {
                 let label = level["nodeLabel"].as_str().unwrap_or_default();
@@ -216,52 +185,31 @@ fn every_label_a_flavor_selects_is_written_by_nfd_on_exactly_the_pool_nodes() {
 }
 
 #[test]
-fn each_team_queue_is_given_the_gpus_its_share_guarantees_and_borrows_what_the_model_says() {
-    for example in kubernetes_examples() {
-        let model = build_clean(&example).model;
-        let objects = emitted(&example);
-        let queues: BTreeMap<&str, &Emitted> = of_kind(&objects, "ClusterQueue").into_iter().map(|queue| (queue.name(), queue)).collect();
-        let fences = model.fences();
-        let mut compared = 0;
-        for (pool_index, pool) in model.pools.iter().enumerate() {
-            let pool_id = placid_lang::model::PoolId::from_index(pool_index);
-            let guaranteed = fences.guaranteed_gpus(pool_id);
-            let borrowable = fences.borrowable_gpus(&guaranteed);
-            for ((team, gpus), borrow) in model.teams.iter().zip(guaranteed).zip(borrowable) {
-                let queue_name = team.name.as_str().to_ascii_lowercase();
-                let queue = queues.get(queue_name.as_str()).unwrap_or_else(|| panic!("{example}: no ClusterQueue {queue_name}"));
-                let quota = flavor_quotas(queue)
-                    .filter(|flavor| flavor["name"] == pool.name.as_str().to_ascii_lowercase())
-                    .flat_map(|flavor| flavor["resources"].as_array().into_iter().flatten())
-                    .find(|resource| resource["name"] == "nvidia.com/gpu")
-                    .unwrap_or_else(|| panic!("{example}: queue {queue_name} has no GPU quota in flavor {}", pool.name));
-                assert_eq!(quota["nominalQuota"], gpus.to_string(), "{example}: team {} pool {}", team.name, pool.name);
-                assert_eq!(quota["borrowingLimit"], borrow.to_string(), "{example}: team {} pool {} borrowing", team.name, pool.name);
-                compared += 1;
-            }
-        }
-        assert!(compared > 0, "{example}: no team quota compared");
-    }
-}
-
-#[test]
 fn the_cluster_example_quotas_match_a_hand_computation() {
-    // nvl-a: 16 GPUs, 12 reserved by P0, 4 left; shares 40/30/30 -> 2/1/1. nvlink spans both
-    // domains, but nvl-a's nodes are fenced by the reservation, so it reaches nvl-b's 16 GPUs:
-    // 6.4/4.8/4.8 -> 6/5/5 by largest remainder.
+    // Cells, cheapest first: x86-spot (2 nodes, 8 GPUs, $0.70), x86-on-demand (8 GPUs, $1.90),
+    // nvl-a (16 GPUs, $3.10, 12 reserved by P0), nvl-b (16 GPUs, $4.20). Shares 40/30/30 by
+    // largest remainder: 8 -> 3/3/2 (3.2, 2.4, 2.4: the tie goes to the earlier team), 16 ->
+    // 6/5/5. nvl-a's 12 reserved GPUs are tier-p0's; its other 4 are shared like the
+    // engine's (docs/semantics.md, section 3): 2/1/1.
     let objects = emitted("cluster");
-    let gpus = |name: &str, flavor: &str| -> String {
-        let queue =
-            of_kind(&objects, "ClusterQueue").into_iter().find(|object| object.name() == name).unwrap_or_else(|| panic!("no {name}"));
-        flavor_quotas(queue)
+    let queue = |name: &str| {
+        of_kind(&objects, "ClusterQueue").into_iter().find(|object| object.name() == name).unwrap_or_else(|| panic!("no {name}"))
+    };
+    let gpus = |name: &str, flavor: &str| -> Option<String> {
+        flavor_quotas(queue(name))
             .find(|quota| quota["name"] == flavor)
             .and_then(|quota| quota["resources"].as_array()?.iter().find(|resource| resource["name"] == "nvidia.com/gpu").cloned())
             .map(|resource| resource["nominalQuota"].as_str().unwrap_or_default().to_owned())
-            .unwrap_or_else(|| panic!("{name} has no GPU quota in {flavor}"))
     };
-    assert_eq!([gpus("vision", "nvl-a"), gpus("speech", "nvl-a"), gpus("research", "nvl-a")], ["2", "1", "1"]);
-    assert_eq!([gpus("vision", "nvlink"), gpus("speech", "nvlink"), gpus("research", "nvlink")], ["6", "5", "5"]);
-    assert_eq!(gpus("tier-p0", "nvl-a"), "12");
+    let three = |flavor: &str| [gpus("vision", flavor), gpus("speech", flavor), gpus("research", flavor)];
+    let some = |values: [&str; 3]| values.map(|value| Some(value.to_owned()));
+    assert_eq!(three("x86-spot"), some(["3", "3", "2"]));
+    assert_eq!(three("x86-on-demand"), some(["3", "3", "2"]));
+    assert_eq!(three("nvl-b"), some(["6", "5", "5"]));
+    assert_eq!(three("nvl-a"), some(["2", "1", "1"]));
+    assert_eq!(gpus("tier-p0", "nvl-a").as_deref(), Some("12"));
+    let order: Vec<&str> = flavor_quotas(queue("vision")).filter_map(|quota| quota["name"].as_str()).collect();
+    assert_eq!(order, ["x86-spot", "x86-on-demand", "nvl-a", "nvl-b"]);
 }
 
 #[test]
@@ -290,6 +238,145 @@ fn every_node_label_a_scoring_plugin_reads_is_written_by_nfd() {
                     node.name
                 );
             }
+        }
+    }
+}
+
+// The engine's conformance facts (docs/semantics.md), as properties of the Kubernetes output.
+
+#[test]
+fn the_queue_a_stage_submits_to_exists_and_holds_quota_in_a_cell_of_its_pool() {
+    for example in kubernetes_examples() {
+        let objects = emitted(&example);
+        let queues: BTreeMap<&str, &Emitted> = of_kind(&objects, "ClusterQueue").into_iter().map(|queue| (queue.name(), queue)).collect();
+        for workload in objects.iter().filter(|object| object.path.starts_with("kubernetes/workloads/")) {
+            let local_name = workload.object["metadata"]["labels"]["kueue.x-k8s.io/queue-name"].as_str().unwrap_or_default();
+            let local = of_kind(&objects, "LocalQueue")
+                .into_iter()
+                .find(|local| local.name() == local_name && local.namespace() == workload.namespace())
+                .unwrap_or_else(|| panic!("{example}/{}: no LocalQueue {local_name} in its namespace", workload.path));
+            let cluster_queue = queues[local.object["spec"]["clusterQueue"].as_str().unwrap_or_default()];
+            let pod = if workload.kind() == "JobSet" {
+                &workload.object["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+            } else {
+                &workload.object["spec"]["template"]
+            };
+            let cells: BTreeSet<&str> = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                ["nodeSelectorTerms"][0]["matchExpressions"][0]["values"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            let usable = flavor_quotas(cluster_queue).any(|quota| {
+                cells.contains(quota["name"].as_str().unwrap_or_default())
+                    && quota["resources"].as_array().into_iter().flatten().any(|resource| {
+                        resource["name"] == "nvidia.com/gpu" && (resource["nominalQuota"] != "0" || resource["borrowingLimit"] != "0")
+                    })
+            });
+            assert!(usable, "{example}/{}: queue {} holds no GPU of cells {cells:?}", workload.path, cluster_queue.name());
+        }
+    }
+}
+
+#[test]
+fn who_preempts_whom_follows_the_tiers_workload_priorities() {
+    for example in kubernetes_examples() {
+        let model = build_clean(&example).model;
+        let objects = emitted(&example);
+        let value = |tier: &placid_lang::model::Tier| -> i64 {
+            let name = tier.name.as_str().to_ascii_lowercase();
+            let class = of_kind(&objects, "WorkloadPriorityClass")
+                .into_iter()
+                .find(|class| class.name() == name)
+                .unwrap_or_else(|| panic!("{example}: no WorkloadPriorityClass {name}"));
+            class.object["value"].as_i64().unwrap_or_else(|| panic!("{example}: {name} has no value"))
+        };
+        for preemptor in &model.tiers {
+            for victim in &model.tiers {
+                if preemptor.preempts(victim) {
+                    assert!(
+                        value(preemptor) > value(victim),
+                        "{example}: {} preempts {} but does not outrank it",
+                        preemptor.name,
+                        victim.name
+                    );
+                }
+                if victim.preemption.value == Preemption::Never && preemptor.name != victim.name {
+                    assert!(value(preemptor) < value(victim), "{example}: {} outranks never-preempted {}", preemptor.name, victim.name);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_reserved_cell_is_placed_on_only_through_its_own_flavor_and_its_reservation_only_by_teams_allowed_the_tier() {
+    for example in kubernetes_examples() {
+        let model = build_clean(&example).model;
+        let objects = emitted(&example);
+        let marks = nfd_marks(&objects);
+        let flavors = of_kind(&objects, "ResourceFlavor");
+        for (node, (_, taints)) in &marks {
+            if taints.is_empty() {
+                continue;
+            }
+            let placing: Vec<&str> = flavors
+                .iter()
+                .filter(|flavor| k8s_support::flavor_nodes(flavor, &marks).contains(node.as_str()))
+                .map(|flavor| flavor.name())
+                .collect();
+            assert_eq!(placing.len(), 1, "{example}: reserved node {node} is reachable through flavors {placing:?}");
+        }
+        for flavor in
+            flavors.iter().filter(|flavor| flavor.object["spec"]["nodeTaints"].as_array().is_some_and(|taints| !taints.is_empty()))
+        {
+            let pool_value = flavor.object["spec"]["nodeTaints"][0]["value"].as_str().unwrap_or_default();
+            let reserving: Vec<&placid_lang::model::Tier> = model
+                .tiers
+                .iter()
+                .filter(|tier| {
+                    tier.reservations.iter().any(|reservation| {
+                        model.pool(reservation.pool).name.as_str().to_ascii_lowercase().replace(['_', '.'], "-") == pool_value
+                    })
+                })
+                .collect();
+            assert!(!reserving.is_empty(), "{example}: flavor {} is tainted for a pool no tier reserves", flavor.name());
+            // The reservation is held by the reserving tier's queue, which admits only the
+            // namespaces of teams allowed the tier (team queues share the unreserved rest).
+            for tier in &reserving {
+                let name = format!("tier-{}", tier.name.as_str().to_ascii_lowercase());
+                let queue = of_kind(&objects, "ClusterQueue")
+                    .into_iter()
+                    .find(|queue| queue.name() == name)
+                    .unwrap_or_else(|| panic!("{example}: no ClusterQueue {name}"));
+                assert!(flavor_quotas(queue).any(|quota| quota["name"] == flavor.name()), "{example}: {name} lacks {}", flavor.name());
+                let admitted: BTreeSet<&str> = queue.object["spec"]["namespaceSelector"]["matchExpressions"][0]["values"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                let allowed: BTreeSet<String> = model
+                    .teams
+                    .iter()
+                    .filter(|team| team.tiers.iter().any(|allowed| model.tier(allowed.value).name == tier.name))
+                    .map(|team| team.name.as_str().to_ascii_lowercase())
+                    .collect();
+                let allowed: BTreeSet<&str> = allowed.iter().map(String::as_str).collect();
+                assert_eq!(admitted, allowed, "{example}: {name} admits other teams than those allowed tier {}", tier.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn namespaces_are_never_pruned_or_deleted_by_argo_cd() {
+    for example in kubernetes_examples() {
+        for namespace in of_kind(&emitted(&example), "Namespace") {
+            let options = namespace.object["metadata"]["annotations"]["argocd.argoproj.io/sync-options"].as_str().unwrap_or_default();
+            let options: BTreeSet<&str> = options.split(',').map(str::trim).collect();
+            assert!(options.contains("Prune=false") && options.contains("Delete=false"), "{example}/{}: {options:?}", namespace.path);
         }
     }
 }

@@ -3,8 +3,8 @@
 //! prometheus-operator) are closed with `additionalProperties: false` here, since the API
 //! server would silently prune a misspelt field; built-in kinds use the strict Kubernetes 1.34
 //! JSON schemas. Metadata, which the CRD schemas leave open, is checked by hand (DNS-1123
-//! names, label syntax), and the two config files inside ConfigMaps (KubeSchedulerConfiguration
-//! and the Argo CD plugin) are read back through their typed structs, which deny unknown fields.
+//! names, label syntax), and the config files inside ConfigMaps (KubeSchedulerConfiguration,
+//! Kueue's Configuration fragment and the Argo CD plugin) are read back through their typed structs, which deny unknown fields.
 
 mod k8s_support;
 
@@ -14,6 +14,7 @@ use jsonschema::Registry;
 use k8s_support::{Emitted, emitted, kubernetes_examples};
 use placid_lang::name::{LabelKey, is_dns_label, is_label_value};
 use placid_targets::k8s::argo::ConfigManagementPlugin;
+use placid_targets::k8s::kueue_config::KueueConfiguration;
 use placid_targets::k8s::scheduler::KubeSchedulerConfiguration;
 use placid_tests::crd::{self, errors};
 use placid_tests::shared_dir;
@@ -53,6 +54,7 @@ fn check_config_files(item: &Emitted, failures: &mut Vec<String>) {
         let parsed = match key.as_str() {
             "scheduler-config.yaml" => serde_yaml::from_str::<KubeSchedulerConfiguration>(text).err(),
             "plugin.yaml" => serde_yaml::from_str::<ConfigManagementPlugin>(text).err(),
+            "kueue-configuration.yaml" => serde_yaml::from_str::<KueueConfiguration>(text).err(),
             other => Some(serde::de::Error::custom(format!("unexpected ConfigMap key {other}"))),
         };
         if let Some(error) = parsed {

@@ -107,8 +107,10 @@ impl Topology {
     }
 }
 
-/// Warns about nodes that name an NVLink domain but whose GPUs NVLink splits into islands.
+/// Refuses levels that do not nest ([`check_nesting`]) and warns about nodes that name an
+/// NVLink domain but whose GPUs NVLink splits into islands.
 pub(super) fn check(model: &Model, topology: &Topology, diagnostics: &mut Diagnostics) {
+    check_nesting(model, diagnostics);
     for (node_id, islands) in topology.nvlink_islands() {
         let node = model.node(node_id);
         let (Some(domain), true) = (node.domain, islands.len() > 1) else { continue };
@@ -128,6 +130,48 @@ pub(super) fn check(model: &Model, topology: &Topology, diagnostics: &mut Diagno
             )
             .label("GPUs not all NVLink-connected")
             .help("add the missing `nvlink` links to the inventory, or remove the node's `nvlink-domain`"),
+        );
+    }
+}
+
+/// Refuses NVLink domains whose nodes are not all in one rack, or mix nodes with and without a
+/// rack: the levels must nest for Kueue's Topology and Slurm's topology tree. (A domain of
+/// rackless nodes nests: the Kubernetes target gives them the domain as rack.) One error per
+/// domain, at its first node in another rack.
+fn check_nesting(model: &Model, diagnostics: &mut Diagnostics) {
+    let mut first: Vec<Option<NodeId>> = vec![None; model.domains.len()];
+    let mut reported = vec![false; model.domains.len()];
+    let rack_of = |id: NodeId| -> String {
+        let node = model.node(id);
+        node.rack.map_or_else(|| format!("(no rack: {})", node.name), |rack| format!("`{}`", model.rack(rack).name))
+    };
+    for (index, node) in model.nodes.iter().enumerate() {
+        let Some(domain) = node.domain else { continue };
+        let id = NodeId::from_index(index);
+        let Some(seen) = first[domain.index()] else {
+            first[domain.index()] = Some(id);
+            continue;
+        };
+        let same = node.rack == model.node(seen).rack;
+        if same || reported[domain.index()] {
+            continue;
+        }
+        reported[domain.index()] = true;
+        diagnostics.push(
+            Diagnostic::error(
+                Code::TopologyLevelsDoNotNest,
+                node.span,
+                format!(
+                    "NVLink domain `{}` spans racks: node `{}` is in rack {}, node `{}` in rack {}",
+                    model.domain(domain).name,
+                    model.node(seen).name,
+                    rack_of(seen),
+                    node.name,
+                    rack_of(id)
+                ),
+            )
+            .label("in another rack than the rest of its NVLink domain")
+            .help("give every node of an NVLink domain the same `rack` (name the racks a domain spans as one)"),
         );
     }
 }
@@ -161,4 +205,51 @@ pub fn units(model: &Model, pool: PoolId, locality: Locality) -> Option<Vec<Unit
     let mut units: Vec<Unit> = groups.into_iter().map(|(name, gpus)| Unit { name, gpus }).collect();
     units.sort_by(|left, right| right.gpus.cmp(&left.gpus).then_with(|| left.name.cmp(&right.name)));
     Some(units)
+}
+
+#[cfg(test)]
+mod tests {
+    use placid_lang::diag::{Code, Diagnostics};
+    use placid_lang::source::MemoryWorld;
+
+    /// The E140 errors of an inventory of `(node, rack)` pairs, all in NVLink domain `d1`, and
+    /// the nodes they point at.
+    fn nesting_errors(nodes: &[(&str, Option<&str>)]) -> Vec<String> {
+        let inventory: String = nodes
+            .iter()
+            .map(|(name, rack)| {
+                let rack = rack.map(|rack| format!(" rack=\"{rack}\"")).unwrap_or_default();
+                format!("node \"{name}\" arch=\"x86_64\" nvlink-domain=\"d1\"{rack} {{\n    gpu 0 model=\"H200\"\n}}\n")
+            })
+            .collect();
+        let mut world = MemoryWorld::new();
+        world.insert("placid.kdl", "project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\n");
+        world.insert("nodes.kdl", &inventory);
+        let compilation = placid_lang::load(&world);
+        let mut diagnostics = Diagnostics::new();
+        super::check_nesting(&compilation.model, &mut diagnostics);
+        diagnostics
+            .iter()
+            .filter(|diagnostic| diagnostic.code == Code::TopologyLevelsDoNotNest)
+            .map(|diagnostic| diagnostic.message.clone())
+            .collect()
+    }
+
+    #[test]
+    fn a_domain_in_one_rack_nests() {
+        assert!(nesting_errors(&[("n1", Some("r1")), ("n2", Some("r1"))]).is_empty());
+    }
+
+    #[test]
+    fn a_domain_spanning_racks_is_refused_once() {
+        let errors = nesting_errors(&[("n1", Some("r1")), ("n2", Some("r2")), ("n3", Some("r3"))]);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].contains("`d1` spans racks") && errors[0].contains("`n2`"), "{}", errors[0]);
+    }
+
+    #[test]
+    fn a_domain_mixing_racked_and_rackless_nodes_is_refused() {
+        assert_eq!(nesting_errors(&[("n1", Some("r1")), ("n2", None)]).len(), 1);
+        assert!(nesting_errors(&[("n1", None), ("n2", None)]).is_empty());
+    }
 }

@@ -351,3 +351,13 @@ fn a_plugin_that_never_returns_is_stopped_at_the_request_deadline() {
         assert!(waited >= timeout && waited < PATIENCE, "answered after {waited:?}");
     }
 }
+
+#[test]
+fn healthz_answers_200_for_the_probes() {
+    let server = start(SETTINGS);
+    let mut stream = raw(server.address);
+    stream.write_all(b"GET /healthz HTTP/1.1\r\nHost: extender\r\nConnection: close\r\n\r\n").unwrap_or_else(|error| panic!("{error}"));
+    let (reply, _) = read_to_close(&mut stream);
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+}

@@ -1,11 +1,14 @@
 //! Tier rules Kueue cannot enforce, as one ValidatingAdmissionPolicy (+ binding) per team.
 //!
-//! Kueue accepts any `kueue.x-k8s.io/priority-class` on any queue, and has no per-tier grace
-//! period. The policy ties them together for `batch/v1` Jobs in the team's namespace: the
-//! LocalQueue (named after the tier) must be one of the team's tiers; the Kueue priority class
-//! label must name the same tier; the pod template must use the tier's PriorityClass (so a
-//! non-preemptible tier also has the top pod priority); and a preemptible tier's pods must ask
-//! for `terminationGracePeriodSeconds` of at least the tier's preemption window.
+//! The policy covers every workload kind Kueue manages ([`MANAGED`]: Jobs, JobSets, RayJobs,
+//! PyTorchJobs, and Pods that carry the queue label, Kueue's plain-pod integration) in the
+//! team's namespace. A workload must name a LocalQueue (named after a tier) of one of the
+//! team's tiers, and a tier the team may not use is refused with a message naming the policy
+//! rule (`team "research" { tiers "P2" }`). Priority is the Kueue WorkloadPriorityClass label,
+//! which must name the same tier: users never hard-code a PriorityClass name, and a pod that
+//! sets one anyway must set its tier's (so no job raises its pods' scheduler priority). Kueue
+//! has no per-tier grace period, so a preemptible tier's pods must ask for
+//! `terminationGracePeriodSeconds` of at least the tier's preemption window.
 //!
 //! Invariant: every string in a CEL expression is an object name (a DNS label) quoted by
 //! [`cel_string`], so no policy text can change an expression's meaning.
@@ -25,6 +28,52 @@ use crate::k8s::objects::{NewObject, ObjectList};
 
 const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 const PRIORITY_LABEL: &str = "kueue.x-k8s.io/priority-class";
+
+/// A workload kind Kueue manages: API group, version, resource, kind, and the CEL expression
+/// of its pod specs (a list), evaluated only for objects of that kind.
+struct Managed {
+    group: &'static str,
+    version: &'static str,
+    resource: &'static str,
+    kind: &'static str,
+    pod_specs: &'static str,
+}
+
+/// The kinds Kueue's integrations manage that placid's teams submit.
+const MANAGED: &[Managed] = &[
+    Managed { group: "batch", version: "v1", resource: "jobs", kind: "Job", pod_specs: "[object.spec.template.spec]" },
+    Managed {
+        group: "jobset.x-k8s.io",
+        version: "v1alpha2",
+        resource: "jobsets",
+        kind: "JobSet",
+        pod_specs: "object.spec.replicatedJobs.map(job, job.template.spec.template.spec)",
+    },
+    Managed {
+        group: "ray.io",
+        version: "v1",
+        resource: "rayjobs",
+        kind: "RayJob",
+        pod_specs: "has(object.spec.rayClusterSpec) ? [object.spec.rayClusterSpec.headGroupSpec.template.spec] + (has(object.spec.rayClusterSpec.workerGroupSpecs) ? object.spec.rayClusterSpec.workerGroupSpecs.map(group, group.template.spec) : []) : []",
+    },
+    Managed {
+        group: "kubeflow.org",
+        version: "v1",
+        resource: "pytorchjobs",
+        kind: "PyTorchJob",
+        pod_specs: "object.spec.pytorchReplicaSpecs.map(role, object.spec.pytorchReplicaSpecs[role].template.spec)",
+    },
+    // Pods without the queue label are not Kueue's (a Job's pods among them): `managed` below.
+    Managed { group: "", version: "v1", resource: "pods", kind: "Pod", pod_specs: "[object.spec]" },
+];
+
+/// The pod specs of the object, by kind.
+fn pod_specs_variable() -> Variable {
+    let expression = MANAGED.iter().rev().fold("[]".to_owned(), |otherwise, managed| {
+        format!("object.kind == {} ? ({}) : ({otherwise})", cel_string(managed.kind), managed.pod_specs)
+    });
+    Variable { name: "podSpecs".to_owned(), expression }
+}
 
 /// A CEL string literal: single-quoted, with `\` and `'` escaped.
 pub fn cel_string(text: &str) -> String {
@@ -54,51 +103,84 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             }
         };
         let tiers: Vec<String> = team.tiers.iter().map(|tier| cel_string(layout.tier(tier.value).object.as_str())).collect();
-        let mut validations = vec![
+        let allowed: Vec<&str> = team.tiers.iter().map(|tier| model.tier(tier.value).name.as_str()).collect();
+        let rule = format!(
+            "team \"{}\" {{ tiers {} }}",
+            team.name,
+            allowed.iter().map(|tier| format!("\"{tier}\"")).collect::<Vec<_>>().join(" ")
+        );
+        let mut validations = vec![validation(
+            "variables.queue != ''".to_owned(),
+            format!("workloads of team {} must carry the {QUEUE_LABEL} label, naming one of its tiers ({rule})", team.name),
+        )];
+        for (tier_index, tier) in model.tiers.iter().enumerate() {
+            if team.tiers.iter().any(|allowed| allowed.value.index() == tier_index) {
+                continue;
+            }
+            let queue = cel_string(layout.tiers[tier_index].object.as_str());
+            validations.push(validation(
+                format!("variables.queue != {queue}"),
+                format!("team {} may not use tier {}: the policy rule `{rule}` does not list it", team.name, tier.name),
+            ));
+        }
+        validations.extend([
             validation(
-                format!("variables.queue == '' || variables.queue in [{}]", tiers.join(", ")),
-                format!("team {} may submit only to the LocalQueues of its tiers", team.name),
+                format!("variables.queue in [{}]", tiers.join(", ")),
+                format!("team {} may submit only to the LocalQueues of its tiers ({rule})", team.name),
             ),
             validation(
-                "variables.queue == '' || variables.priorityClass == variables.queue".to_owned(),
-                format!("the {PRIORITY_LABEL} label must name the tier of the {QUEUE_LABEL} label"),
+                "variables.priorityClass == variables.queue".to_owned(),
+                format!("the {PRIORITY_LABEL} label (the WorkloadPriorityClass) must name the tier of the {QUEUE_LABEL} label"),
             ),
-        ];
+        ]);
         for tier_id in &team.tiers {
             let tier = model.tier(tier_id.value);
             let tier_names = layout.tier(tier_id.value);
             let queue = cel_string(tier_names.object.as_str());
             validations.push(validation(
                 format!(
-                    "variables.queue != {queue} || (has(object.spec.template.spec.priorityClassName) && object.spec.template.spec.priorityClassName == {})",
+                    "variables.queue != {queue} || variables.podSpecs.all(spec, !has(spec.priorityClassName) || spec.priorityClassName == {})",
                     cel_string(tier_names.priority_class.as_str())
                 ),
-                format!("jobs of tier {} must set priorityClassName: {}", tier.name, tier_names.priority_class),
+                format!("pods of tier {} may set no priorityClassName but {} (priority comes from the {PRIORITY_LABEL} label)", tier.name, tier_names.priority_class),
             ));
             if let Preemption::Window { window, .. } = tier.preemption.value {
                 validations.push(validation(
                     format!(
-                        "variables.queue != {queue} || (has(object.spec.template.spec.terminationGracePeriodSeconds) && object.spec.template.spec.terminationGracePeriodSeconds >= {})",
+                        "variables.queue != {queue} || variables.podSpecs.all(spec, has(spec.terminationGracePeriodSeconds) && spec.terminationGracePeriodSeconds >= {})",
                         window.seconds
                     ),
-                    format!("jobs of tier {} must set terminationGracePeriodSeconds >= {} (the preemption window)", tier.name, window.seconds),
+                    format!("pods of tier {} must set terminationGracePeriodSeconds >= {} (the preemption window)", tier.name, window.seconds),
                 ));
             }
+        }
+        // A Pod without the queue label is not Kueue's: every rule holds for it.
+        for rule in &mut validations {
+            rule.expression = format!("(object.kind == 'Pod' && variables.queue == '') || ({})", rule.expression);
         }
         let policy = ValidatingAdmissionPolicy {
             spec: Some(ValidatingAdmissionPolicySpec {
                 failure_policy: Some("Fail".into()),
                 match_constraints: Some(MatchResources {
-                    resource_rules: Some(vec![NamedRuleWithOperations {
-                        api_groups: Some(vec!["batch".into()]),
-                        api_versions: Some(vec!["v1".into()]),
-                        operations: Some(vec!["CREATE".into(), "UPDATE".into()]),
-                        resources: Some(vec!["jobs".into()]),
-                        ..NamedRuleWithOperations::default()
-                    }]),
+                    resource_rules: Some(
+                        MANAGED
+                            .iter()
+                            .map(|managed| NamedRuleWithOperations {
+                                api_groups: Some(vec![managed.group.into()]),
+                                api_versions: Some(vec![managed.version.into()]),
+                                operations: Some(vec!["CREATE".into(), "UPDATE".into()]),
+                                resources: Some(vec![managed.resource.into()]),
+                                ..NamedRuleWithOperations::default()
+                            })
+                            .collect(),
+                    ),
                     ..MatchResources::default()
                 }),
-                variables: Some(vec![label_variable("queue", QUEUE_LABEL), label_variable("priorityClass", PRIORITY_LABEL)]),
+                variables: Some(vec![
+                    label_variable("queue", QUEUE_LABEL),
+                    label_variable("priorityClass", PRIORITY_LABEL),
+                    pod_specs_variable(),
+                ]),
                 validations: Some(validations),
                 ..ValidatingAdmissionPolicySpec::default()
             }),

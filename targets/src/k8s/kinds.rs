@@ -26,6 +26,18 @@ pub enum Mutability {
     Replace,
 }
 
+/// Whether Argo CD may delete an object that leaves the policy (prune) or whose Application
+/// is deleted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Retention {
+    /// Argo CD prunes and deletes it with the rest.
+    Prunable,
+    /// Deleting it would delete what users run inside it (a Namespace takes its running jobs
+    /// with it): `Prune=false,Delete=false`. Removing a team leaves its namespace for an
+    /// administrator to delete once it is drained; `placid diff` still flags the removal.
+    Kept,
+}
+
 /// An Argo CD sync wave (`argocd.argoproj.io/sync-wave`); lower waves sync first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SyncWave(pub i32);
@@ -43,6 +55,8 @@ pub struct Kind {
     pub wave: SyncWave,
     /// Whether updates need a replace.
     pub mutability: Mutability,
+    /// Whether Argo CD may delete it.
+    pub retention: Retention,
     /// The directory under `kubernetes/` its files go to.
     pub directory: &'static str,
 }
@@ -64,6 +78,7 @@ pub const NAMESPACE: Kind = Kind {
     scope: Scope::Cluster,
     wave: SyncWave(-3),
     mutability: Mutability::Mutable,
+    retention: Retention::Kept,
     directory: "namespaces",
 };
 
@@ -74,6 +89,7 @@ pub const PRIORITY_CLASS: Kind = Kind {
     scope: Scope::Cluster,
     wave: SyncWave(-2),
     mutability: Mutability::Replace,
+    retention: Retention::Prunable,
     directory: "priority",
 };
 
@@ -84,6 +100,7 @@ pub const WORKLOAD_PRIORITY_CLASS: Kind = Kind {
     scope: Scope::Cluster,
     wave: SyncWave(-2),
     mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
     directory: "priority",
 };
 
@@ -94,6 +111,7 @@ pub const NODE_FEATURE_RULE: Kind = Kind {
     scope: Scope::Cluster,
     wave: SyncWave(-2),
     mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
     directory: "nodes",
 };
 
@@ -104,6 +122,7 @@ pub const TOPOLOGY: Kind = Kind {
     scope: Scope::Cluster,
     wave: SyncWave(-1),
     mutability: Mutability::Replace,
+    retention: Retention::Prunable,
     directory: "kueue",
 };
 
@@ -114,6 +133,7 @@ pub const RESOURCE_FLAVOR: Kind = Kind {
     scope: Scope::Cluster,
     wave: SyncWave(-1),
     mutability: Mutability::Replace,
+    retention: Retention::Prunable,
     directory: "kueue",
 };
 
@@ -124,6 +144,7 @@ pub const COHORT: Kind = Kind {
     scope: Scope::Cluster,
     wave: SyncWave(-1),
     mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
     directory: "kueue",
 };
 
@@ -134,6 +155,7 @@ pub const CLUSTER_QUEUE: Kind = Kind {
     scope: Scope::Cluster,
     wave: SyncWave(0),
     mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
     directory: "kueue",
 };
 
@@ -144,6 +166,7 @@ pub const LOCAL_QUEUE: Kind = Kind {
     scope: Scope::Namespaced,
     wave: SyncWave(1),
     mutability: Mutability::Replace,
+    retention: Retention::Prunable,
     directory: "kueue",
 };
 
@@ -154,6 +177,7 @@ pub const VALIDATING_ADMISSION_POLICY: Kind = Kind {
     scope: Scope::Cluster,
     wave: SyncWave(0),
     mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
     directory: "admission",
 };
 
@@ -164,7 +188,42 @@ pub const VALIDATING_ADMISSION_POLICY_BINDING: Kind = Kind {
     scope: Scope::Cluster,
     wave: SyncWave(1),
     mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
     directory: "admission",
+};
+
+/// `batch/v1` Job: a plan stage's workload template (not synced: teams submit it).
+pub const JOB: Kind = Kind {
+    api_version: "batch/v1",
+    kind: "Job",
+    scope: Scope::Namespaced,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "jobs",
+};
+
+/// `jobset.x-k8s.io/v1alpha2` JobSet: the template of a stage whose gang spans nodes.
+pub const JOB_SET: Kind = Kind {
+    api_version: "jobset.x-k8s.io/v1alpha2",
+    kind: "JobSet",
+    scope: Scope::Namespaced,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "jobsets",
+};
+
+/// `argoproj.io/v1alpha1` WorkflowTemplate: a plan's stages as a DAG, after the LocalQueues
+/// its stages submit to.
+pub const WORKFLOW_TEMPLATE: Kind = Kind {
+    api_version: "argoproj.io/v1alpha1",
+    kind: "WorkflowTemplate",
+    scope: Scope::Namespaced,
+    wave: SyncWave(1),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "workflows",
 };
 
 /// `v1` ConfigMap (the scheduler configuration, the Argo CD plugin).
@@ -174,6 +233,7 @@ pub const CONFIG_MAP: Kind = Kind {
     scope: Scope::Namespaced,
     wave: SyncWave(0),
     mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
     directory: "config",
 };
 
@@ -184,6 +244,7 @@ pub const PROMETHEUS_RULE: Kind = Kind {
     scope: Scope::Namespaced,
     wave: SyncWave(2),
     mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
     directory: "monitoring",
 };
 
@@ -195,6 +256,7 @@ pub const ANALYSIS_TEMPLATE: Kind = Kind {
     scope: Scope::Namespaced,
     wave: SyncWave(3),
     mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
     directory: "rollouts",
 };
 
@@ -205,6 +267,7 @@ pub const ROLLOUT: Kind = Kind {
     scope: Scope::Namespaced,
     wave: SyncWave(4),
     mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
     directory: "rollouts",
 };
 
@@ -215,6 +278,7 @@ pub const APP_PROJECT: Kind = Kind {
     scope: Scope::Namespaced,
     wave: SyncWave(0),
     mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
     directory: "argocd",
 };
 
@@ -225,5 +289,6 @@ pub const APPLICATION: Kind = Kind {
     scope: Scope::Namespaced,
     wave: SyncWave(1),
     mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
     directory: "argocd",
 };

@@ -1,7 +1,10 @@
 //! The builders of the Kueue `v1beta2` objects placid emits, from the typed content in
 //! [`super::kueue_types`].
 //!
-//! Invariants: the queue of a reserving tier lends nothing (`lendingLimit: 0` on every
+//! Invariants: one ResourceFlavor per cell ([`super::cells`]), selecting exactly the cell's
+//! nodes by the cell label; every ClusterQueue lists its flavors in cost order, cheapest
+//! first, so Kueue's flavor assigner, which takes the first flavor that fits, prefers cheap
+//! capacity; the queue of a reserving tier lends nothing (`lendingLimit: 0` on every
 //! resource) and borrows nothing, so its workloads are never reclaimed; every quota is
 //! checked by [`super::webhook`] before it is emitted.
 
@@ -10,9 +13,10 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::{Model, PoolId};
+use placid_lang::model::Model;
 use serde::Serialize;
 
+use crate::k8s::cells::Cell;
 use crate::k8s::kinds;
 use crate::k8s::kueue_types::{
     Amount, ClusterQueueSpec, CohortSpec, FairSharing, FlavorQuotas, LocalQueueSpec, PreemptionSettings, ReclaimPolicy, ResourceFlavorSpec,
@@ -20,7 +24,7 @@ use crate::k8s::kueue_types::{
 };
 use crate::k8s::layout::Layout;
 use crate::k8s::objects::{NewObject, ObjectList, WithSpec};
-use crate::k8s::quota::{Quotas, Resources};
+use crate::k8s::quota::Quotas;
 use crate::k8s::webhook;
 
 /// The well-known hostname label: the finest Topology level, which lets Kueue replace a
@@ -41,16 +45,13 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
         &WithSpec { spec: TopologySpec { levels } },
     );
     push(list, diagnostics, NewObject::cluster(&kinds::COHORT, layout.project.clone(), span), &WithSpec { spec: CohortSpec {} });
-    for (index, pool) in model.pools.iter().enumerate() {
-        let flavor = flavor_spec(layout, PoolId::from_index(index));
-        push(
-            list,
-            diagnostics,
-            NewObject::cluster(&kinds::RESOURCE_FLAVOR, layout.pools[index].flavor.clone(), pool.span),
-            &WithSpec { spec: flavor },
-        );
+    for cell in &layout.cells.cells {
+        let flavor = flavor_spec(layout, cell);
+        // The span of the pool the cell is named after is the nearest policy element.
+        let span = cell.pools.first().map_or(span, |pool| model.pool(*pool).span);
+        push(list, diagnostics, NewObject::cluster(&kinds::RESOURCE_FLAVOR, cell.name.clone(), span), &WithSpec { spec: flavor });
     }
-    let quotas = Quotas::new(model);
+    let quotas = Quotas::new(model, &layout.cells);
     for (team_index, team) in model.teams.iter().enumerate() {
         let spec = team_queue(model, layout, &quotas, team_index);
         diagnostics.extend(webhook::check_cluster_queue(&spec, team.span));
@@ -95,12 +96,16 @@ fn push<T: Serialize>(list: &mut ObjectList, diagnostics: &mut Diagnostics, meta
     }
 }
 
-fn flavor_spec(layout: &Layout, pool: PoolId) -> ResourceFlavorSpec {
-    let pool_layout = layout.pool(pool);
-    let node_labels = BTreeMap::from([(pool_layout.label.as_str().to_owned(), "true".to_owned())]);
-    let (node_taints, tolerations) = if pool_layout.reserved {
+/// A cell's flavor. It selects the cell label alone: Kueue's flavor assigner compares a pod's
+/// `nodeSelector` and required node affinity with a flavor's `nodeLabels` on the keys the
+/// flavors of the resource group use, and ignores every other key. A pod that asks for a pool
+/// by its membership label would match every flavor; one that asks for
+/// `<prefix>/cell In [the pool's cells]` matches exactly the pool's flavors.
+fn flavor_spec(layout: &Layout, cell: &Cell) -> ResourceFlavorSpec {
+    let node_labels = BTreeMap::from([(layout.cell_label.as_str().to_owned(), cell.name.as_str().to_owned())]);
+    let (node_taints, tolerations) = if let Some(pool) = cell.fenced {
         let key = layout.reserved_taint.as_str().to_owned();
-        let value = pool_layout.flavor.as_str().to_owned();
+        let value = layout.pool(pool).flavor.as_str().to_owned();
         let taint = Taint { key: key.clone(), value: Some(value.clone()), effect: "NoSchedule".into(), time_added: None };
         let toleration = Toleration {
             key: Some(key),
@@ -132,32 +137,33 @@ fn team_selector(layout: &Layout, teams: Vec<String>) -> Option<LabelSelector> {
     })
 }
 
-/// A team's queue: every flavor in pool order, nominal quota from the team's share. Teams
-/// allowed a backfill tier may borrow everything the others leave idle; the rest may not
-/// borrow.
+/// A team's queue: every cell, cheapest first, nominal quota from the team's share of what the
+/// cell's reservations leave. Teams allowed a backfill tier may borrow everything the others hold
+/// there while they leave it idle; the rest may not borrow.
 fn team_queue(model: &Model, layout: &Layout, quotas: &Quotas, team_index: usize) -> ClusterQueueSpec {
     let team = &model.teams[team_index];
-    let backfills = model.team_backfills(team);
-    let flavors = (0..model.pools.len())
-        .map(|pool_index| {
-            let nominal = quotas.teams[team_index][pool_index];
-            let teams_total = quotas.teams.iter().fold(Resources::default(), |sum, team| sum.plus(team[pool_index]));
+    let flavors: Vec<FlavorQuotas> = layout
+        .cells
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(cell_index, cell)| {
+            let nominal = quotas.teams[team_index][cell_index];
+            let borrowable = quotas.borrowable(model, team, cell_index, nominal);
             let resources = ResourceName::COVERED
                 .iter()
-                .map(|resource| {
-                    let value = resource.amount(nominal);
-                    let borrowable = if backfills { resource.amount(teams_total).saturating_sub(value) } else { 0 };
-                    ResourceQuota {
-                        name: *resource,
-                        nominal_quota: Amount { resource: *resource, value },
-                        borrowing_limit: Some(Amount { resource: *resource, value: borrowable }),
-                        lending_limit: None,
-                    }
+                .map(|resource| ResourceQuota {
+                    name: *resource,
+                    nominal_quota: Amount { resource: *resource, value: resource.amount(nominal) },
+                    borrowing_limit: Some(Amount { resource: *resource, value: resource.amount(borrowable) }),
+                    lending_limit: None,
                 })
                 .collect();
-            FlavorQuotas { name: layout.pools[pool_index].flavor.clone(), resources }
+            FlavorQuotas { name: cell.name.clone(), resources }
         })
         .collect();
+    let resource_groups =
+        if flavors.is_empty() { Vec::new() } else { vec![ResourceGroup { covered_resources: ResourceName::COVERED.to_vec(), flavors }] };
     ClusterQueueSpec {
         cohort_name: Some(layout.project.clone()),
         namespace_selector: team_selector(layout, vec![layout.teams[team_index].object.as_str().to_owned()]),
@@ -166,18 +172,18 @@ fn team_queue(model: &Model, layout: &Layout, quotas: &Quotas, team_index: usize
             reclaim_within_cohort: ReclaimPolicy::LowerPriority,
             within_cluster_queue: WithinQueuePolicy::LowerPriority,
         },
-        resource_groups: vec![ResourceGroup { covered_resources: ResourceName::COVERED.to_vec(), flavors }],
+        resource_groups,
     }
 }
 
-/// The queue of a tier with reservations: only its reserved flavors, nothing lent, nothing
+/// The queue of a tier with reservations: only the cells of its reservations, nothing lent, nothing
 /// borrowed, no preemption in either direction, open to the teams allowed the tier.
 fn reserved_queue(model: &Model, layout: &Layout, quotas: &Quotas, tier_index: usize) -> ClusterQueueSpec {
     let tier_id = placid_lang::model::TierId::from_index(tier_index);
-    let flavors: Vec<FlavorQuotas> = (0..model.pools.len())
-        .filter(|pool_index| quotas.tiers[tier_index][*pool_index].gpus > 0)
-        .map(|pool_index| {
-            let nominal = quotas.tiers[tier_index][pool_index];
+    let flavors: Vec<FlavorQuotas> = (0..layout.cells.cells.len())
+        .filter(|cell_index| quotas.tiers[tier_index][*cell_index].gpus > 0)
+        .map(|cell_index| {
+            let nominal = quotas.tiers[tier_index][cell_index];
             let resources = ResourceName::COVERED
                 .iter()
                 .map(|resource| ResourceQuota {
@@ -187,7 +193,7 @@ fn reserved_queue(model: &Model, layout: &Layout, quotas: &Quotas, tier_index: u
                     lending_limit: Some(Amount { resource: *resource, value: 0 }),
                 })
                 .collect();
-            FlavorQuotas { name: layout.pools[pool_index].flavor.clone(), resources }
+            FlavorQuotas { name: layout.cells.cells[cell_index].name.clone(), resources }
         })
         .collect();
     let teams: Vec<String> = model

@@ -3,9 +3,11 @@
 //!
 //! Invariants: the labels a ResourceFlavor selects are exactly the labels NFD writes, and they
 //! are computed here once, from pool membership, so both sides cannot drift apart: a node
-//! carries `<prefix>/pool-<pool>=true` if and only if it is a member of the pool. Nodes of a
-//! pool where a tier reserves GPUs carry the `<prefix>/reserved=<pool>` taint, so only pods
-//! admitted on that pool's flavor (which tolerates it) land there.
+//! carries `<prefix>/pool-<pool>=true` if and only if it is a member of the pool, and
+//! `<prefix>/cell=<cell>` if and only if it is in that cell ([`Cells`]), the one label
+//! ResourceFlavors select. Nodes of a pool where a tier reserves GPUs carry the
+//! `<prefix>/reserved=<pool>` taint, so only pods admitted on that pool's cells' flavors
+//! (which tolerate it) land there.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +17,7 @@ use placid_lang::model::{KubernetesSettings, Model, Node, NodeId, PoolId, Preemp
 use placid_lang::name::LabelKey;
 
 use crate::facts::NodeFact;
+use crate::k8s::cells::Cells;
 use crate::k8s::names::{LabelValue, ObjectName, PlacidKeys};
 
 /// Names of a tier's objects.
@@ -38,12 +41,13 @@ pub struct TeamNames {
     pub namespace: ObjectName,
 }
 
-/// A pool as a ResourceFlavor.
+/// A pool's names.
 #[derive(Clone, Debug)]
 pub struct PoolLayout {
-    /// The flavor name.
+    /// The pool as an object name: the value of its reservation taint, the base of its
+    /// cells' names.
     pub flavor: ObjectName,
-    /// The membership label key the flavor selects.
+    /// The membership label key.
     pub label: LabelKey,
     /// Whether tiers reserve GPUs here (its nodes are tainted).
     pub reserved: bool,
@@ -73,6 +77,8 @@ pub struct Layout {
     pub teams: Vec<TeamNames>,
     /// By [`PoolId`].
     pub pools: Vec<PoolLayout>,
+    /// The ResourceFlavors: the partition of the nodes into cells.
+    pub cells: Cells,
     /// By [`NodeId`].
     pub nodes: Vec<NodeMarks>,
     /// The team label key.
@@ -83,6 +89,8 @@ pub struct Layout {
     pub domain_label: LabelKey,
     /// The reservation taint key.
     pub reserved_taint: LabelKey,
+    /// The cell label key, the one key every ResourceFlavor selects.
+    pub cell_label: LabelKey,
     /// The label key that names the migration of a Rollout or AnalysisTemplate.
     pub migration_label: LabelKey,
     /// The key of every fact placid publishes on nodes ([`PlacidKeys::published_facts`]).
@@ -106,6 +114,7 @@ impl Layout {
         let domain_label = take(&mut diagnostics, keys.fact(NodeFact::NvlinkDomain));
         let reserved_taint = take(&mut diagnostics, keys.reserved());
         let migration_label = take(&mut diagnostics, keys.migration());
+        let cell_label = take(&mut diagnostics, keys.cell());
         let fact_labels = take(&mut diagnostics, keys.published_facts());
 
         let tiers: Vec<Option<TierNames>> = model.tiers.iter().map(|tier| take(&mut diagnostics, tier_names(tier))).collect();
@@ -137,8 +146,9 @@ impl Layout {
             Some(domain_label),
             Some(reserved_taint),
             Some(migration_label),
+            Some(cell_label),
             Some(fact_labels),
-        ) = (project, namespace, team_label, rack_label, domain_label, reserved_taint, migration_label, fact_labels)
+        ) = (project, namespace, team_label, rack_label, domain_label, reserved_taint, migration_label, cell_label, fact_labels)
         else {
             return Err(diagnostics);
         };
@@ -149,6 +159,13 @@ impl Layout {
         ) else {
             return Err(diagnostics);
         };
+        let cells = match Cells::new(model, &pools) {
+            Ok(cells) => cells,
+            Err(diagnostic) => {
+                diagnostics.push(diagnostic);
+                return Err(diagnostics);
+            }
+        };
         let mut layout = Layout {
             keys,
             project,
@@ -156,15 +173,18 @@ impl Layout {
             tiers,
             teams,
             pools,
+            cells,
             nodes: Vec::new(),
             team_label,
             rack_label,
             domain_label,
             reserved_taint,
+            cell_label,
             migration_label,
             fact_labels,
         };
         overlapping_reservations(model, &layout.pools, &mut diagnostics);
+        colliding_pools(model, &layout.pools, &mut diagnostics);
         let marks: Vec<Option<NodeMarks>> =
             (0..model.nodes.len()).map(|index| take(&mut diagnostics, layout.node_marks(model, NodeId::from_index(index)))).collect();
         match marks.into_iter().collect::<Option<Vec<_>>>() {
@@ -176,7 +196,8 @@ impl Layout {
         }
     }
 
-    /// The labels and taints of one node: its facts, its pools and the reservation taint.
+    /// The labels and taints of one node: its facts, its pools, its cell and the reservation
+    /// taint.
     fn node_marks(&self, model: &Model, node_id: NodeId) -> Result<NodeMarks, Diagnostic> {
         let node = model.node(node_id);
         let mut labels = BTreeMap::new();
@@ -184,6 +205,9 @@ impl Layout {
             if let Some(value) = fact_value(model, node, *fact)? {
                 labels.insert(key.clone(), value);
             }
+        }
+        if let Some(cell) = self.cells.of_node[node_id.index()] {
+            labels.insert(self.cell_label.clone(), LabelValue::from_object(&self.cells.cells[cell].name));
         }
         let mut taints = Vec::new();
         for (pool, layout) in model.pools.iter().zip(&self.pools) {
@@ -209,16 +233,20 @@ impl Layout {
 }
 
 /// The label value of `fact` on `node`, `None` when placid writes no such label there. Nodes
-/// without a rack or NVLink domain get their own name as the value: Kueue leaves nodes that
+/// without a rack or NVLink domain get their own name as the value (a rackless node of a domain
+/// the domain's): Kueue leaves nodes that
 /// lack a Topology level label out of TAS capacity, and a PCIe node is its own NVLink domain.
 /// The other facts are what the scoring plugins read from Node labels when the extender is not
 /// given the inventory; a node without a price gets no cost label (the feature is then missing).
 fn fact_value(model: &Model, node: &Node, fact: NodeFact) -> Result<Option<LabelValue>, Diagnostic> {
     let own_name = || LabelValue::from_name(&node.name, node.span);
     let value = match fact {
-        NodeFact::Rack => match node.rack {
-            Some(rack) => LabelValue::from_name(&model.rack(rack).name, model.rack(rack).span)?,
-            None => own_name()?,
+        // A rackless node of an NVLink domain takes the domain as its rack, so the levels nest
+        // (the checker refuses domains that mix racked and rackless nodes, E140).
+        NodeFact::Rack => match (node.rack, node.domain) {
+            (Some(rack), _) => LabelValue::from_name(&model.rack(rack).name, model.rack(rack).span)?,
+            (None, Some(domain)) => LabelValue::from_name(&model.domain(domain).name, model.domain(domain).span)?,
+            (None, None) => own_name()?,
         },
         NodeFact::NvlinkDomain => match node.domain {
             Some(domain) => LabelValue::from_name(&model.domain(domain).name, model.domain(domain).span)?,
@@ -262,6 +290,25 @@ fn overlapping_reservations(model: &Model, pools: &[PoolLayout], diagnostics: &m
                     .help("a node carries one reservation taint: reserve GPUs in pools that share no nodes"),
                 );
             }
+        }
+    }
+}
+
+/// Two pools that map to one object name would write one membership label and one
+/// reservation taint value for both: one error at the second.
+fn colliding_pools(model: &Model, pools: &[PoolLayout], diagnostics: &mut Diagnostics) {
+    let mut seen: BTreeMap<&str, &placid_lang::model::Pool> = BTreeMap::new();
+    for (pool, layout) in model.pools.iter().zip(pools) {
+        if let Some(first) = seen.insert(layout.flavor.as_str(), pool) {
+            diagnostics.push(
+                Diagnostic::error(
+                    Code::KubernetesNameCollision,
+                    pool.span,
+                    format!("pools `{}` and `{}` both become `{}` on Kubernetes", first.name, pool.name, layout.flavor),
+                )
+                .label("maps to the same label as another pool")
+                .help("rename one of the pools: names are lower-cased and `_` and `.` become `-`"),
+            );
         }
     }
 }

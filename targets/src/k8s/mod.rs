@@ -1,6 +1,7 @@
 //! The Kubernetes target: a kustomize-ready tree under `kubernetes/` that Argo CD syncs.
 //!
-//! Tiers become WorkloadPriorityClasses and PriorityClasses ([`priority`]); pools become
+//! Tiers become WorkloadPriorityClasses and PriorityClasses ([`priority`]); the cells of the
+//! inventory ([`cells`]: disjoint node groups, of which a pool is a list) become
 //! ResourceFlavors, teams ClusterQueues in one Cohort, and a tier with reservations its own
 //! ClusterQueue that lends nothing ([`kueue`]); node labels and taints come from one NFD rule
 //! ([`nfd`]); tier rules Kueue cannot enforce become ValidatingAdmissionPolicies
@@ -17,8 +18,10 @@
 pub mod admission;
 pub mod alerts;
 pub mod argo;
+pub mod cells;
 pub mod kinds;
 pub mod kueue;
+pub mod kueue_config;
 pub mod kueue_types;
 pub mod layout;
 pub mod names;
@@ -29,6 +32,7 @@ pub mod quota;
 pub mod rollouts;
 pub mod scheduler;
 pub mod webhook;
+pub mod workloads;
 
 use std::collections::BTreeMap;
 
@@ -52,7 +56,9 @@ pub fn objects(model: &Checked) -> Result<ObjectList, Diagnostics> {
     priority::emit(model, &layout, &mut list, &mut diagnostics);
     nfd::emit(model, &layout, &mut list, &mut diagnostics);
     kueue::emit(model, &layout, &mut list, &mut diagnostics);
+    kueue_config::emit(model, &layout, &mut list, &mut diagnostics);
     admission::emit(model, &layout, &mut list, &mut diagnostics);
+    workloads::emit(model, &layout, &mut list, &mut diagnostics);
     alerts::emit(model, &layout, &mut list, &mut diagnostics);
     scheduler::emit(model, &layout, &mut list, &mut diagnostics);
     rollouts::emit(model, &layout, &mut list, &mut diagnostics);

@@ -139,6 +139,17 @@ impl PlacidKeys {
         checked_key(format!("{}/{name}", self.prefix), span)
     }
 
+    /// The label prefix (`placid.dev`).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// `<prefix>/<name>` on a workload template's pods (`placid.dev/stage`), which recording
+    /// rules join on; `span` is the element the pods come from.
+    pub fn pod(&self, name: &str, span: Span) -> Result<String, Diagnostic> {
+        self.key(name, span).map(|key| key.as_str().to_owned())
+    }
+
     /// `<prefix>/team` on team namespaces.
     pub fn team(&self) -> Result<LabelKey, Diagnostic> {
         self.key("team", self.prefix_span)
@@ -163,6 +174,12 @@ impl PlacidKeys {
     /// `<prefix>/reserved`, the taint on nodes of a reserved pool.
     pub fn reserved(&self) -> Result<LabelKey, Diagnostic> {
         self.key("reserved", self.prefix_span)
+    }
+
+    /// `<prefix>/cell=<cell>` on every node of a cell (`super::cells`): the one key every
+    /// ResourceFlavor selects on, so that Kueue's flavor matching sees a pod's pool affinity.
+    pub fn cell(&self) -> Result<LabelKey, Diagnostic> {
+        self.key("cell", self.prefix_span)
     }
 
     /// `<prefix>/pool-<pool>` on every node of the pool. One key per pool, because pools may

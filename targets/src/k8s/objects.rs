@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_yaml::{Mapping, Value};
 
 use crate::Artifact;
-use crate::k8s::kinds::{Kind, Mutability, Scope};
+use crate::k8s::kinds::{Kind, Mutability, Retention, Scope};
 use crate::k8s::names::ObjectName;
 
 /// Which kustomization an object belongs to.
@@ -33,6 +33,9 @@ pub enum Layer {
     /// Applied once by an administrator from `kubernetes/bootstrap/`: the Argo CD project,
     /// application and plugin, which must exist before anything can be synced.
     Bootstrap,
+    /// Written to `kubernetes/workloads/` for teams to submit (a plan stage's Job or JobSet),
+    /// never synced: no kustomization lists them.
+    Workloads,
 }
 
 impl Layer {
@@ -40,6 +43,7 @@ impl Layer {
         match self {
             Layer::Synced => "kubernetes",
             Layer::Bootstrap => "kubernetes/bootstrap",
+            Layer::Workloads => "kubernetes/workloads",
         }
     }
 }
@@ -105,9 +109,19 @@ impl Object {
         labels.insert("app.kubernetes.io/managed-by".into(), "placid".into());
         labels.insert("app.kubernetes.io/part-of".into(), project.into());
         let mut annotations = BTreeMap::new();
-        annotations.insert("argocd.argoproj.io/sync-wave".to_owned(), kind.wave.0.to_string());
+        // A workload template is submitted by a team, never synced: no wave.
+        if self.meta.layer != Layer::Workloads {
+            annotations.insert("argocd.argoproj.io/sync-wave".to_owned(), kind.wave.0.to_string());
+        }
+        let mut sync_options = Vec::new();
         if kind.mutability == Mutability::Replace {
-            annotations.insert("argocd.argoproj.io/sync-options".to_owned(), "Replace=true".to_owned());
+            sync_options.push("Replace=true");
+        }
+        if kind.retention == Retention::Kept {
+            sync_options.extend(["Prune=false", "Delete=false"]);
+        }
+        if !sync_options.is_empty() {
+            annotations.insert("argocd.argoproj.io/sync-options".to_owned(), sync_options.join(","));
         }
         let mut metadata = Mapping::new();
         metadata.insert("name".into(), self.meta.name.as_str().into());
@@ -115,7 +129,9 @@ impl Object {
             metadata.insert("namespace".into(), namespace.as_str().into());
         }
         metadata.insert("labels".into(), string_map(labels));
-        metadata.insert("annotations".into(), string_map(annotations));
+        if !annotations.is_empty() {
+            metadata.insert("annotations".into(), string_map(annotations));
+        }
         let mut object = Mapping::new();
         object.insert("apiVersion".into(), kind.api_version.into());
         object.insert("kind".into(), kind.kind.into());
@@ -210,7 +226,7 @@ impl ObjectList {
     /// One file per object plus a `kustomization.yaml` per layer.
     pub fn artifacts(&self, project: &str) -> Vec<Artifact> {
         let mut artifacts = Vec::new();
-        for layer in [Layer::Synced, Layer::Bootstrap] {
+        for layer in [Layer::Synced, Layer::Bootstrap, Layer::Workloads] {
             let objects: Vec<&Object> = self.sorted().into_iter().filter(|object| object.meta.layer == layer).collect();
             if objects.is_empty() {
                 continue;
@@ -222,7 +238,9 @@ impl ObjectList {
                 resources.push(path.strip_prefix(&prefix).unwrap_or(&path).to_owned());
                 artifacts.push(Artifact::text(path, object.to_yaml(project)));
             }
-            artifacts.push(Artifact::text(format!("{prefix}kustomization.yaml"), kustomization(resources)));
+            if layer != Layer::Workloads {
+                artifacts.push(Artifact::text(format!("{prefix}kustomization.yaml"), kustomization(resources)));
+            }
         }
         artifacts.sort();
         artifacts

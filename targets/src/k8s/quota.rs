@@ -1,13 +1,22 @@
-//! Quotas: how much of each flavor each ClusterQueue is guaranteed.
+//! Quotas: how much of each cell (ResourceFlavor, [`super::cells`]) each ClusterQueue is
+//! guaranteed, and how much a team may borrow there.
 //!
-//! Invariants: a flavor's capacity counts only the nodes its pods can reach (members of the
-//! pool without another pool's reservation taint); reservations come off the top and go to
-//! the reserving tier's queue; the rest is split between teams by share with the largest
-//! remainder method, so the teams' quotas add up exactly to what is left (no GPU is invented
-//! or lost to rounding).
+//! Invariants: for every cell and resource, the nominal quotas of all ClusterQueues add up to
+//! at most the cell's capacity (exactly its capacity where some team may use it), because
+//! cells do not overlap and each is split once. Reservations come off the top, filling the
+//! reserved pool's cells cheapest first; the rest is split by share with the largest
+//! remainder method ([`apportion`], the model's rule) between all teams, so no GPU is invented
+//! or lost to rounding. The reserved part of a cell is the reserving tier's queue alone, which
+//! only teams allowed the tier reach; the unreserved rest of a fenced cell is shared by every
+//! team, as the engine shares a fenced pool's unreserved GPUs (docs/semantics.md, section 3:
+//! `vision` is guaranteed 2 of `nvl-a`'s 4). A team with a backfill tier may borrow what the
+//! other teams hold in the cell (the model's rule, `Fences::borrowable_gpus`), the others
+//! borrow nothing.
 
-use placid_lang::model::shares::{Fences, apportion};
-use placid_lang::model::{Model, NodeId, PoolId};
+use placid_lang::model::shares::apportion;
+use placid_lang::model::{Model, NodeId, Team};
+
+use crate::k8s::cells::Cells;
 
 /// One MiB: memory quotas are whole MiB so they print exactly.
 const MIB: u64 = 1024 * 1024;
@@ -24,7 +33,8 @@ pub struct Resources {
 }
 
 impl Resources {
-    fn minus(self, other: Resources) -> Resources {
+    /// What is left of `self` once `other` is taken (never below zero).
+    pub fn minus(self, other: Resources) -> Resources {
         Resources {
             cpu: self.cpu.saturating_sub(other.cpu),
             memory_mib: self.memory_mib.saturating_sub(other.memory_mib),
@@ -45,18 +55,8 @@ impl Resources {
     }
 }
 
-/// What pods admitted on `pool`'s flavor can use.
-fn flavor_capacity(model: &Model, fences: &Fences<'_>, pool: PoolId) -> Resources {
-    let mut total = Resources::default();
-    for node_id in &model.pool(pool).nodes {
-        if fences.reaches(pool, *node_id) {
-            total = total.plus(node_resources(model, *node_id));
-        }
-    }
-    total
-}
-
-fn node_resources(model: &Model, node_id: NodeId) -> Resources {
+/// The CPU, memory and GPUs of one node.
+pub fn node_resources(model: &Model, node_id: NodeId) -> Resources {
     let node = model.node(node_id);
     Resources {
         cpu: u64::from(node.cpu.harts),
@@ -65,44 +65,62 @@ fn node_resources(model: &Model, node_id: NodeId) -> Resources {
     }
 }
 
-/// The guaranteed (nominal) quotas of every queue, by flavor.
+/// The quotas of every queue, by cell, computed once for the whole model (no per-team sums).
 #[derive(Clone, Debug)]
 pub struct Quotas {
-    /// `[team][pool]`.
+    /// `[team][cell]`: the team's nominal quota.
     pub teams: Vec<Vec<Resources>>,
-    /// `[tier][pool]`: reserved quota (zero where the tier reserves nothing).
+    /// `[tier][cell]`: reserved quota (zero where the tier reserves nothing).
     pub tiers: Vec<Vec<Resources>>,
-    /// `[pool]`: each flavor's reachable capacity.
-    pub flavors: Vec<Resources>,
+    /// `[cell]`: the teams' nominal quotas together, what a backfilling team borrows from.
+    pub team_totals: Vec<Resources>,
 }
 
 impl Quotas {
-    /// Computes the quotas of `model`.
-    pub fn new(model: &Model) -> Quotas {
-        let fences = model.fences();
-        let flavors: Vec<Resources> =
-            (0..model.pools.len()).map(|index| flavor_capacity(model, &fences, PoolId::from_index(index))).collect();
-        let mut tiers = vec![vec![Resources::default(); model.pools.len()]; model.tiers.len()];
-        for (tier_index, tier) in model.tiers.iter().enumerate() {
-            for reservation in &tier.reservations {
-                let slot = &mut tiers[tier_index][reservation.pool.index()];
-                *slot = slot.plus(flavors[reservation.pool.index()].share_for_gpus(u64::from(reservation.gpus)));
-            }
-        }
+    /// Computes the quotas of `model` over `cells`.
+    pub fn new(model: &Model, cells: &Cells) -> Quotas {
+        let tiers = reservations(model, cells);
         let shares: Vec<u64> = model.teams.iter().map(|team| u64::from(team.share.value)).collect();
-        let mut teams = vec![vec![Resources::default(); model.pools.len()]; model.teams.len()];
-        for (pool_index, capacity) in flavors.iter().enumerate() {
-            let reserved = tiers.iter().fold(Resources::default(), |sum, tier| sum.plus(tier[pool_index]));
-            let left = capacity.minus(reserved);
+        let mut teams = vec![vec![Resources::default(); cells.cells.len()]; model.teams.len()];
+        let mut team_totals = vec![Resources::default(); cells.cells.len()];
+        for (cell_index, cell) in cells.cells.iter().enumerate() {
+            let reserved = tiers.iter().fold(Resources::default(), |sum, tier| sum.plus(tier[cell_index]));
+            let left = cell.resources.minus(reserved);
             let cpu = apportion(left.cpu, &shares);
             let memory = apportion(left.memory_mib, &shares);
-            // GPUs are the model's guarantees, the figures `placid diff` reports; CPU and
-            // memory are split the same way over what the flavor reaches.
-            let gpus = fences.guaranteed_gpus(PoolId::from_index(pool_index));
+            let gpus = apportion(left.gpus, &shares);
             for (team_index, team) in teams.iter_mut().enumerate() {
-                team[pool_index] = Resources { cpu: cpu[team_index], memory_mib: memory[team_index], gpus: u64::from(gpus[team_index]) };
+                let nominal = Resources { cpu: cpu[team_index], memory_mib: memory[team_index], gpus: gpus[team_index] };
+                team[cell_index] = nominal;
+                team_totals[cell_index] = team_totals[cell_index].plus(nominal);
             }
         }
-        Quotas { teams, tiers, flavors }
+        Quotas { teams, tiers, team_totals }
     }
+
+    /// What `team` may borrow in `cell` beyond its nominal quota `own`.
+    pub fn borrowable(&self, model: &Model, team: &Team, cell: usize, own: Resources) -> Resources {
+        if model.team_backfills(team) { self.team_totals[cell].minus(own) } else { Resources::default() }
+    }
+}
+
+/// `[tier][cell]`: each reservation fills its pool's cells cheapest first, in tier and then
+/// reservation order, never beyond what a cell holds; CPU and memory follow the GPUs.
+fn reservations(model: &Model, cells: &Cells) -> Vec<Vec<Resources>> {
+    let mut taken = vec![0u64; cells.cells.len()];
+    let mut gpus = vec![vec![0u64; cells.cells.len()]; model.tiers.len()];
+    for (tier_index, tier) in model.tiers.iter().enumerate() {
+        for reservation in &tier.reservations {
+            let mut wanted = u64::from(reservation.gpus);
+            for (cell_index, cell) in cells.of_pool(reservation.pool) {
+                let take = wanted.min(cell.resources.gpus - taken[cell_index]);
+                taken[cell_index] += take;
+                gpus[tier_index][cell_index] += take;
+                wanted -= take;
+            }
+        }
+    }
+    gpus.into_iter()
+        .map(|tier| tier.into_iter().zip(&cells.cells).map(|(gpus, cell)| cell.resources.share_for_gpus(gpus)).collect())
+        .collect()
 }

@@ -3,8 +3,10 @@
 
 #![allow(dead_code)] // Each test file uses a different part of this module.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use placid_targets::Artifact;
 use placid_tests::build_clean;
 use serde_json::Value;
 
@@ -33,8 +35,12 @@ impl Emitted {
 
 /// Every Kubernetes object of example `name` (synced and bootstrap), in path order.
 pub fn emitted(name: &str) -> Vec<Emitted> {
-    build_clean(name)
-        .artifacts
+    parsed(build_clean(name).artifacts)
+}
+
+/// The Kubernetes objects among `artifacts`, parsed back from their YAML.
+pub fn parsed(artifacts: Vec<Artifact>) -> Vec<Emitted> {
+    artifacts
         .into_iter()
         .filter(|artifact| artifact.path.starts_with("kubernetes/") && !artifact.path.ends_with("kustomization.yaml"))
         .map(|artifact| {
@@ -54,4 +60,77 @@ pub fn kubernetes_examples() -> Vec<String> {
 pub fn write_tree(name: &str, root: &Path) {
     placid_driver::build::write_atomically(root, &build_clean(name).artifacts)
         .unwrap_or_else(|error| panic!("cannot write {}: {error}", root.display()));
+}
+
+/// The objects of `kind`.
+pub fn of_kind<'a>(objects: &'a [Emitted], kind: &str) -> Vec<&'a Emitted> {
+    objects.iter().filter(|object| object.kind() == kind).collect()
+}
+
+/// The flavor quotas of a ClusterQueue, across its resource groups.
+pub fn flavor_quotas(queue: &Emitted) -> impl Iterator<Item = &Value> {
+    queue.object["spec"]["resourceGroups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|group| group["flavors"].as_array().into_iter().flatten())
+}
+
+/// A string map (labels, nodeLabels) as key -> value.
+pub fn strings(value: &Value) -> BTreeMap<String, String> {
+    value.as_object().into_iter().flatten().map(|(key, value)| (key.clone(), value.as_str().unwrap_or_default().to_owned())).collect()
+}
+
+/// The labels (key -> value) and taints (key, value) NFD puts on one node.
+pub type Marks = (BTreeMap<String, String>, BTreeSet<(String, String)>);
+
+/// The labels and taints the NFD rules put on each node, by node name; panics on a rule that
+/// matches nodes other than by exact name.
+pub fn nfd_marks(objects: &[Emitted]) -> BTreeMap<String, Marks> {
+    let mut marks: BTreeMap<String, Marks> = BTreeMap::new();
+    for rule_object in of_kind(objects, "NodeFeatureRule") {
+        for rule in rule_object.object["spec"]["rules"].as_array().into_iter().flatten() {
+            let matchers = rule["matchFeatures"].as_array().cloned().unwrap_or_default();
+            assert_eq!(matchers.len(), 1, "{}: rule {} must match by node name only", rule_object.path, rule["name"]);
+            let matcher = &matchers[0];
+            assert_eq!(matcher["feature"], "system.name");
+            let expression = &matcher["matchExpressions"]["nodename"];
+            assert_eq!(expression["op"], "In", "{}: rule {} must match an explicit node list", rule_object.path, rule["name"]);
+            for node in expression["value"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+                let entry = marks.entry(node.to_owned()).or_default();
+                entry.0.extend(strings(&rule["labels"]));
+                for taint in rule["taints"].as_array().into_iter().flatten() {
+                    entry.1.insert((
+                        taint["key"].as_str().unwrap_or_default().to_owned(),
+                        taint["value"].as_str().unwrap_or_default().to_owned(),
+                    ));
+                }
+            }
+        }
+    }
+    marks
+}
+
+/// The nodes a ResourceFlavor can place pods on, by name: those whose NFD labels include the
+/// flavor's `nodeLabels` and whose NFD taints the flavor's tolerations all tolerate.
+pub fn flavor_nodes<'a>(flavor: &Emitted, marks: &'a BTreeMap<String, Marks>) -> BTreeSet<&'a str> {
+    let selected = strings(&flavor.object["spec"]["nodeLabels"]);
+    let tolerations: Vec<&Value> = flavor.object["spec"]["tolerations"].as_array().into_iter().flatten().collect();
+    let tolerated = |(key, value): &(String, String)| {
+        tolerations.iter().any(|toleration| {
+            toleration["key"] == key.as_str() && (toleration["operator"] == "Exists" || toleration["value"] == value.as_str())
+        })
+    };
+    marks
+        .iter()
+        .filter(|(_, (labels, taints))| selected.iter().all(|(key, value)| labels.get(key) == Some(value)) && taints.iter().all(tolerated))
+        .map(|(node, _)| node.as_str())
+        .collect()
+}
+
+/// A Kubernetes quantity as placid writes them (`12`, `4096Mi`, `0`), in CPUs, MiB or GPUs.
+pub fn quantity(value: &Value) -> u64 {
+    let text = value.as_str().unwrap_or_else(|| panic!("quantity {value} is not a string"));
+    let digits = text.strip_suffix("Mi").unwrap_or(text);
+    digits.parse().unwrap_or_else(|_| panic!("quantity {text} is not a whole number (of MiB)"))
 }

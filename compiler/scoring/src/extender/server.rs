@@ -18,7 +18,7 @@ use axum::body::{Body, HttpBody};
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -356,9 +356,11 @@ fn is_connection_error(error: &std::io::Error) -> bool {
     )
 }
 
-/// The extender's routes: `POST /filter`, `POST /prioritize`.
+/// The extender's routes: `POST /filter`, `POST /prioritize`, and `GET /healthz` for the
+/// Deployment's probes (200 once the plugin is loaded, which `serve` requires).
 fn router(extender: Arc<Extender>) -> Router {
     Router::new()
+        .route("/healthz", get(|| async { "ok" }))
         .route(
             "/filter",
             post(|State(extender): State<Arc<Extender>>, request: Request| extender.handle(Verb::Filter, request.into_body())),

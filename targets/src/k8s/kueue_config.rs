@@ -1,0 +1,110 @@
+//! The part of Kueue's own `Configuration` (`config.kueue.x-k8s.io/v1beta2`) that the emitted
+//! queues rely on, shipped as a ConfigMap in placid's namespace for an administrator to merge
+//! into Kueue's `kueue-manager-config` (docs/targets/kubernetes.md). Kueue reads its
+//! configuration from a file at start-up, so placid cannot sync it in place.
+//!
+//! What the queues need: fair sharing on (the ClusterQueues' `fairSharing.weight` means
+//! nothing otherwise; in v1beta2 a `fairSharing` block turns it on), with preemption strategies
+//! that reclaim toward the weights; the integrations of every kind the admission policy
+//! admits; Pods managed only in team namespaces (the plain-pod integration must never touch
+//! system pods); and MIG resources left out of quota, since the queues cover `nvidia.com/gpu`
+//! only and Kueue refuses workloads asking for uncovered resources. Topology Aware Scheduling
+//! is on by default from Kueue 0.14, and this target needs 0.19 (v1beta2), so no feature gate.
+//!
+//! A config file, not an API object: the typed structs deny unknown fields, and the tests read
+//! it back through them.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+use placid_lang::diag::Diagnostics;
+use placid_lang::model::Model;
+use serde::{Deserialize, Serialize};
+
+use crate::k8s::kinds;
+use crate::k8s::layout::Layout;
+use crate::k8s::names::ObjectName;
+use crate::k8s::objects::{NewObject, ObjectList};
+
+/// The ConfigMap key of the fragment.
+pub const CONFIG_KEY: &str = "kueue-configuration.yaml";
+
+/// `Configuration`, the fields placid sets.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KueueConfiguration {
+    /// `config.kueue.x-k8s.io/v1beta2`.
+    pub api_version: String,
+    /// `Configuration`.
+    pub kind: String,
+    /// Namespaces whose Pods Kueue's pod integration may manage.
+    pub managed_jobs_namespace_selector: LabelSelector,
+    /// Enabled integrations.
+    pub integrations: Integrations,
+    /// Fair sharing between the ClusterQueues of the cohort.
+    pub fair_sharing: FairSharing,
+    /// Resources Kueue leaves out of quota.
+    pub resources: Resources,
+}
+
+/// `integrations`.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Integrations {
+    /// Framework names (`batch/job`).
+    pub frameworks: Vec<String>,
+}
+
+/// `fairSharing`.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FairSharing {
+    /// Tried in order until the preemptor fits.
+    pub preemption_strategies: Vec<String>,
+}
+
+/// `resources`.
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Resources {
+    /// Resource name prefixes Kueue ignores.
+    pub exclude_resource_prefixes: Vec<String>,
+}
+
+/// Kueue's names of the integrations of the kinds the admission policy covers
+/// ([`super::admission`]).
+const FRAMEWORKS: [&str; 5] = ["batch/job", "jobset.x-k8s.io/jobset", "ray.io/rayjob", "kubeflow.org/pytorchjob", "pod"];
+
+/// The fragment for `layout`'s team label.
+pub fn configuration(layout: &Layout) -> KueueConfiguration {
+    KueueConfiguration {
+        api_version: "config.kueue.x-k8s.io/v1beta2".into(),
+        kind: "Configuration".into(),
+        managed_jobs_namespace_selector: LabelSelector {
+            match_expressions: Some(vec![LabelSelectorRequirement {
+                key: layout.team_label.as_str().to_owned(),
+                operator: "Exists".into(),
+                values: None,
+            }]),
+            match_labels: None,
+        },
+        integrations: Integrations { frameworks: FRAMEWORKS.iter().map(|name| (*name).to_owned()).collect() },
+        // First preempt only what keeps the preemptee at or above the preemptor's final share,
+        // then, if that frees too little, by priority and start time within that bound.
+        fair_sharing: FairSharing { preemption_strategies: vec!["LessThanOrEqualToFinalShare".into(), "LessThanInitialShare".into()] },
+        resources: Resources { exclude_resource_prefixes: vec!["nvidia.com/mig-".into()] },
+    }
+}
+
+/// Pushes the ConfigMap `placid-kueue-config`.
+pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
+    let text = serde_yaml::to_string(&configuration(layout)).unwrap_or_default();
+    let config_map = ConfigMap { data: Some(BTreeMap::from([(CONFIG_KEY.to_owned(), text)])), ..ConfigMap::default() };
+    let result = ObjectName::fixed("placid-kueue-config", model.project.span).and_then(|name| {
+        list.push(NewObject::namespaced(&kinds::CONFIG_MAP, layout.namespace.clone(), name, model.project.span), &config_map)
+    });
+    if let Err(diagnostic) = result {
+        diagnostics.push(diagnostic);
+    }
+}

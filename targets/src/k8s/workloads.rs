@@ -1,0 +1,403 @@
+//! What a team submits for each plan stage: a `batch/v1` Job, or a `jobset.x-k8s.io/v1alpha2`
+//! JobSet when the stage's gang spans nodes, written to `kubernetes/workloads/` (not synced);
+//! and each plan as an Argo Workflows WorkflowTemplate whose DAG creates the stages' workloads
+//! in the plan's order (synced, in the team's namespace).
+//!
+//! A template carries everything the policy decides, so a team adds only its image (where the
+//! class declares none) and command: the LocalQueue and WorkloadPriorityClass labels of the
+//! stage's tier (what the admission policy checks), the Topology Aware Scheduling annotation at
+//! the class's locality, required node affinity to the cells of the stage's pool (the key
+//! Kueue's flavor assigner matches, [`super::cells`]), the pod labels the stage's score reads
+//! ([`crate::wasm::sources::param_source`], the same spelling the extender reads),
+//! `terminationGracePeriodSeconds` = the tier's preemption window, the checkpoint cadence in
+//! the environment variables the Slurm target exports, MIG resource names for MIG classes, and
+//! the stage's run-time limit (`max-time`, as the Slurm target's `--time`) as
+//! `activeDeadlineSeconds`.
+//!
+//! Invariant: labels are built from object names and checked label keys, and a template
+//! carries exactly what its team's admission policy checks (queue and priority labels of the
+//! stage's tier, no PriorityClass name, the grace period), so it is admitted as written.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::batch::v1::{JobSpec, JobTemplateSpec};
+use k8s_openapi::api::core::v1::{
+    Affinity, Container, EnvVar, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PodSpec, PodTemplateSpec,
+    ResourceRequirements,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use placid_lang::diag::{Diagnostic, Diagnostics};
+use placid_lang::expr::JobParam;
+use placid_lang::model::{Locality, Model, NvlinkNeed, Plan, Preemption, Stage};
+use serde::Serialize;
+
+use crate::k8s::kinds::{self, Kind};
+use crate::k8s::layout::Layout;
+use crate::k8s::names::ObjectName;
+use crate::k8s::objects::{Layer, NewObject, ObjectList, WithSpec};
+use crate::k8s::scheduler::SCHEDULER_NAME;
+use crate::wasm::meta::Source;
+use crate::wasm::sources::param_source;
+
+/// Kueue's LocalQueue label.
+pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
+/// Kueue's WorkloadPriorityClass label.
+pub const PRIORITY_LABEL: &str = "kueue.x-k8s.io/priority-class";
+/// Kueue's TAS annotations: all pods of the pod set in one unit of the level, or as few as can.
+const REQUIRED_TOPOLOGY: &str = "kueue.x-k8s.io/podset-required-topology";
+const PREFERRED_TOPOLOGY: &str = "kueue.x-k8s.io/podset-preferred-topology";
+/// The well-known hostname label, the Topology's finest level.
+const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
+/// The environment variables the Slurm target's stage scripts export (same names, so training
+/// code reads one cadence on both).
+const CHECKPOINT_EVERY: &str = "PLACID_CHECKPOINT_EVERY";
+const CHECKPOINT_INCREMENTAL: &str = "PLACID_CHECKPOINT_INCREMENTAL";
+/// The name of the one container a template has; the team sets its image and command.
+const CONTAINER: &str = "main";
+
+/// One stage, as the pod count and GPUs per pod of its gang.
+struct Shape {
+    pods: u32,
+    gpus_per_pod: u32,
+}
+
+/// The pods of `stage`: one when its GPUs fit the smallest GPU node of its pool, else as many
+/// as the GPUs need at that size (as the Slurm target counts nodes), the GPUs spread evenly,
+/// rounded up.
+fn shape(model: &Model, stage: &Stage) -> Shape {
+    let per_node =
+        model.pool(stage.pool.value).nodes.iter().map(|node| model.node(*node).gpu_count()).filter(|count| *count > 0).min().unwrap_or(1);
+    let gpus = stage.gpus.value.max(1);
+    let pods = gpus.div_ceil(per_node).max(1);
+    Shape { pods, gpus_per_pod: gpus.div_ceil(pods) }
+}
+
+/// The JobSet content (`jobset.x-k8s.io/v1alpha2`): one replicated Job of all the gang's pods.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JobSetSpec {
+    replicated_jobs: Vec<ReplicatedJob>,
+}
+
+#[derive(Serialize)]
+struct ReplicatedJob {
+    name: String,
+    replicas: i32,
+    template: JobTemplateSpec,
+}
+
+/// A stage's workload: its kind and its content (`spec` only; the object list owns metadata).
+enum Workload {
+    // Boxed: a JobSpec is large and a Workload is moved around.
+    Job(Box<JobSpec>),
+    JobSet(JobSetSpec),
+}
+
+impl Workload {
+    fn kind(&self) -> &'static Kind {
+        match self {
+            Workload::Job(_) => &kinds::JOB,
+            Workload::JobSet(_) => &kinds::JOB_SET,
+        }
+    }
+
+    /// The manifest an Argo `resource` step creates: the same object with a generated name, so
+    /// trials and reruns do not collide.
+    fn manifest(&self, generate_name: &str, namespace: &str, labels: &BTreeMap<String, String>) -> String {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Manifest<'a, T: Serialize> {
+            api_version: &'static str,
+            kind: &'static str,
+            metadata: ObjectMeta,
+            spec: &'a T,
+        }
+        let kind = self.kind();
+        let metadata = ObjectMeta {
+            generate_name: Some(format!("{generate_name}-")),
+            namespace: Some(namespace.to_owned()),
+            labels: Some(labels.clone()),
+            ..ObjectMeta::default()
+        };
+        let text = match self {
+            Workload::Job(spec) => serde_yaml::to_string(&Manifest { api_version: kind.api_version, kind: kind.kind, metadata, spec }),
+            Workload::JobSet(spec) => serde_yaml::to_string(&Manifest { api_version: kind.api_version, kind: kind.kind, metadata, spec }),
+        };
+        text.unwrap_or_default()
+    }
+}
+
+/// Pushes each stage's workload template and each plan's WorkflowTemplate.
+pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
+    for plan in &model.plans {
+        if let Err(diagnostic) = emit_plan(model, layout, plan, list) {
+            diagnostics.push(diagnostic);
+        }
+    }
+}
+
+fn emit_plan(model: &Model, layout: &Layout, plan: &Plan, list: &mut ObjectList) -> Result<(), Diagnostic> {
+    let team = &layout.teams[plan.team.value.index()];
+    let plan_name = ObjectName::map(&plan.name, plan.span, "plan")?;
+    let mut tasks = Vec::with_capacity(plan.stages.len());
+    let mut templates = vec![Template::dag(&plan_name, Vec::new())];
+    for stage in &plan.stages {
+        let stage_name = ObjectName::map(&stage.name, stage.span, "stage")?;
+        let name = plan_name.join(stage_name.as_str(), stage.span, "stage")?;
+        let labels = workload_labels(layout, stage);
+        let workload = workload(model, layout, plan, &plan_name, stage, &stage_name)?;
+        let mut meta = NewObject::namespaced(workload.kind(), team.namespace.clone(), name.clone(), stage.span);
+        meta.layer = Layer::Workloads;
+        meta.labels = labels.clone();
+        match &workload {
+            Workload::Job(spec) => list.push(meta, &WithSpec { spec })?,
+            Workload::JobSet(spec) => list.push(meta, &WithSpec { spec })?,
+        }
+        templates.push(Template::resource(
+            stage_name.as_str(),
+            workload.manifest(name.as_str(), team.namespace.as_str(), &labels),
+            &workload,
+        ));
+        let dependencies: Vec<String> = stage.after.iter().map(|after| task_name(&plan.stages[after.value])).collect();
+        tasks.push(DagTask {
+            name: task_name(stage),
+            template: stage_name.as_str().to_owned(),
+            dependencies,
+            with_sequence: (stage.trials > 1).then(|| Sequence { count: stage.trials.to_string() }),
+        });
+    }
+    templates[0] = Template::dag(&plan_name, tasks);
+    let spec = WorkflowTemplateSpec { entrypoint: plan_name.as_str().to_owned(), templates };
+    list.push(NewObject::namespaced(&kinds::WORKFLOW_TEMPLATE, team.namespace.clone(), plan_name, plan.span), &WithSpec { spec })
+}
+
+/// The DAG task of a stage: the stage's name mapped to a DNS label, which Argo accepts.
+fn task_name(stage: &Stage) -> String {
+    stage.name.as_str().to_ascii_lowercase().replace(['_', '.'], "-")
+}
+
+/// The labels Kueue and the admission policy read on the workload object.
+fn workload_labels(layout: &Layout, stage: &Stage) -> BTreeMap<String, String> {
+    let tier = layout.tier(stage.tier.value).object.as_str().to_owned();
+    BTreeMap::from([(QUEUE_LABEL.to_owned(), tier.clone()), (PRIORITY_LABEL.to_owned(), tier)])
+}
+
+fn workload(
+    model: &Model,
+    layout: &Layout,
+    plan: &Plan,
+    plan_name: &ObjectName,
+    stage: &Stage,
+    stage_name: &ObjectName,
+) -> Result<Workload, Diagnostic> {
+    let shape = shape(model, stage);
+    let pod = pod_template(model, layout, plan, plan_name, stage, stage_name, &shape)?;
+    let tier = model.tier(stage.tier.value);
+    // The limit the Slurm target gives `--time`: max-time, else the expected time, else the
+    // tier's maximum. Kubernetes pauses the clock while Kueue holds the Job suspended.
+    let active_deadline_seconds = Some(i64::try_from(stage.run_time_limit(tier).seconds).unwrap_or(i64::MAX));
+    let pods = i32::try_from(shape.pods).unwrap_or(i32::MAX);
+    let job = JobSpec {
+        parallelism: Some(pods),
+        completions: Some(pods),
+        completion_mode: (pods > 1).then(|| "Indexed".to_owned()),
+        // A preempted pod is Kueue's to requeue (the whole workload), never the Job's to retry.
+        backoff_limit: Some(if matches!(tier.preemption.value, Preemption::Window { .. }) { 0 } else { 3 }),
+        active_deadline_seconds,
+        template: pod,
+        ..JobSpec::default()
+    };
+    if shape.pods == 1 {
+        return Ok(Workload::Job(Box::new(job)));
+    }
+    Ok(Workload::JobSet(JobSetSpec {
+        replicated_jobs: vec![ReplicatedJob {
+            name: "workers".to_owned(),
+            replicas: 1,
+            template: JobTemplateSpec { metadata: None, spec: Some(job) },
+        }],
+    }))
+}
+
+fn pod_template(
+    model: &Model,
+    layout: &Layout,
+    plan: &Plan,
+    plan_name: &ObjectName,
+    stage: &Stage,
+    stage_name: &ObjectName,
+    shape: &Shape,
+) -> Result<PodTemplateSpec, Diagnostic> {
+    let tier = model.tier(stage.tier.value);
+    let class = stage.class.as_ref().map(|class| model.class(class.value));
+    let team = &layout.teams[plan.team.value.index()];
+    let keys = &layout.keys;
+    let mut labels = BTreeMap::from([
+        (keys.pod("team", stage.span)?, team.object.as_str().to_owned()),
+        (keys.pod("tier", stage.span)?, layout.tier(stage.tier.value).object.as_str().to_owned()),
+        (keys.pod("plan", stage.span)?, plan_name.as_str().to_owned()),
+        (keys.pod("stage", stage.span)?, stage_name.as_str().to_owned()),
+    ]);
+    if let Some(class) = class {
+        labels.insert(keys.pod("class", stage.span)?, ObjectName::map(&class.name, class.span, "class")?.as_str().to_owned());
+    }
+    // The job parameters the score reads from pod labels, where the policy knows them.
+    for param in JobParam::ALL {
+        let Source::PodLabel(key) = param_source(*param, keys.prefix()).from else { continue };
+        let value = match (param, class) {
+            (JobParam::Comm, Some(class)) => Some(class.comm.as_str().to_owned()),
+            (JobParam::NvlinkRequired, class) => Some((class.is_some_and(|class| class.nvlink == NvlinkNeed::Required)).to_string()),
+            (JobParam::CommGbps, Some(class)) => class.min_bandwidth.map(|bandwidth| bandwidth.gigabytes_per_second().to_string()),
+            // Whole GPUs: the share label is for sharing jobs, which plans do not declare.
+            (JobParam::GpuMilli, _) => Some("1000".to_owned()),
+            _ => None,
+        };
+        if let Some(value) = value {
+            labels.insert(key, value);
+        }
+    }
+    let annotations = class.and_then(|class| {
+        let (key, level) = match (class.locality, class.nvlink) {
+            (Locality::Node, _) => (REQUIRED_TOPOLOGY, HOSTNAME_LABEL),
+            (Locality::NvlinkDomain, _) => (REQUIRED_TOPOLOGY, layout.domain_label.as_str()),
+            (Locality::Rack, _) => (REQUIRED_TOPOLOGY, layout.rack_label.as_str()),
+            (Locality::Any, NvlinkNeed::Preferred) => (PREFERRED_TOPOLOGY, layout.domain_label.as_str()),
+            // No chassis level in the Topology yet (docs/targets/kubernetes.md).
+            (Locality::Chassis | Locality::Any, _) => return None,
+        };
+        Some(BTreeMap::from([(key.to_owned(), level.to_owned())]))
+    });
+    let cells: Vec<String> = layout
+        .cells
+        .of_pool(stage.pool.value)
+        .filter(|(_, cell)| stage.capacity.is_none_or(|kind| cell.capacity == kind))
+        .map(|(_, cell)| cell.name.as_str().to_owned())
+        .collect();
+    let affinity = Affinity {
+        node_affinity: Some(NodeAffinity {
+            required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                node_selector_terms: vec![NodeSelectorTerm {
+                    match_expressions: Some(vec![NodeSelectorRequirement {
+                        key: layout.cell_label.as_str().to_owned(),
+                        operator: "In".to_owned(),
+                        values: Some(cells),
+                    }]),
+                    match_fields: None,
+                }],
+            }),
+            preferred_during_scheduling_ignored_during_execution: None,
+        }),
+        ..Affinity::default()
+    };
+    let gpu_resource = match class.and_then(|class| class.mig.as_ref()) {
+        Some(profile) => format!("nvidia.com/mig-{}", profile.value),
+        None => "nvidia.com/gpu".to_owned(),
+    };
+    let mut env = Vec::new();
+    if let Some(checkpoint) = tier.checkpoint {
+        env.push(EnvVar { name: CHECKPOINT_EVERY.to_owned(), value: Some(checkpoint.every.seconds.to_string()), value_from: None });
+        env.push(EnvVar {
+            name: CHECKPOINT_INCREMENTAL.to_owned(),
+            value: Some(if checkpoint.incremental { "1" } else { "0" }.to_owned()),
+            value_from: None,
+        });
+    }
+    let container = Container {
+        name: CONTAINER.to_owned(),
+        image: class.and_then(|class| class.image.as_ref()).map(|image| image.value.clone()),
+        env: (!env.is_empty()).then_some(env),
+        resources: Some(ResourceRequirements {
+            limits: Some(BTreeMap::from([(gpu_resource, Quantity(shape.gpus_per_pod.to_string()))])),
+            ..ResourceRequirements::default()
+        }),
+        ..Container::default()
+    };
+    let termination_grace_period_seconds = match tier.preemption.value {
+        Preemption::Window { window, .. } => Some(i64::try_from(window.seconds).unwrap_or(i64::MAX)),
+        Preemption::Never => None,
+    };
+    Ok(PodTemplateSpec {
+        metadata: Some(ObjectMeta { labels: Some(labels), annotations, ..ObjectMeta::default() }),
+        spec: Some(PodSpec {
+            affinity: Some(affinity),
+            containers: vec![container],
+            restart_policy: Some("Never".to_owned()),
+            scheduler_name: stage.score.as_ref().map(|_| SCHEDULER_NAME.to_owned()),
+            termination_grace_period_seconds,
+            ..PodSpec::default()
+        }),
+    })
+}
+
+/// WorkflowTemplate `spec` (argoproj.io/v1alpha1).
+#[derive(Serialize)]
+struct WorkflowTemplateSpec {
+    entrypoint: String,
+    templates: Vec<Template>,
+}
+
+#[derive(Serialize)]
+struct Template {
+    name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dag: Option<Dag>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource: Option<ResourceTemplate>,
+}
+
+impl Template {
+    fn dag(plan: &ObjectName, tasks: Vec<DagTask>) -> Template {
+        Template { name: plan.as_str().to_owned(), dag: Some(Dag { tasks }), resource: None }
+    }
+
+    /// A step that creates the stage's workload and waits until it ends: Kueue admits it, so
+    /// the DAG's order is the plan's and the queues' order is the policy's.
+    fn resource(stage: &str, manifest: String, workload: &Workload) -> Template {
+        let (success, failure) = match workload {
+            Workload::Job(_) => ("status.succeeded > 0", "status.failed > 0"),
+            Workload::JobSet(_) => ("status.terminalState == Completed", "status.terminalState == Failed"),
+        };
+        Template {
+            name: stage.to_owned(),
+            dag: None,
+            resource: Some(ResourceTemplate {
+                action: "create".to_owned(),
+                manifest,
+                success_condition: success.to_owned(),
+                failure_condition: failure.to_owned(),
+            }),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Dag {
+    tasks: Vec<DagTask>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DagTask {
+    name: String,
+    template: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    dependencies: Vec<String>,
+    /// One workload per trial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    with_sequence: Option<Sequence>,
+}
+
+#[derive(Serialize)]
+struct Sequence {
+    count: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResourceTemplate {
+    action: String,
+    manifest: String,
+    success_condition: String,
+    failure_condition: String,
+}

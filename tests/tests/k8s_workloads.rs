@@ -1,0 +1,181 @@
+//! The workload templates of plan stages: every stage of every example has one, shaped as the
+//! policy says, accepted by its team's admission rules as written, listed in its plan's
+//! WorkflowTemplate in the plan's order, and scored like `placid score` scores it: the
+//! stage's score, through its Wasm plugin, gives a finite score on a node that fits.
+//! Their bytes are in the golden files (tests/golden/*/kubernetes/workloads/).
+
+mod k8s_support;
+
+use std::collections::BTreeSet;
+
+use k8s_support::{Emitted, emitted, kubernetes_examples, of_kind};
+use placid_lang::expr::JobParam;
+use placid_lang::model::{Locality, Preemption};
+use placid_scoring::kube::{KubePod, pod_params};
+use placid_scoring::{Codes, inventory_rows};
+use placid_tests::build_clean;
+use serde_json::Value;
+
+/// The Job and its pod template of a Job or JobSet template.
+fn job_and_pod(workload: &Emitted) -> (&Value, &Value) {
+    let job = match workload.kind() {
+        "Job" => &workload.object["spec"],
+        "JobSet" => &workload.object["spec"]["replicatedJobs"][0]["template"]["spec"],
+        other => panic!("{}: unexpected kind {other}", workload.path),
+    };
+    (job, &job["template"])
+}
+
+fn templates(objects: &[Emitted]) -> Vec<&Emitted> {
+    objects.iter().filter(|object| object.path.starts_with("kubernetes/workloads/")).collect()
+}
+
+#[test]
+fn every_plan_stage_has_a_template_shaped_as_the_policy_says() {
+    let mut checked = 0;
+    for example in kubernetes_examples() {
+        let model = build_clean(&example).model;
+        let objects = emitted(&example);
+        let templates = templates(&objects);
+        for plan in &model.plans {
+            for stage in &plan.stages {
+                let name = format!("{}-{}", plan.name, stage.name).to_ascii_lowercase();
+                let workload = templates
+                    .iter()
+                    .find(|object| object.name() == name)
+                    .unwrap_or_else(|| panic!("{example}: no workload template {name}"));
+                let tier = model.tier(stage.tier.value);
+                let tier_name = tier.name.as_str().to_ascii_lowercase();
+                let labels = &workload.object["metadata"]["labels"];
+                assert_eq!(labels["kueue.x-k8s.io/queue-name"], tier_name.as_str(), "{}", workload.path);
+                assert_eq!(labels["kueue.x-k8s.io/priority-class"], tier_name.as_str(), "{}", workload.path);
+                let (job, pod) = job_and_pod(workload);
+                let pods = job["parallelism"].as_u64().unwrap_or(0);
+                assert_eq!(workload.kind() == "JobSet", pods > 1, "{}: a multi-node gang is a JobSet", workload.path);
+                let gpus: u64 = pod["spec"]["containers"][0]["resources"]["limits"]
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .filter(|(key, _)| key.starts_with("nvidia.com/"))
+                    .map(|(_, value)| value.as_str().and_then(|text| text.parse::<u64>().ok()).unwrap_or(0))
+                    .sum();
+                assert!(gpus * pods >= u64::from(stage.gpus.value), "{}: {pods} pods of {gpus} GPUs < {}", workload.path, stage.gpus.value);
+                let class = stage.class.as_ref().map(|class| model.class(class.value));
+                if let Some(profile) = class.and_then(|class| class.mig.as_ref()) {
+                    let key = format!("nvidia.com/mig-{}", profile.value);
+                    assert!(pod["spec"]["containers"][0]["resources"]["limits"].get(&key).is_some(), "{}: no {key}", workload.path);
+                }
+                let grace = pod["spec"]["terminationGracePeriodSeconds"].as_u64();
+                match tier.preemption.value {
+                    Preemption::Window { window, .. } => assert_eq!(grace, Some(window.seconds), "{}", workload.path),
+                    Preemption::Never => assert_eq!(grace, None, "{}", workload.path),
+                }
+                assert_eq!(job["activeDeadlineSeconds"].as_u64(), Some(stage.run_time_limit(tier).seconds), "{}", workload.path);
+                let env: BTreeSet<&str> =
+                    pod["spec"]["containers"][0]["env"].as_array().into_iter().flatten().filter_map(|var| var["name"].as_str()).collect();
+                assert_eq!(env.contains("PLACID_CHECKPOINT_EVERY"), tier.checkpoint.is_some(), "{}", workload.path);
+                let annotations = &pod["metadata"]["annotations"];
+                if let Some(class) = class
+                    && matches!(class.locality, Locality::Node | Locality::NvlinkDomain | Locality::Rack)
+                {
+                    assert!(annotations["kueue.x-k8s.io/podset-required-topology"].is_string(), "{}: no TAS annotation", workload.path);
+                }
+                for key in ["team", "tier", "stage", "plan"] {
+                    assert!(
+                        pod["metadata"]["labels"][format!("placid.dev/{key}")].is_string() || example != "cluster",
+                        "{}",
+                        workload.path
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 6, "the cluster example alone has six stages; checked {checked}");
+}
+
+#[test]
+fn a_template_asks_for_exactly_the_cells_of_its_pool() {
+    // The JobSet of vit-train's train stage (pool nvl-b) may use cell nvl-b only; prep
+    // (pool x86-spot) x86-spot only; asr-sweep's sweep (pool mixed) all three cells of mixed,
+    // cheapest first.
+    let objects = emitted("cluster");
+    let cells = |name: &str| -> Vec<String> {
+        let workload = templates(&objects).into_iter().find(|object| object.name() == name).unwrap_or_else(|| panic!("no {name}"));
+        let (_, pod) = job_and_pod(workload);
+        let expression = &pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+            ["matchExpressions"][0];
+        assert_eq!(expression["key"], "placid.dev/cell");
+        expression["values"].as_array().into_iter().flatten().filter_map(|value| value.as_str().map(str::to_owned)).collect()
+    };
+    assert_eq!(cells("vit-train-train"), ["nvl-b"]);
+    assert_eq!(cells("vit-train-prep"), ["x86-spot"]);
+    assert_eq!(cells("asr-sweep-sweep"), ["x86-spot", "x86-on-demand", "nvl-b"]);
+}
+
+#[test]
+fn each_plan_is_a_workflow_template_whose_dag_follows_the_stage_order() {
+    for example in kubernetes_examples() {
+        let model = build_clean(&example).model;
+        let objects = emitted(&example);
+        for plan in &model.plans {
+            let name = plan.name.as_str().to_ascii_lowercase();
+            let workflow = of_kind(&objects, "WorkflowTemplate")
+                .into_iter()
+                .find(|object| object.name() == name)
+                .unwrap_or_else(|| panic!("{example}: no WorkflowTemplate {name}"));
+            let spec = &workflow.object["spec"];
+            let dag = spec["templates"].as_array().into_iter().flatten().find(|template| template["name"] == spec["entrypoint"]);
+            let tasks = dag.and_then(|dag| dag["dag"]["tasks"].as_array()).unwrap_or_else(|| panic!("{}: no DAG", workflow.path));
+            assert_eq!(tasks.len(), plan.stages.len(), "{}", workflow.path);
+            for (stage, task) in plan.stages.iter().zip(tasks) {
+                let dependencies: BTreeSet<String> =
+                    task["dependencies"].as_array().into_iter().flatten().filter_map(|value| value.as_str().map(str::to_owned)).collect();
+                let after: BTreeSet<String> =
+                    stage.after.iter().map(|after| plan.stages[after.value].name.as_str().to_ascii_lowercase()).collect();
+                assert_eq!(dependencies, after, "{}: task {}", workflow.path, task["name"]);
+                let count = task["withSequence"]["count"].as_str().map_or(1, |count| count.parse().unwrap_or(0));
+                assert_eq!(count, stage.trials.max(1), "{}: task {} trials", workflow.path, task["name"]);
+                let step = spec["templates"].as_array().into_iter().flatten().find(|template| template["name"] == task["template"]);
+                let manifest = step.and_then(|step| step["resource"]["manifest"].as_str()).unwrap_or_default();
+                let created: Value = serde_yaml::from_str(manifest).unwrap_or_else(|error| panic!("{}: manifest: {error}", workflow.path));
+                let template_name = format!("{}-{}", plan.name, stage.name).to_ascii_lowercase();
+                let standalone = templates(&objects).into_iter().find(|object| object.name() == template_name).map(|object| &object.object);
+                assert_eq!(
+                    standalone.map(|object| &object["spec"]),
+                    Some(&created["spec"]),
+                    "{}: step differs from the template",
+                    workflow.path
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_score_of_a_stage_gives_its_template_pod_a_finite_score_on_a_fitting_node() {
+    // vit-train's train stage uses score cost-aware in pool nvl-b: its pod, as the extender
+    // reads it (labels and GPU limits), scored against the inventory like `placid score`.
+    let objects = emitted("cluster");
+    let workload =
+        templates(&objects).into_iter().find(|object| object.name() == "vit-train-train").unwrap_or_else(|| panic!("no template"));
+    let (_, pod) = job_and_pod(workload);
+    let pod: KubePod =
+        serde_json::from_value(pod.clone()).unwrap_or_else(|error| panic!("the pod does not parse as the extender reads it: {error}"));
+    let model = build_clean("cluster").model;
+    let loaded = placid_scoring::load(model, Some("cost-aware")).unwrap_or_else(|_| panic!("cost-aware does not load"));
+    let meta = loaded.plugin.meta();
+    let mut codes = Codes::default();
+    let params = pod_params(&meta.params, &pod, &mut codes);
+    // Where the job's other pods run (rack, NVLink domain) is unknown before it starts; every
+    // other parameter the score reads comes from the template.
+    for (field, value) in meta.params.iter().zip(&params) {
+        let placed = matches!(field.name, JobParam::Rack | JobParam::NvlinkDomain);
+        assert!(placed || !value.is_nan(), "the template leaves job.{} missing", field.name.name());
+    }
+    let rows = inventory_rows(&loaded.model, &loaded.plugin, &mut codes);
+    let scores = loaded.plugin.worker().and_then(|mut worker| worker.score(&params, &rows)).unwrap_or_else(|error| panic!("{error:?}"));
+    let index = loaded.model.nodes.iter().position(|node| node.name.as_str() == "rv-b-01").unwrap_or_else(|| panic!("no rv-b-01"));
+    let score = scores.scores[index];
+    assert!(score.is_finite() && scores.failed[index] == 0, "rv-b-01 scores {score} (filters failed: {:b})", scores.failed[index]);
+}
