@@ -224,6 +224,8 @@ fn redrawn(draw: &Draw) -> Option<placid_check::Checked> {
     model.plans.clear();
     model.tests.clear();
     model.migrations.clear();
+    // Routes name tiers the redrawn teams may no longer use; they do not bear on quotas.
+    model.routes.clear();
     let node_count = model.nodes.len();
     for (index, pool) in model.pools.iter_mut().enumerate() {
         let members = draw.members[index % draw.members.len()];
