@@ -17,6 +17,7 @@ pub mod artifact;
 pub mod facts;
 pub mod k8s;
 pub mod migration;
+pub mod ops;
 pub mod runbook;
 pub mod slurm;
 pub mod text;

@@ -67,7 +67,12 @@ pub fn objects(model: &Checked) -> Result<ObjectList, Diagnostics> {
 
 /// Emits the Kubernetes artifacts of `model`.
 pub fn emit(model: &Checked) -> Result<Vec<Artifact>, Diagnostics> {
-    Ok(objects(model)?.artifacts(model.project.name.as_str()))
+    let mut artifacts = objects(model)?.artifacts(model.project.name.as_str());
+    if let Some(settings) = &model.project.kubernetes {
+        artifacts.extend(Layout::new(model, settings).map(|layout| alerts::promtool_files(model, &layout)).unwrap_or_default());
+        artifacts.sort();
+    }
+    Ok(artifacts)
 }
 
 /// The synced objects of `model` as one multi-document YAML stream (what the Argo CD plugin
