@@ -1,11 +1,14 @@
 //! placid's Prometheus rules (static series, recording rules and the policy's `alert`s,
 //! built by [`crate::ops`]) as one prometheus-operator `PrometheusRule` in placid's
 //! namespace, and the same groups as a plain rule file with its promtool unit tests under
-//! `kubernetes/prometheus/` (not synced; CI runs promtool on them).
+//! `kubernetes/prometheus/` (not synced; CI runs promtool on them). Also the Grafana
+//! dashboard ([`crate::ops::dashboards`]) in a ConfigMap labelled for Grafana's sidecar.
 
+use k8s_openapi::api::core::v1::ConfigMap;
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::Model;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 use crate::Artifact;
 use crate::k8s::kinds;
@@ -45,8 +48,27 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
     }
 }
 
+/// The label Grafana's dashboard sidecar (kube-prometheus-stack) loads ConfigMaps by.
+const SIDECAR_LABEL: (&str, &str) = ("grafana_dashboard", "1");
+
+/// Pushes the dashboard ConfigMap `placid-<project>-dashboard`.
+pub fn emit_dashboard(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
+    let panels = ops::dashboards::panels(model);
+    let json = serde_json::to_string_pretty(&ops::dashboards::dashboard(layout.project.as_str(), &panels)).unwrap_or_default();
+    let config_map = ConfigMap { data: Some(BTreeMap::from([(format!("placid-{}.json", layout.project), json)])), ..ConfigMap::default() };
+    let result = ObjectName::fixed(&format!("placid-{}-dashboard", layout.project), model.project.span).and_then(|name| {
+        let mut meta = NewObject::namespaced(&kinds::CONFIG_MAP, layout.namespace.clone(), name, model.project.span);
+        meta.labels.insert(SIDECAR_LABEL.0.to_owned(), SIDECAR_LABEL.1.to_owned());
+        list.push(meta, &config_map)
+    });
+    if let Err(diagnostic) = result {
+        diagnostics.push(diagnostic);
+    }
+}
+
 /// The promtool rule file and tests, when the rules can be built (their errors are reported
 /// by [`emit`]).
 pub fn promtool_files(model: &Model, layout: &Layout) -> Vec<Artifact> {
-    ops::groups(model, layout.project.as_str()).map(|groups| ops::promtool_files(model, PROMTOOL_DIR, &groups)).unwrap_or_default()
+    let project = layout.project.as_str();
+    ops::groups(model, project).map(|groups| ops::promtool_files(model, project, PROMTOOL_DIR, &groups)).unwrap_or_default()
 }

@@ -54,6 +54,7 @@ pub fn objects(model: &Checked) -> Result<ObjectList, Diagnostics> {
     kueue::emit(model, &layout, &mut list, &mut diagnostics);
     admission::emit(model, &layout, &mut list, &mut diagnostics);
     alerts::emit(model, &layout, &mut list, &mut diagnostics);
+    alerts::emit_dashboard(model, &layout, &mut list, &mut diagnostics);
     scheduler::emit(model, &layout, &mut list, &mut diagnostics);
     rollouts::emit(model, &layout, &mut list, &mut diagnostics);
     // Last: the Argo CD project whitelists the kinds of everything pushed before it.

@@ -9,6 +9,7 @@
 //! ([`usage::EXTERNAL`]); tests/tests/prometheus_rules.rs holds the rules to that.
 
 pub mod alerting;
+pub mod dashboards;
 pub mod promtool;
 pub mod rule;
 pub mod series;
@@ -51,11 +52,15 @@ pub fn groups(model: &Model, project: &str) -> Result<Vec<Group>, Diagnostics> {
 }
 
 /// The rule file and its promtool tests under `dir` (`kubernetes/prometheus`), for CI:
-/// `promtool check rules rules.yaml` and `promtool test rules rules.test.yaml`.
-pub fn promtool_files(model: &Model, dir: &str, groups: &[Group]) -> Vec<Artifact> {
+/// `promtool check rules rules.yaml dashboards.rules.yaml` and `promtool test rules
+/// rules.test.yaml`. `dashboards.rules.yaml` holds the dashboard's queries as rules, only to
+/// be checked.
+pub fn promtool_files(model: &Model, project: &str, dir: &str, groups: &[Group]) -> Vec<Artifact> {
     let rules: Vec<Rule> = groups.iter().flat_map(|group| group.rules.iter().cloned()).collect();
+    let dashboard = [dashboards::check_rules(project, &dashboards::panels(model))];
     vec![
         Artifact::text(format!("{dir}/{}", promtool::RULES_FILE), serde_yaml::to_string(&RuleFile { groups }).unwrap_or_default()),
         Artifact::text(format!("{dir}/rules.test.yaml"), promtool::file(model, &rules)),
+        Artifact::text(format!("{dir}/dashboards.rules.yaml"), serde_yaml::to_string(&RuleFile { groups: &dashboard }).unwrap_or_default()),
     ]
 }
