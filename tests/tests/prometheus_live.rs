@@ -63,7 +63,7 @@ fn the_extender_reads_smoothed_utilisation_from_a_real_prometheus_and_throttles_
     let rules = build_clean("cluster")
         .artifacts
         .into_iter()
-        .find(|artifact| artifact.path == "kubernetes/prometheus/rules.yaml")
+        .find(|artifact| artifact.path == "prometheus/rules.yaml")
         .expect("the cluster example's rules");
     std::fs::write(dir.path().join("rules.yaml"), rules.bytes).expect("write rules");
     let config = format!(

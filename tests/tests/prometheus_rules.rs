@@ -11,9 +11,9 @@ use placid_targets::ops::{dashboards, series, usage};
 use placid_tests::prometheus::{metric_names, tool};
 use placid_tests::{build_clean, examples};
 
-const RULES: &str = "kubernetes/prometheus/rules.yaml";
-const TESTS: &str = "kubernetes/prometheus/rules.test.yaml";
-const DASHBOARD: &str = "kubernetes/prometheus/dashboards.rules.yaml";
+const RULES: &str = "prometheus/rules.yaml";
+const TESTS: &str = "prometheus/rules.test.yaml";
+const DASHBOARD: &str = "prometheus/dashboards.rules.yaml";
 
 /// The rule file, its tests and the dashboard's queries as rules, of one example.
 struct Files {

@@ -1,7 +1,7 @@
 //! placid's Prometheus rules (static series, recording rules and the policy's `alert`s,
 //! built by [`crate::ops`]) as one prometheus-operator `PrometheusRule` in placid's
 //! namespace, and the same groups as a plain rule file with its promtool unit tests under
-//! `kubernetes/prometheus/` (not synced; CI runs promtool on them). Also the Grafana
+//! `prometheus/` (beside `kubernetes/`, so nothing syncs them; CI runs promtool on them). Also the Grafana
 //! dashboard ([`crate::ops::dashboards`]) in a ConfigMap labelled for Grafana's sidecar.
 
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -18,7 +18,7 @@ use crate::k8s::objects::{NewObject, ObjectList};
 use crate::ops::{self, rule::Group};
 
 /// Where the promtool files go.
-pub const PROMTOOL_DIR: &str = "kubernetes/prometheus";
+pub const PROMTOOL_DIR: &str = "prometheus";
 
 #[derive(Serialize)]
 struct Spec<'a> {

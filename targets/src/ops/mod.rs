@@ -51,7 +51,7 @@ pub fn groups(model: &Model, project: &str) -> Result<Vec<Group>, Diagnostics> {
     Ok(groups)
 }
 
-/// The rule file and its promtool tests under `dir` (`kubernetes/prometheus`), for CI:
+/// The rule file and its promtool tests under `dir` (`prometheus`), for CI:
 /// `promtool check rules rules.yaml dashboards.rules.yaml` and `promtool test rules
 /// rules.test.yaml`. `dashboards.rules.yaml` holds the dashboard's queries as rules, only to
 /// be checked.
