@@ -20,6 +20,7 @@ pub mod source;
 pub mod span;
 pub mod suggest;
 pub mod syntax;
+pub mod telemetry;
 pub mod units;
 
 pub use lower::{Compilation, load};

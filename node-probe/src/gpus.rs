@@ -119,7 +119,7 @@ fn active(links: &[NvmlLink]) -> impl Iterator<Item = &NvmlLink> {
 }
 
 /// Both directions of one link, in bits per second, by `nvmlNvlinkVersion_t`.
-fn link_bandwidth(version: Option<u32>) -> u64 {
+pub(crate) fn link_bandwidth(version: Option<u32>) -> u64 {
     let gigabytes_per_second = match version {
         Some(1) => 40,
         Some(7..) => 100,

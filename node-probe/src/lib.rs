@@ -8,6 +8,7 @@
 
 pub mod cpu;
 pub mod cpuinfo;
+pub mod exporter;
 pub mod gpus;
 pub mod identity;
 pub mod notes;

@@ -6,15 +6,17 @@
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use placid_lang::name::Name;
 use placid_lang::units::{Currency, Money};
-use placid_probe::nvml::{GpuSource, NvmlGpu, Unavailable};
+use placid_probe::exporter::{self, Identity};
+use placid_probe::nvml::{GpuSource, GpuTelemetry, NvmlGpu, Unavailable};
 use placid_probe::root::Root;
 use placid_probe::site::{self, Site};
-use placid_probe::{notes, probe, sample_nvlink};
+use placid_probe::{Probe, notes, probe, sample_nvlink};
 
 /// Output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -68,6 +70,10 @@ struct Cli {
     /// Sample NVLink throughput over this window (`5s`) and report it on stderr.
     #[arg(long)]
     sample: Option<String>,
+    /// Serve this node's GPU and NVLink metrics for Prometheus on ADDR (`0.0.0.0:9847`),
+    /// `GET /metrics`, until interrupted, instead of printing the inventory.
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["output", "sample", "format"])]
+    serve: Option<String>,
 }
 
 /// Used when NVML must not or cannot be asked.
@@ -78,6 +84,9 @@ impl GpuSource for NoNvml {
         Err(Unavailable { reason: self.0.clone() })
     }
     fn link_traffic(&self, _gpu: u32, _link: u32) -> Option<(u64, u64)> {
+        None
+    }
+    fn telemetry(&self, _gpu: u32) -> Option<GpuTelemetry> {
         None
     }
 }
@@ -133,27 +142,26 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
         })
         .transpose()?;
     let root = Root::new(&cli.root);
-    let live_nvml;
-    let source: &dyn GpuSource = if !root.is_live() {
-        &NoNvml("--root reads a captured tree; NVML describes only the live host".to_owned())
+    let source: Arc<dyn GpuSource + Send + Sync> = if !root.is_live() {
+        Arc::new(NoNvml("--root reads a captured tree; NVML describes only the live host".to_owned()))
     } else if cli.no_nvml {
-        &NoNvml("--no-nvml".to_owned())
+        Arc::new(NoNvml("--no-nvml".to_owned()))
     } else {
         match placid_probe::nvml::real::Nvml::open() {
-            Ok(nvml) => {
-                live_nvml = nvml;
-                &live_nvml
-            }
+            Ok(nvml) => Arc::new(nvml),
             Err(unavailable) => {
                 live_nvml_unavailable(&unavailable);
-                &NoNvml(unavailable.reason)
+                Arc::new(NoNvml(unavailable.reason))
             }
         }
     };
-    let result = probe(&root, site, source);
+    let result = probe(&root, site, source.as_ref());
     note(&notes::render(&result.diagnostics));
     if result.entry.is_none() {
         return Ok(ExitCode::from(2));
+    }
+    if let Some(address) = &cli.serve {
+        return serve(address, source, &result);
     }
     let model = result.model();
     let text = match cli.format {
@@ -169,7 +177,7 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
         None => print_inventory(&text)?,
     }
     if let Some(window) = window {
-        for sample in sample_nvlink(source, &result.gpus, window) {
+        for sample in sample_nvlink(source.as_ref(), &result.gpus, window) {
             note(&format!(
                 "nvlink gpu {} link {}: tx {:.1} GB/s, rx {:.1} GB/s\n",
                 sample.gpu,
@@ -179,6 +187,26 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
             ));
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--serve ADDR`: the metrics exporter, labelled with the node's name and NVLink domain
+/// as the probe found them (the site file and flags win, as for the inventory).
+fn serve(address: &str, source: Arc<dyn GpuSource + Send + Sync>, result: &Probe) -> Result<ExitCode, String> {
+    let entry = result.entry.as_ref().ok_or("no node to serve metrics for")?;
+    let identity = Identity {
+        node: entry.node.name.as_str().to_owned(),
+        nvlink_domain: entry.domain.as_ref().map(|domain| domain.value.as_str().to_owned()).unwrap_or_default(),
+    };
+    let listener = std::net::TcpListener::bind(address).map_err(|error| format!("cannot listen on {address}: {error}"))?;
+    note(&format!("serving metrics on http://{address}/metrics\n"));
+    let interrupted = async {
+        // Without a signal handler the server runs until killed, which is also a way to stop.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    exporter::serve::serve(listener, source, identity, interrupted).map_err(|error| format!("the metrics server stopped: {error}"))?;
     Ok(ExitCode::SUCCESS)
 }
 

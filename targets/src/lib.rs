@@ -17,6 +17,8 @@ pub mod artifact;
 pub mod facts;
 pub mod k8s;
 pub mod migration;
+pub mod ops;
+pub mod playbooks;
 pub mod runbook;
 pub mod slurm;
 pub mod text;
@@ -45,7 +47,7 @@ pub enum TargetKind {
     Kubernetes,
     /// Wasm scoring plugins under `wasm/`.
     Wasm,
-    /// Migration runbooks under `runbooks/`.
+    /// Migration runbooks and operations playbooks under `runbooks/`.
     Runbooks,
 }
 
@@ -64,13 +66,13 @@ impl TargetKind {
     }
 
     /// Whether the project enables this target: a `target` node for the schedulers and Wasm,
-    /// a `migration` for the runbooks (they describe migrations, whichever schedulers run them).
+    /// a `migration` or an NVLink domain for the runbooks (migrations and playbooks, whichever schedulers run them).
     pub fn enabled(self, model: &Model) -> bool {
         match self {
             TargetKind::Slurm => model.project.slurm.is_some(),
             TargetKind::Kubernetes => model.project.kubernetes.is_some(),
             TargetKind::Wasm => model.project.wasm.is_some(),
-            TargetKind::Runbooks => !model.migrations.is_empty(),
+            TargetKind::Runbooks => !model.migrations.is_empty() || !model.domains.is_empty(),
         }
     }
 

@@ -25,10 +25,11 @@ use crate::migration::plan::MigrationPlan;
 use crate::slurm::migrations::{Script, accounts, apply_commands, node_list, reservation_name, revert_commands, script_path};
 use crate::text::shell_quote;
 
-/// The runbook of every migration, sorted by path.
+/// The runbook of every migration and the playbooks ([`crate::playbooks`]), sorted by path.
 pub fn emit(model: &Checked) -> Vec<Artifact> {
     let mut artifacts: Vec<Artifact> =
         model.migrations.iter().map(|migration| runbook(model, &MigrationPlan::new(model, migration))).collect();
+    artifacts.extend(crate::playbooks::emit(model));
     artifacts.sort();
     artifacts
 }

@@ -4,6 +4,7 @@
 pub mod crd;
 pub mod git;
 pub mod golden;
+pub mod prometheus;
 mod shared;
 pub mod synthetic;
 

@@ -55,6 +55,9 @@ fn check_config_files(item: &Emitted, failures: &mut Vec<String>) {
             "scheduler-config.yaml" => serde_yaml::from_str::<KubeSchedulerConfiguration>(text).err(),
             "plugin.yaml" => serde_yaml::from_str::<ConfigManagementPlugin>(text).err(),
             "kueue-configuration.yaml" => serde_yaml::from_str::<KueueConfiguration>(text).err(),
+            // The Grafana dashboard (targets/src/ops/dashboards.rs); its panels are checked by
+            // tests/tests/prometheus_rules.rs.
+            dashboard if dashboard.ends_with(".json") => serde_json::from_str::<Value>(text).err().map(serde::de::Error::custom),
             other => Some(serde::de::Error::custom(format!("unexpected ConfigMap key {other}"))),
         };
         if let Some(error) = parsed {

@@ -3,6 +3,7 @@
 //! An answer is a plain snapshot of every GPU, so a fake is just data.
 
 pub mod real;
+pub mod recorded;
 
 /// Why NVML gave no answers at all.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,6 +20,36 @@ pub trait GpuSource {
     /// Cumulative NVLink traffic of one link in KiB `(transmitted, received)`, when the GPU
     /// counts it; read twice to sample throughput.
     fn link_traffic(&self, gpu: u32, link: u32) -> Option<(u64, u64)>;
+
+    /// What changes from second to second on one GPU (what the exporter serves), or `None`
+    /// when the GPU does not answer at all.
+    fn telemetry(&self, gpu: u32) -> Option<GpuTelemetry>;
+}
+
+/// One GPU's live figures; a field is `None` when NVML did not answer it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GpuTelemetry {
+    /// Percent of the last sample period a kernel ran (`nvmlUtilization_t.gpu`).
+    pub utilization_percent: Option<u32>,
+    /// Framebuffer memory allocated, in bytes.
+    pub memory_used_bytes: Option<u64>,
+    /// Error counters of each NVLink link, in link order.
+    pub link_errors: Vec<LinkErrors>,
+}
+
+/// `nvmlDeviceGetNvLinkErrorCounter` of one link; cumulative since the driver loaded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkErrors {
+    /// Link number.
+    pub link: u32,
+    /// Data-link transmit replays.
+    pub replay: Option<u64>,
+    /// Data-link transmit recoveries.
+    pub recovery: Option<u64>,
+    /// Flow-control digits received with a CRC error.
+    pub crc_flit: Option<u64>,
+    /// Data received with a CRC error.
+    pub crc_data: Option<u64>,
 }
 
 /// One GPU as NVML reports it; a field is `None` when NVML did not answer it.

@@ -6,10 +6,11 @@
 use std::os::raw::{c_int, c_uint};
 
 use nvml_wrapper::Device;
+use nvml_wrapper::enum_wrappers::nv_link::ErrorCounter;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper_sys::bindings::{NvmlLib, nvmlDevice_t, nvmlDeviceAttributes_t, nvmlFieldValue_t, nvmlGpuFabricInfoV_t};
 
-use super::{Fabric, GpuSource, MigState, NvmlGpu, NvmlLink, Unavailable};
+use super::{Fabric, GpuSource, GpuTelemetry, LinkErrors, MigState, NvmlGpu, NvmlLink, Unavailable};
 
 /// The library name NVML ships under on Linux.
 const LIBRARY: &str = "libnvidia-ml.so.1";
@@ -153,5 +154,31 @@ impl GpuSource for Nvml {
         }
         // SAFETY: throughput fields are NVML_VALUE_TYPE_UNSIGNED_LONG_LONG.
         Some(unsafe { (values[0].value.ullVal, values[1].value.ullVal) })
+    }
+
+    fn telemetry(&self, gpu: u32) -> Option<GpuTelemetry> {
+        let device = self.wrapper.device_by_index(gpu).ok()?;
+        let mut link_errors = Vec::new();
+        for link in 0..MAX_LINKS {
+            let wrapper = device.link_wrapper_for(link);
+            match wrapper.is_active() {
+                Err(NvmlError::InvalidArg | NvmlError::NotSupported) => break,
+                Ok(false) | Err(_) => continue,
+                Ok(true) => {}
+            }
+            let count = |counter| wrapper.error_counter(counter).ok();
+            link_errors.push(LinkErrors {
+                link,
+                replay: count(ErrorCounter::DlReplay),
+                recovery: count(ErrorCounter::DlRecovery),
+                crc_flit: count(ErrorCounter::DlCrcFlit),
+                crc_data: count(ErrorCounter::DlCrcData),
+            });
+        }
+        Some(GpuTelemetry {
+            utilization_percent: device.utilization_rates().ok().map(|rates| rates.gpu),
+            memory_used_bytes: device.memory_info().ok().map(|memory| memory.used),
+            link_errors,
+        })
     }
 }

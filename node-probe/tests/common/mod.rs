@@ -11,7 +11,7 @@ mod shared;
 #[allow(unused_imports)]
 pub use shared::shared_dir;
 
-use placid_probe::nvml::{GpuSource, NvmlGpu, Unavailable};
+use placid_probe::nvml::{GpuSource, GpuTelemetry, NvmlGpu, Unavailable};
 
 /// NVML answers recorded as data; `None` plays a host without the library.
 pub struct RecordedNvml(pub Option<Vec<NvmlGpu>>);
@@ -25,5 +25,9 @@ impl GpuSource for RecordedNvml {
         let gpus = self.0.as_ref()?;
         gpus.iter().find(|candidate| candidate.index == gpu)?.links.iter().find(|candidate| candidate.link == link && candidate.active)?;
         Some((u64::from(gpu) * 1000 + u64::from(link), 0))
+    }
+
+    fn telemetry(&self, _gpu: u32) -> Option<GpuTelemetry> {
+        None
     }
 }

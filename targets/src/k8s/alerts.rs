@@ -1,108 +1,42 @@
-//! The policy's `alert`s as one prometheus-operator `PrometheusRule` in placid's namespace.
-//!
-//! Invariants: the metric's PromQL is wrapped in parentheses before the comparison, so a
-//! query with its own operators keeps its meaning; thresholds relative to a migration
-//! baseline have no meaning in a standing alert and are refused (E057). The query is free
-//! text from the policy and reaches YAML only through serde, which quotes it.
+//! placid's Prometheus rules (static series, recording rules and the policy's `alert`s,
+//! built by [`crate::ops`]) as one prometheus-operator `PrometheusRule` in placid's
+//! namespace, and the same groups as a plain rule file with its promtool unit tests under
+//! `prometheus/` (beside `kubernetes/`, so nothing syncs them; CI runs promtool on them). Also the Grafana
+//! dashboard ([`crate::ops::dashboards`]) in a ConfigMap labelled for Grafana's sidecar.
 
+use k8s_openapi::api::core::v1::ConfigMap;
+use placid_lang::diag::Diagnostics;
+use placid_lang::model::Model;
+use serde::Serialize;
 use std::collections::BTreeMap;
 
-use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::{Alert, Bound, Model, Threshold};
-use serde::Serialize;
-
+use crate::Artifact;
 use crate::k8s::kinds;
 use crate::k8s::layout::Layout;
 use crate::k8s::names::ObjectName;
 use crate::k8s::objects::{NewObject, ObjectList};
+use crate::ops::{self, rule::Group};
+
+/// Where the promtool files go.
+pub const PROMTOOL_DIR: &str = "prometheus";
 
 #[derive(Serialize)]
-struct Rule {
-    alert: String,
-    expr: String,
-    #[serde(rename = "for", skip_serializing_if = "Option::is_none")]
-    for_duration: Option<String>,
-    labels: BTreeMap<&'static str, String>,
-    annotations: BTreeMap<&'static str, String>,
-}
-
-#[derive(Serialize)]
-struct Group {
-    name: String,
-    rules: Vec<Rule>,
+struct Spec<'a> {
+    groups: &'a [Group],
 }
 
 #[derive(Serialize)]
-struct Spec {
-    groups: Vec<Group>,
+struct PrometheusRule<'a> {
+    spec: Spec<'a>,
 }
 
-#[derive(Serialize)]
-struct PrometheusRule {
-    spec: Spec,
-}
-
-/// `nvlink-saturation` -> `PlacidNvlinkSaturation`: Prometheus alert names are by convention
-/// CamelCase, and the prefix keeps placid's alerts apart from others.
-fn alert_name(name: &str) -> String {
-    let mut out = String::from("Placid");
-    for part in name.split(|character: char| !character.is_ascii_alphanumeric()).filter(|part| !part.is_empty()) {
-        let mut characters = part.chars();
-        if let Some(first) = characters.next() {
-            out.push(first.to_ascii_uppercase());
-            out.extend(characters);
-        }
-    }
-    out
-}
-
-fn rule(model: &Model, alert: &Alert) -> Result<Rule, Diagnostic> {
-    let condition = &alert.condition;
-    let metric = model.metric(condition.metric.value);
-    let (threshold, shown) = match condition.threshold {
-        Threshold::Value(value) => (format!("{value}"), format!("{value}")),
-        Threshold::Percent(percent) => (format!("{}", percent.fraction()), percent.to_string()),
-        Threshold::OfBaseline(_) => {
-            return Err(Diagnostic::error(
-                Code::AlertNotExpressible,
-                condition.span,
-                format!("alert `{}` compares with a baseline", alert.name),
-            )
-            .label("no baseline outside a migration")
-            .help("give the alert an absolute threshold or a percentage"));
-        }
-    };
-    let (operator, side) = match condition.bound {
-        Bound::AtMost => (">", "above"),
-        Bound::AtLeast => ("<", "below"),
-    };
-    let duration = condition.duration.map(|duration| duration.to_string());
-    let summary = match &duration {
-        Some(duration) => format!("{} {side} {shown} for {duration}", metric.name),
-        None => format!("{} {side} {shown}", metric.name),
-    };
-    Ok(Rule {
-        alert: alert_name(alert.name.as_str()),
-        expr: format!("({}) {operator} {threshold}", metric.query.value),
-        for_duration: duration,
-        labels: BTreeMap::from([("severity", alert.severity.as_str().to_owned()), ("placid_alert", alert.name.as_str().to_owned())]),
-        annotations: BTreeMap::from([("summary", summary)]),
-    })
-}
-
-/// Pushes the PrometheusRule when the policy has alerts.
+/// Pushes the PrometheusRule.
 pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
-    if model.alerts.is_empty() {
-        return;
-    }
-    let mut rules = Vec::new();
-    for alert in &model.alerts {
-        match rule(model, alert) {
-            Ok(rule) => rules.push(rule),
-            Err(diagnostic) => diagnostics.push(diagnostic),
-        }
-    }
-    let object = PrometheusRule { spec: Spec { groups: vec![Group { name: format!("placid.{}", layout.project), rules }] } };
+    let groups = match ops::groups(model, layout.project.as_str()) {
+        Ok(groups) => groups,
+        Err(errors) => return diagnostics.extend(errors),
+    };
+    let object = PrometheusRule { spec: Spec { groups: &groups } };
     let name = match ObjectName::fixed(&format!("placid-{}", layout.project), model.project.span) {
         Ok(name) => name,
         Err(diagnostic) => return diagnostics.push(diagnostic),
@@ -114,13 +48,27 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::alert_name;
+/// The label Grafana's dashboard sidecar (kube-prometheus-stack) loads ConfigMaps by.
+const SIDECAR_LABEL: (&str, &str) = ("grafana_dashboard", "1");
 
-    #[test]
-    fn alert_names_are_camel_case() {
-        assert_eq!(alert_name("nvlink-saturation"), "PlacidNvlinkSaturation");
-        assert_eq!(alert_name("budget_burn.v2"), "PlacidBudgetBurnV2");
+/// Pushes the dashboard ConfigMap `placid-<project>-dashboard`.
+pub fn emit_dashboard(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
+    let panels = ops::dashboards::panels(model);
+    let json = serde_json::to_string_pretty(&ops::dashboards::dashboard(layout.project.as_str(), &panels)).unwrap_or_default();
+    let config_map = ConfigMap { data: Some(BTreeMap::from([(format!("placid-{}.json", layout.project), json)])), ..ConfigMap::default() };
+    let result = ObjectName::fixed(&format!("placid-{}-dashboard", layout.project), model.project.span).and_then(|name| {
+        let mut meta = NewObject::namespaced(&kinds::CONFIG_MAP, layout.namespace.clone(), name, model.project.span);
+        meta.labels.insert(SIDECAR_LABEL.0.to_owned(), SIDECAR_LABEL.1.to_owned());
+        list.push(meta, &config_map)
+    });
+    if let Err(diagnostic) = result {
+        diagnostics.push(diagnostic);
     }
+}
+
+/// The promtool rule file and tests, when the rules can be built (their errors are reported
+/// by [`emit`]).
+pub fn promtool_files(model: &Model, layout: &Layout) -> Vec<Artifact> {
+    let project = layout.project.as_str();
+    ops::groups(model, project).map(|groups| ops::promtool_files(model, project, PROMTOOL_DIR, &groups)).unwrap_or_default()
 }

@@ -60,6 +60,7 @@ pub fn objects(model: &Checked) -> Result<ObjectList, Diagnostics> {
     admission::emit(model, &layout, &mut list, &mut diagnostics);
     workloads::emit(model, &layout, &mut list, &mut diagnostics);
     alerts::emit(model, &layout, &mut list, &mut diagnostics);
+    alerts::emit_dashboard(model, &layout, &mut list, &mut diagnostics);
     scheduler::emit(model, &layout, &mut list, &mut diagnostics);
     rollouts::emit(model, &layout, &mut list, &mut diagnostics);
     // Last: the Argo CD project whitelists the kinds of everything pushed before it.
@@ -73,7 +74,12 @@ pub fn objects(model: &Checked) -> Result<ObjectList, Diagnostics> {
 
 /// Emits the Kubernetes artifacts of `model`.
 pub fn emit(model: &Checked) -> Result<Vec<Artifact>, Diagnostics> {
-    Ok(objects(model)?.artifacts(model.project.name.as_str()))
+    let mut artifacts = objects(model)?.artifacts(model.project.name.as_str());
+    if let Some(settings) = &model.project.kubernetes {
+        artifacts.extend(Layout::new(model, settings).map(|layout| alerts::promtool_files(model, &layout)).unwrap_or_default());
+        artifacts.sort();
+    }
+    Ok(artifacts)
 }
 
 /// The synced objects of `model` as one multi-document YAML stream (what the Argo CD plugin

@@ -8,7 +8,7 @@
 //! `slurm/`. See docs/targets/slurm.md for the mapping of each policy concept.
 
 mod accounts;
-mod billing;
+pub mod billing;
 mod conf;
 mod gres;
 mod lua;

@@ -12,6 +12,7 @@
 pub mod client;
 mod process;
 pub mod server;
+pub mod telemetry;
 pub mod wire;
 
 pub use process::run;

@@ -1,0 +1,216 @@
+//! Live NVLink utilisation for the extender: Prometheus's HTTP query API read with a small
+//! blocking client (connect and read timeouts, a bounded answer), smoothed and throttled by
+//! `placid_lang::telemetry`, falling back to the inventory's static figure with a log line
+//! whenever the answer is missing, stale, NaN or negative, or Prometheus is down.
+//!
+//! The client speaks plain HTTP/1.1 to one address: Prometheus runs beside the scheduler, and
+//! a full HTTP stack would be more code to trust than these few lines.
+
+use std::collections::BTreeMap;
+use std::io::{Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use placid_lang::telemetry::{Ewma, Figure, Rejected, Throttle};
+use serde::Deserialize;
+
+/// The longest answer read; a node's or a domain's utilisation vector is a few KiB.
+pub const MAX_BODY: u64 = 1 << 20;
+
+/// Why a query gave no figures.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum QueryError {
+    /// Prometheus could not be reached or did not answer in time.
+    #[error("Prometheus at {address} is unreachable: {reason}")]
+    Unreachable {
+        /// Where.
+        address: SocketAddr,
+        /// The I/O error.
+        reason: String,
+    },
+    /// An answer that is not a successful instant vector.
+    #[error("Prometheus answered something else than a vector: {0}")]
+    Malformed(String),
+}
+
+/// One Prometheus server's query API.
+#[derive(Clone, Copy, Debug)]
+pub struct Prometheus {
+    /// Its address (`127.0.0.1:9090`).
+    pub address: SocketAddr,
+    /// Limit for connecting, and for each read and write.
+    pub timeout: Duration,
+}
+
+#[derive(Deserialize)]
+struct Answer {
+    status: String,
+    data: Option<Data>,
+}
+
+#[derive(Deserialize)]
+struct Data {
+    #[serde(rename = "resultType")]
+    result_type: String,
+    result: Vec<Series>,
+}
+
+#[derive(Deserialize)]
+struct Series {
+    metric: BTreeMap<String, String>,
+    value: (f64, String),
+}
+
+/// One sample of an instant vector: its labels, its time (seconds) and value (NaN when
+/// Prometheus says `NaN`; unparsable text too, so the caller rejects it like a NaN).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// Labels, `__name__` included when Prometheus sends it.
+    pub labels: BTreeMap<String, String>,
+    /// Evaluation time, Unix seconds.
+    pub at: f64,
+    /// The value.
+    pub value: f64,
+}
+
+fn encode(query: &str) -> String {
+    query
+        .bytes()
+        .map(
+            |byte| {
+                if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) { char::from(byte).to_string() } else { format!("%{byte:02X}") }
+            },
+        )
+        .collect()
+}
+
+impl Prometheus {
+    /// Evaluates `query` now (`/api/v1/query`).
+    pub fn query(&self, query: &str) -> Result<Vec<Sample>, QueryError> {
+        let unreachable = |error: std::io::Error| QueryError::Unreachable { address: self.address, reason: error.to_string() };
+        let mut stream = TcpStream::connect_timeout(&self.address, self.timeout).map_err(unreachable)?;
+        stream.set_read_timeout(Some(self.timeout)).map_err(unreachable)?;
+        stream.set_write_timeout(Some(self.timeout)).map_err(unreachable)?;
+        let request = format!("GET /api/v1/query?query={} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", encode(query), self.address);
+        stream.write_all(request.as_bytes()).map_err(unreachable)?;
+        let mut response = Vec::new();
+        stream.take(MAX_BODY).read_to_end(&mut response).map_err(unreachable)?;
+        let text = String::from_utf8_lossy(&response);
+        let (head, body) = text.split_once("\r\n\r\n").ok_or_else(|| QueryError::Malformed("no HTTP head".to_owned()))?;
+        if !head.starts_with("HTTP/1.1 200") {
+            return Err(QueryError::Malformed(head.lines().next().unwrap_or_default().to_owned()));
+        }
+        let answer: Answer = serde_json::from_str(body).map_err(|error| QueryError::Malformed(error.to_string()))?;
+        match answer.data {
+            Some(data) if answer.status == "success" && data.result_type == "vector" => Ok(data
+                .result
+                .into_iter()
+                .map(|series| Sample { labels: series.metric, at: series.value.0, value: series.value.1.parse().unwrap_or(f64::NAN) })
+                .collect()),
+            _ => Err(QueryError::Malformed(format!("status {}", answer.status))),
+        }
+    }
+}
+
+/// What one refresh decided for one key (a node or a domain).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reading {
+    /// The figure scoring sees.
+    pub figure: Figure,
+    /// Whether comm-heavy jobs are refused.
+    pub throttled: bool,
+    /// The log line when the answer was not used: the static figure, or the last good one
+    /// while it is younger than the maximum age.
+    pub fallback: Option<String>,
+}
+
+/// Smoothed utilisation per key (the value of the label `key` in the query's answer), with
+/// the throttling rule, refreshed from Prometheus.
+pub struct Telemetry {
+    prometheus: Prometheus,
+    query: String,
+    key: String,
+    half_life_seconds: f64,
+    max_age_seconds: f64,
+    threshold: f64,
+    hold_seconds: f64,
+    state: BTreeMap<String, (Ewma, Throttle)>,
+}
+
+/// The settings of [`Telemetry`], as the policy gives them.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    /// The PromQL whose vector carries one sample per key.
+    pub query: String,
+    /// The label naming the key (`node`, `nvlink_domain`).
+    pub key: String,
+    /// The EWMA's half-life.
+    pub half_life: Duration,
+    /// Samples older than this fall back to the static figure.
+    pub max_age: Duration,
+    /// Throttle above this fraction...
+    pub threshold: f64,
+    /// ...held this long.
+    pub hold: Duration,
+}
+
+impl Telemetry {
+    /// Telemetry from `prometheus` under `rule`.
+    pub fn new(prometheus: Prometheus, rule: Rule) -> Telemetry {
+        Telemetry {
+            prometheus,
+            query: rule.query,
+            key: rule.key,
+            half_life_seconds: rule.half_life.as_secs_f64(),
+            max_age_seconds: rule.max_age.as_secs_f64(),
+            threshold: rule.threshold,
+            hold_seconds: rule.hold.as_secs_f64(),
+            state: BTreeMap::new(),
+        }
+    }
+
+    /// Queries Prometheus once at `now` (Unix seconds) and decides each of `keys`, whose
+    /// static figures are given. Keys not named here are forgotten, so the state is bounded by
+    /// the inventory.
+    pub fn refresh(&mut self, now: f64, keys: &BTreeMap<String, f64>) -> BTreeMap<String, Reading> {
+        let answer = self.prometheus.query(&self.query);
+        self.state.retain(|key, _| keys.contains_key(key));
+        let mut readings = BTreeMap::new();
+        for (key, fallback) in keys {
+            let (average, throttle) = self
+                .state
+                .entry(key.clone())
+                .or_insert_with(|| (Ewma::new(self.half_life_seconds), Throttle::new(self.threshold, self.hold_seconds)));
+            let mut why = None;
+            match &answer {
+                Err(error) => why = Some(error.to_string()),
+                Ok(samples) => match samples.iter().find(|sample| sample.labels.get(&self.key) == Some(key)) {
+                    None => why = Some(format!("no sample for {}={key}", self.key)),
+                    Some(sample) => {
+                        if let Err(rejected) = average.update(sample.at, sample.value) {
+                            why = Some(format!("sample {} for {}={key} is {}", sample.value, self.key, rejected.as_str()));
+                            // An out-of-order answer repeats one already used: not a fallback.
+                            if rejected == Rejected::OutOfOrder {
+                                why = None;
+                            }
+                        }
+                    }
+                },
+            }
+            let figure = average.current(now, self.max_age_seconds, *fallback);
+            let fallback = match (figure, why) {
+                (Figure::Static(value), why) => Some(format!(
+                    "placid extender: telemetry for {}={key}: {}; using the static figure {value}",
+                    self.key,
+                    why.unwrap_or_else(|| "the last sample is too old".to_owned())
+                )),
+                (Figure::Live(value), Some(why)) => {
+                    Some(format!("placid extender: telemetry for {}={key}: {why}; keeping the last good figure {value}", self.key))
+                }
+                (Figure::Live(_), None) => None,
+            };
+            readings.insert(key.clone(), Reading { figure, throttled: throttle.observe(now, figure), fallback });
+        }
+        readings
+    }
+}

@@ -1,0 +1,300 @@
+//! Unit tests of the generated rules in `promtool test rules` format: the static series hold
+//! the policy's figures, the NVLink rules turn byte counters into the utilisation they
+//! should, the cost rules price a labelled pod, and every alert fires once its condition has
+//! held for its `for`, not before, and not on the good side of its threshold.
+//!
+//! Inputs are chosen so every expected value is exact in binary floating point (rates of
+//! whole bytes over whole minutes, halves), because promtool compares samples exactly.
+
+use std::collections::BTreeMap;
+
+use placid_lang::diag::Diagnostic;
+use placid_lang::model::{Alert, Bound, Model};
+use serde::Serialize;
+
+use super::alerting;
+use super::rule::Rule;
+use super::series;
+use super::usage;
+
+/// The file name of the rules the tests load, beside the test file.
+pub const RULES_FILE: &str = "rules.yaml";
+
+#[derive(Serialize)]
+struct TestFile {
+    rule_files: Vec<&'static str>,
+    evaluation_interval: &'static str,
+    tests: Vec<TestCase>,
+}
+
+#[derive(Serialize)]
+struct TestCase {
+    name: String,
+    interval: &'static str,
+    input_series: Vec<Input>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    promql_expr_test: Vec<ExprTest>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    alert_rule_test: Vec<AlertTest>,
+}
+
+#[derive(Serialize)]
+struct Input {
+    series: String,
+    values: String,
+}
+
+#[derive(Serialize)]
+struct ExprTest {
+    expr: String,
+    eval_time: String,
+    exp_samples: Vec<Sample>,
+}
+
+#[derive(Serialize)]
+struct Sample {
+    labels: String,
+    value: f64,
+}
+
+#[derive(Serialize)]
+struct AlertTest {
+    eval_time: String,
+    alertname: String,
+    exp_alerts: Vec<ExpectedAlert>,
+}
+
+#[derive(Serialize)]
+struct ExpectedAlert {
+    exp_labels: BTreeMap<String, String>,
+    exp_annotations: BTreeMap<String, String>,
+}
+
+/// `name{a="b",...}` with the values escaped as PromQL strings.
+fn selector(name: &str, labels: &BTreeMap<String, String>) -> String {
+    let pairs: Vec<String> = labels.iter().map(|(key, value)| format!("{key}={}", quoted(value))).collect();
+    format!("{name}{{{}}}", pairs.join(","))
+}
+
+fn quoted(value: &str) -> String {
+    let mut out = String::from("\"");
+    for character in value.chars() {
+        match character {
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(character);
+            }
+            '\n' => out.push_str("\\n"),
+            _ => out.push(character),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs.iter().map(|(key, value)| ((*key).to_owned(), (*value).to_owned())).collect()
+}
+
+fn minutes(count: u64) -> String {
+    format!("{count}m")
+}
+
+/// Each static series holds the figure of the rule that records it.
+fn static_series(rules: &[Rule]) -> Option<TestCase> {
+    let mut by_name: BTreeMap<&str, Vec<Sample>> = BTreeMap::new();
+    for rule in rules {
+        let (Some(name), Some(value)) = (rule.record.as_deref(), rule.expr.strip_prefix("vector(").and_then(|rest| rest.strip_suffix(')')))
+        else {
+            continue;
+        };
+        let Ok(value) = value.parse::<f64>() else { continue };
+        by_name.entry(name).or_default().push(Sample { labels: selector(name, &rule.labels), value });
+    }
+    (!by_name.is_empty()).then(|| TestCase {
+        name: "static series hold the policy's figures".to_owned(),
+        interval: "1m",
+        input_series: Vec::new(),
+        promql_expr_test: by_name
+            .into_iter()
+            .map(|(name, exp_samples)| ExprTest { expr: name.to_owned(), eval_time: minutes(1), exp_samples })
+            .collect(),
+        alert_rule_test: Vec::new(),
+    })
+}
+
+/// One link of one GPU per domain, at full bandwidth equal to the domain's capacity, moving
+/// a quarter of it each way: every utilisation rule must read one half.
+fn nvlink(model: &Model) -> Option<TestCase> {
+    let mut inputs = Vec::new();
+    let mut expected: BTreeMap<&str, Vec<Sample>> = BTreeMap::new();
+    for domain in &model.domains {
+        let capacity: u128 = domain.nodes.iter().map(|node| series::node_nvlink_bytes(model.node(*node))).sum();
+        // Whole numbers of bytes per minute, exact in a double (below 2^53 / 15).
+        if capacity == 0 || capacity > (1 << 48) {
+            continue;
+        }
+        let node = format!("promtool-{}", domain.name);
+        let link = labels(&[("node", &node), ("nvlink_domain", domain.name.as_str()), ("gpu", "0"), ("link", "0")]);
+        let per_minute = capacity * 15;
+        inputs.push(Input { series: selector(usage::LINK_BANDWIDTH, &link), values: format!("{capacity}+0x20") });
+        inputs.push(Input { series: selector(usage::TRANSMITTED, &link), values: format!("0+{per_minute}x20") });
+        inputs.push(Input { series: selector(usage::RECEIVED, &link), values: format!("0+{per_minute}x20") });
+        let mut gpu = link.clone();
+        gpu.remove("link");
+        let mut node_labels = gpu.clone();
+        node_labels.remove("gpu");
+        let domain_labels = labels(&[("nvlink_domain", domain.name.as_str())]);
+        for (name, labels) in [
+            (usage::LINK_UTILIZATION, &link),
+            (usage::GPU_UTILIZATION, &gpu),
+            (usage::NODE_UTILIZATION, &node_labels),
+            (usage::DOMAIN_UTILIZATION, &domain_labels),
+        ] {
+            expected.entry(name).or_default().push(Sample { labels: selector(name, labels), value: 0.5 });
+        }
+    }
+    (!inputs.is_empty()).then(|| TestCase {
+        name: "NVLink utilisation from the exporter's counters".to_owned(),
+        interval: "1m",
+        input_series: inputs,
+        promql_expr_test: expected
+            .into_iter()
+            .map(|(name, exp_samples)| ExprTest { expr: name.to_owned(), eval_time: minutes(10), exp_samples })
+            .collect(),
+        alert_rule_test: Vec::new(),
+    })
+}
+
+/// A pod of the first team, asking two GPUs of the first priced node, for an hour.
+fn cost(model: &Model, rules: &[Rule]) -> Option<TestCase> {
+    let team = model.teams.first()?;
+    let node = model.nodes.iter().find(|node| node.cost_per_gpu_hour.is_some())?;
+    let price = node.cost_per_gpu_hour?;
+    let center = model.cost_centers[team.cost_center.value.index()].name.as_str();
+    let currency = price.currency.code();
+    let tier = team.tiers.first().map_or("none", |tier| model.tiers[tier.value.index()].name.as_str());
+    let class = model.classes.first().map_or("none", |class| class.name.as_str());
+    let (namespace, pod, stage) = (team.namespace.as_str(), "promtool-pod", "train");
+    let request = labels(&[
+        ("namespace", namespace),
+        ("pod", pod),
+        ("container", "main"),
+        ("node", node.name.as_str()),
+        ("resource", "nvidia_com_gpu"),
+        ("unit", "integer"),
+    ]);
+    let pod_labels = labels(&[
+        ("namespace", namespace),
+        ("pod", pod),
+        ("label_placid_dev_team", team.name.as_str()),
+        ("label_placid_dev_tier", tier),
+        ("label_placid_dev_class", class),
+        ("label_placid_dev_stage", stage),
+    ]);
+    let per_pod = labels(&[
+        ("namespace", namespace),
+        ("pod", pod),
+        ("node", node.name.as_str()),
+        ("team", team.name.as_str()),
+        ("tier", tier),
+        ("class", class),
+        ("stage", stage),
+    ]);
+    let mut priced = per_pod.clone();
+    priced.insert("currency".to_owned(), currency.to_owned());
+    let per_model = labels(&[("team", team.name.as_str()), ("tier", tier), ("class", class), ("stage", stage), ("currency", currency)]);
+    let per_team = labels(&[("team", team.name.as_str()), ("currency", currency)]);
+    let hourly = 2.0 * price.major();
+    let sample = |name: &str, labels: &BTreeMap<String, String>, value: f64| ExprTest {
+        expr: name.to_owned(),
+        eval_time: minutes(60),
+        exp_samples: vec![Sample { labels: selector(name, labels), value }],
+    };
+    let mut tests = vec![
+        sample(usage::POD_GPUS, &per_pod, 2.0),
+        sample(usage::POD_COST, &priced, hourly),
+        sample(usage::MODEL_COST, &per_model, hourly),
+        sample(usage::TEAM_COST, &per_team, hourly),
+    ];
+    let premium = rules.iter().find(|rule| {
+        rule.record.as_deref() == Some(series::NVLINK_PREMIUM) && rule.labels.get("node").map(String::as_str) == Some(node.name.as_str())
+    });
+    let premium = premium.and_then(|rule| rule.expr.strip_prefix("vector(")?.strip_suffix(')')?.parse::<f64>().ok());
+    if let Some(premium) = premium {
+        tests.push(sample(usage::POD_NVLINK_PREMIUM, &priced, 2.0 * premium));
+        tests.push(sample(usage::MODEL_NVLINK_PREMIUM, &per_model, 2.0 * premium));
+    }
+    // An hour of five-minute steps is 12 or 13 of them, depending on whether the first
+    // sample's step counts; either is right to the step.
+    let mut daily = per_team.clone();
+    daily.insert("cost_center".to_owned(), center.to_owned());
+    let (low, high) = (hourly * 0.999, hourly * 13.0 / 12.0 * 1.001);
+    tests.push(ExprTest {
+        expr: format!("({name} >= bool {low}) * ({name} <= bool {high})", name = usage::COST_DAILY),
+        eval_time: minutes(60),
+        exp_samples: vec![Sample { labels: selector("", &daily), value: 1.0 }],
+    });
+    Some(TestCase {
+        name: "cost of a converged model from its pod's labels".to_owned(),
+        interval: "5m",
+        input_series: vec![
+            Input { series: selector("kube_pod_container_resource_requests", &request), values: "2+0x12".to_owned() },
+            Input { series: selector("kube_pod_labels", &pod_labels), values: "1+0x12".to_owned() },
+        ],
+        promql_expr_test: tests,
+        alert_rule_test: Vec::new(),
+    })
+}
+
+/// The alert's condition held bad from the start: not firing the minute before its `for`
+/// ends, firing the minute after; held good, never firing.
+fn alert(model: &Model, alert: &Alert, rule: &Rule) -> Result<Vec<TestCase>, Diagnostic> {
+    let limit = alerting::limit(alert)?;
+    let metric = model.metric(alert.condition.metric.value);
+    let series = labels(&[("promtool", "placid")]);
+    let input = selector(&alerting::metric_series(metric), &series);
+    let step = limit.value.abs().max(1.0);
+    let (bad, good) = match alert.condition.bound {
+        Bound::AtMost => (limit.value + step, limit.value - step),
+        Bound::AtLeast => (limit.value - step, limit.value + step),
+    };
+    let seconds = alert.condition.duration.map_or(0, |duration| duration.seconds);
+    let fires_at = seconds.div_ceil(60) + 1;
+    let name = rule.alert.clone().unwrap_or_default();
+    let mut exp_labels = rule.labels.clone();
+    exp_labels.extend(series.clone());
+    let firing = ExpectedAlert { exp_labels, exp_annotations: rule.annotations.clone() };
+    let check = |minute: u64, exp_alerts: Vec<ExpectedAlert>| AlertTest { eval_time: minutes(minute), alertname: name.clone(), exp_alerts };
+    let mut held = Vec::new();
+    if seconds > 0 {
+        held.push(check((seconds - 1) / 60, Vec::new()));
+    }
+    held.push(check(fires_at, vec![firing]));
+    let case = |title: String, value: f64, alert_rule_test: Vec<AlertTest>| TestCase {
+        name: title,
+        interval: "1m",
+        input_series: vec![Input { series: input.clone(), values: format!("{value}+0x{}", fires_at + 5) }],
+        promql_expr_test: Vec::new(),
+        alert_rule_test,
+    };
+    Ok(vec![
+        case(format!("alert {} fires after its for", alert.name), bad, held),
+        case(format!("alert {} stays quiet on the good side", alert.name), good, vec![check(fires_at, Vec::new())]),
+    ])
+}
+
+/// The promtool test file for `rules` (every rule of the rule file). An alert whose limit
+/// cannot be expressed has no rule, and its E057 comes from the rules.
+pub fn file(model: &Model, rules: &[Rule]) -> String {
+    let mut tests: Vec<TestCase> = [static_series(rules), nvlink(model), cost(model, rules)].into_iter().flatten().collect();
+    for alert_model in &model.alerts {
+        let name = alerting::alert_name(alert_model.name.as_str());
+        if let Some(rule) = rules.iter().find(|rule| rule.alert.as_deref() == Some(name.as_str())) {
+            tests.extend(alert(model, alert_model, rule).unwrap_or_default());
+        }
+    }
+    let file = TestFile { rule_files: vec![RULES_FILE], evaluation_interval: "1m", tests };
+    // Plain structs of strings and numbers always serialise.
+    serde_yaml::to_string(&file).unwrap_or_default()
+}

@@ -1,0 +1,130 @@
+//! Recording rules over live series: NVLink utilisation per link, GPU, node and domain from
+//! the exporter's byte counters (`placid-probe --serve`, docs/probe.md), and the cost of each
+//! converged model (a plan stage's jobs) from the pod labels the workload templates carry.
+//!
+//! Pods are known to Prometheus through kube-state-metrics: `kube_pod_labels` (with
+//! `--metric-labels-allowlist=pods=[placid.dev/team,placid.dev/tier,placid.dev/class,placid.dev/stage]`)
+//! and `kube_pod_container_resource_requests`. Those are the only series the rules read that
+//! neither the exporter nor the static series produce ([`EXTERNAL`]).
+
+use super::rule::Rule;
+use super::series;
+
+/// Rate window of the NVLink counters: two scrapes at the usual 30 s interval and then some.
+const WINDOW: &str = "2m";
+
+/// NVLink utilisation of one link, 0-1.
+pub const LINK_UTILIZATION: &str = "placid:nvlink_link_utilization:ratio";
+/// NVLink utilisation of one GPU (all its links), 0-1.
+pub const GPU_UTILIZATION: &str = "placid:nvlink_gpu_utilization:ratio";
+/// NVLink utilisation of one node, 0-1: what `node.nvlink_utilization` reads.
+pub const NODE_UTILIZATION: &str = "placid:nvlink_node_utilization:ratio";
+/// NVLink saturation of a domain against its declared capacity, 0-1: what
+/// `domain.nvlink_utilization` and the saturation alerts read.
+pub const DOMAIN_UTILIZATION: &str = "placid:nvlink_domain_utilization:ratio";
+/// GPUs each running pod requests, with its team, tier, class and stage.
+pub const POD_GPUS: &str = "placid:pod_gpus:sum";
+/// A pod's GPU-hour cost per hour (GPUs x node price).
+pub const POD_COST: &str = "placid:pod_cost_per_hour:sum";
+/// The NVLink part of [`POD_COST`].
+pub const POD_NVLINK_PREMIUM: &str = "placid:pod_nvlink_premium_per_hour:sum";
+/// Cost per hour of each converged model: a team's stage of a class in a tier.
+pub const MODEL_COST: &str = "placid:model_cost_per_hour:sum";
+/// The NVLink premium per hour of each converged model.
+pub const MODEL_NVLINK_PREMIUM: &str = "placid:model_nvlink_premium_per_hour:sum";
+/// A team's cost per hour.
+pub const TEAM_COST: &str = "placid:team_cost_per_hour:sum";
+/// A team's cost over the last day, `{team, cost_center, currency}`: what budget alerts read.
+pub const COST_DAILY: &str = "placid_cost_daily";
+
+/// The exporter's series these rules read (its full list is `placid_probe::exporter::METRICS`).
+pub const TRANSMITTED: &str = "placid_nvlink_transmitted_bytes_total";
+/// See [`TRANSMITTED`].
+pub const RECEIVED: &str = "placid_nvlink_received_bytes_total";
+/// See [`TRANSMITTED`].
+pub const LINK_BANDWIDTH: &str = "placid_nvlink_link_bandwidth_bytes_per_second";
+
+/// kube-state-metrics' series the cost rules read.
+pub const EXTERNAL: &[&str] = &["kube_pod_labels", "kube_pod_container_resource_requests"];
+
+/// Every series these rules record.
+pub const RECORDED: &[&str] = &[
+    LINK_UTILIZATION,
+    GPU_UTILIZATION,
+    NODE_UTILIZATION,
+    DOMAIN_UTILIZATION,
+    POD_GPUS,
+    POD_COST,
+    POD_NVLINK_PREMIUM,
+    MODEL_COST,
+    MODEL_NVLINK_PREMIUM,
+    TEAM_COST,
+    COST_DAILY,
+];
+
+/// The pod labels of the workload templates, as kube-state-metrics names them, and the
+/// label each becomes in placid's series.
+const POD_LABELS: &[(&str, &str)] = &[
+    ("label_placid_dev_team", "team"),
+    ("label_placid_dev_tier", "tier"),
+    ("label_placid_dev_class", "class"),
+    ("label_placid_dev_stage", "stage"),
+];
+
+/// What tells one converged model's cost from another's.
+const MODEL_LABELS: &str = "team, tier, class, stage, currency";
+
+fn traffic(by: &str) -> String {
+    format!("sum by ({by}) (rate({TRANSMITTED}[{WINDOW}]) + rate({RECEIVED}[{WINDOW}]))")
+}
+
+fn nvlink() -> Vec<Rule> {
+    vec![
+        Rule::record(LINK_UTILIZATION, format!("(rate({TRANSMITTED}[{WINDOW}]) + rate({RECEIVED}[{WINDOW}])) / {LINK_BANDWIDTH}")),
+        Rule::record(
+            GPU_UTILIZATION,
+            format!("{} / sum by (node, nvlink_domain, gpu) ({LINK_BANDWIDTH})", traffic("node, nvlink_domain, gpu")),
+        ),
+        Rule::record(NODE_UTILIZATION, format!("{} / sum by (node, nvlink_domain) ({LINK_BANDWIDTH})", traffic("node, nvlink_domain"))),
+        Rule::record(DOMAIN_UTILIZATION, format!("{} / on (nvlink_domain) {}", traffic("nvlink_domain"), series::NVLINK_CAPACITY)),
+    ]
+}
+
+fn cost() -> Vec<Rule> {
+    let mut labels =
+        format!("max by (namespace, pod, {}) (kube_pod_labels)", POD_LABELS.iter().map(|(from, _)| *from).collect::<Vec<_>>().join(", "));
+    for (from, to) in POD_LABELS {
+        labels = format!("label_replace({labels}, \"{to}\", \"$1\", \"{from}\", \"(.+)\")");
+    }
+    let kept: Vec<&str> = POD_LABELS.iter().map(|(_, to)| *to).collect();
+    let kept = kept.join(", ");
+    vec![
+        Rule::record(
+            POD_GPUS,
+            format!(
+                "sum by (namespace, pod, node) (kube_pod_container_resource_requests{{resource=\"nvidia_com_gpu\"}}) * on (namespace, pod) group_left ({kept}) max by (namespace, pod, {kept}) ({labels})"
+            ),
+        ),
+        Rule::record(POD_COST, format!("{POD_GPUS} * on (node) group_left (currency) {}", series::PRICE)),
+        Rule::record(POD_NVLINK_PREMIUM, format!("{POD_GPUS} * on (node) group_left (currency) {}", series::NVLINK_PREMIUM)),
+        Rule::record(MODEL_COST, format!("sum by ({MODEL_LABELS}) ({POD_COST})")),
+        Rule::record(MODEL_NVLINK_PREMIUM, format!("sum by ({MODEL_LABELS}) ({POD_NVLINK_PREMIUM})")),
+        Rule::record(TEAM_COST, format!("sum by (team, currency) ({POD_COST})")),
+        // Five-minute steps over the day, each worth a twelfth of an hour; a team that ran an
+        // hour pays for that hour, not for a day at that rate.
+        Rule::record(
+            COST_DAILY,
+            format!(
+                "sum by (team, currency) (sum_over_time({TEAM_COST}[1d:5m])) / 12 * on (team) group_left (cost_center) {}",
+                series::TEAM_INFO
+            ),
+        ),
+    ]
+}
+
+/// The live recording rules, NVLink first.
+pub fn rules() -> Vec<Rule> {
+    let mut rules = nvlink();
+    rules.extend(cost());
+    rules
+}
