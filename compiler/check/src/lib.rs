@@ -11,6 +11,7 @@ mod admission;
 mod budget;
 mod capacity;
 pub mod drift;
+mod lanes;
 mod migrations;
 mod plans;
 mod preemption;
@@ -103,6 +104,7 @@ pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     tier_budget::check(&model, &mut diagnostics);
     topology::check(&model, &topology, &mut diagnostics);
     plans::check(&model, &mut diagnostics);
+    lanes::check(&model, &mut diagnostics);
     migrations::check(&model, &mut diagnostics);
     totals::check(&model, &mut diagnostics);
     admission::check(&model, &mut diagnostics);
