@@ -8,6 +8,7 @@
 //! Invariant: pure. No IO, no printing; the model in, diagnostics out.
 
 mod admission;
+mod backfill;
 mod budget;
 mod capacity;
 pub mod drift;
@@ -102,6 +103,7 @@ pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     preemption::check(&model, &mut diagnostics);
     budget::check(&model, &mut diagnostics);
     tier_budget::check(&model, &mut diagnostics);
+    backfill::check(&model, &mut diagnostics);
     topology::check(&model, &topology, &mut diagnostics);
     plans::check(&model, &mut diagnostics);
     lanes::check(&model, &mut diagnostics);

@@ -548,7 +548,9 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
         }
         None => None,
     };
-    let backfill = match NodeReader::single(cx, &children, "backfill") {
+    let backfill_node = NodeReader::single(cx, &children, "backfill");
+    let backfill_span = backfill_node.map(NodeReader::name_span);
+    let backfill = match backfill_node {
         Some(child) => {
             child.props(cx, &[]);
             child.children(cx, &[]);
@@ -611,6 +613,7 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
         exempt,
         checkpoint,
         backfill: backfill?,
+        backfill_span,
         reservations,
         cost_center,
         daily_budget,

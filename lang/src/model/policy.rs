@@ -242,6 +242,8 @@ pub struct Tier {
     pub checkpoint: Option<Checkpoint>,
     /// Whether the tier's jobs may backfill idle capacity.
     pub backfill: bool,
+    /// Where `backfill` is written, when it is (the default is no backfill).
+    pub backfill_span: Option<Span>,
     /// Reserved GPUs.
     pub reservations: Vec<Reservation>,
     /// The cost center paying for the reservations.
