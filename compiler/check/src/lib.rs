@@ -8,9 +8,11 @@
 //! Invariant: pure. No IO, no printing; the model in, diagnostics out.
 
 mod admission;
+mod backfill;
 mod budget;
 mod capacity;
 pub mod drift;
+mod lanes;
 mod migrations;
 mod plans;
 mod preemption;
@@ -101,8 +103,10 @@ pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     preemption::check(&model, &mut diagnostics);
     budget::check(&model, &mut diagnostics);
     tier_budget::check(&model, &mut diagnostics);
+    backfill::check(&model, &mut diagnostics);
     topology::check(&model, &topology, &mut diagnostics);
     plans::check(&model, &mut diagnostics);
+    lanes::check(&model, &mut diagnostics);
     migrations::check(&model, &mut diagnostics);
     totals::check(&model, &mut diagnostics);
     admission::check(&model, &mut diagnostics);

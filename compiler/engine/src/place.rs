@@ -40,7 +40,7 @@ impl<'m> Needs<'m> {
 }
 
 /// Whether `node` passes `job`'s filters, whatever is running: architecture and image
-/// platforms, NVLink need, bandwidth and lanes, MIG profile, capacity kind, pinned nodes,
+/// platforms, NVLink need, bandwidth, lanes and domain bisection, MIG profile, capacity kind, pinned nodes,
 /// and enough GPUs, CPU and memory for one GPU's share.
 pub fn passes(model: &Model, job: &Job, needs: &Needs<'_>, node_id: NodeId) -> bool {
     let node = model.node(node_id);
@@ -60,8 +60,14 @@ pub fn passes(model: &Model, job: &Job, needs: &Needs<'_>, node_id: NodeId) -> b
         if class.min_bandwidth.is_some_and(|min| node.nvlink_bandwidth() < min) {
             return false;
         }
-        if let Some(lanes) = class.lanes
-            && !node.gpus.iter().all(|gpu| !gpu.links.is_empty() && gpu.links.iter().all(|link| link.links >= lanes))
+        if class.lanes.as_ref().is_some_and(|lanes| node.nvlink_lanes().is_none_or(|has| has < lanes.value)) {
+            return false;
+        }
+        // The checker allows `min-bisection` only at nvlink-domain locality (E167), where the
+        // whole gang shares the node's domain.
+        if let Some(bisection) = &class.min_bisection
+            && needs.locality == Locality::NvlinkDomain
+            && node.domain.is_none_or(|domain| model.domain_bisection(domain) < bisection.value)
         {
             return false;
         }

@@ -275,3 +275,44 @@ fn a_plan_runs_after_its_dependencies_and_promotes_the_best() {
     assert!(first_final >= last_sweep_end, "finalists started at {first_final}, before the sweep ended at {last_sweep_end}");
     assert_eq!(events.iter().filter(|event| event.kind == EventKind::Finished).count(), 68);
 }
+
+#[test]
+fn a_class_with_lanes_or_bisection_is_placed_only_where_the_links_have_them() {
+    // Node `a` (domain d1): each GPU 6 links of 300GB/s to its pair, a bisection of 600GB/s;
+    // node `b` (domain d2): 18 links of 900GB/s, a bisection of 1800GB/s. `b` is dearer, so
+    // without the filters every job would go to `a`.
+    let gpus = |links: u32, bandwidth: &str| -> String {
+        (0..4u32)
+            .map(|index| {
+                format!(
+                    "    gpu {index} model=\"H200\" {{\n        nvlink peer={} links={links} bandwidth=\"{bandwidth}\"\n    }}\n",
+                    index ^ 1
+                )
+            })
+            .collect()
+    };
+    let inventory = format!(
+        "node \"a\" arch=\"x86_64\" nvlink-domain=\"d1\" {{\n    cost gpu-hour=(usd)1\n{}}}\nnode \"b\" arch=\"x86_64\" nvlink-domain=\"d2\" {{\n    cost gpu-hour=(usd)3\n{}}}\n",
+        gpus(6, "300GB/s"),
+        gpus(18, "900GB/s")
+    );
+    let policy = POLICY.to_owned()
+        + "class \"plain\" { nvlink \"required\"; }\nclass \"lanes\" { nvlink \"required\" lanes=12; }\nclass \"bisected\" { nvlink \"required\" min-bisection=\"1800GB/s\"; }\n";
+    let model = load(&inventory, &policy);
+    let placed_on = |class: &str| -> Vec<String> {
+        let mut each = job(&model, "t", "hi", 4, 0, 60);
+        each.class = model.classes.iter().position(|it| it.name.as_str() == class).map(placid_lang::model::ClassId::from_index);
+        let events = simulate(&model, Neutral, vec![each]);
+        events
+            .iter()
+            .filter_map(|event| match &event.kind {
+                EventKind::Started(placement) => Some(placement.nodes.iter().map(|share| model.node(share.node).name.to_string())),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    };
+    assert_eq!(placed_on("plain"), ["a"]);
+    assert_eq!(placed_on("lanes"), ["b"]);
+    assert_eq!(placed_on("bisected"), ["b"]);
+}

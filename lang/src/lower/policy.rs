@@ -242,17 +242,20 @@ fn lower_class(cx: &mut Cx, node: &NodeReader<'_>, name: Spanned<crate::name::Na
     node.props(cx, &[]);
     let children = node.children(cx, &["nvlink", "locality", "comm", "mig", "image", "platforms"]);
     let mut ok = true;
-    let (mut nvlink, mut min_bandwidth, mut lanes) = (NvlinkNeed::None, None, None);
+    let (mut nvlink, mut min_bandwidth, mut lanes, mut min_bisection) = (NvlinkNeed::None, None, None, None);
     if let Some(child) = NodeReader::single(cx, &children, "nvlink") {
-        let props = child.props(cx, &["min-bandwidth", "lanes"]);
+        let props = child.props(cx, &["min-bandwidth", "lanes", "min-bisection"]);
         child.children(cx, &[]);
         let need = child.expect_args(cx, 1, 1, "required, preferred or none").and_then(|args| {
             args[0].keyword(cx, &[("required", NvlinkNeed::Required), ("preferred", NvlinkNeed::Preferred), ("none", NvlinkNeed::None)])
         });
         let bandwidth = props.get("min-bandwidth").map(|value| value.bandwidth(cx));
-        let lane_count = props.get("lanes").map(|value| value.positive(cx));
-        match (need, bandwidth.lowered(), lane_count.lowered()) {
-            (Some(need), Some(bandwidth), Some(lane_count)) => (nvlink, min_bandwidth, lanes) = (need, bandwidth, lane_count),
+        let lane_count = props.get("lanes").map(|value| value.positive(cx).map(|count| Spanned::new(count, value.span)));
+        let bisection = props.get("min-bisection").map(|value| value.bandwidth(cx).map(|bandwidth| Spanned::new(bandwidth, value.span)));
+        match (need, bandwidth.lowered(), lane_count.lowered(), bisection.lowered()) {
+            (Some(need), Some(bandwidth), Some(lane_count), Some(bisection)) => {
+                (nvlink, min_bandwidth, lanes, min_bisection) = (need, bandwidth, lane_count, bisection);
+            }
             _ => ok = false,
         }
     }
@@ -353,6 +356,7 @@ fn lower_class(cx: &mut Cx, node: &NodeReader<'_>, name: Spanned<crate::name::Na
         nvlink,
         min_bandwidth,
         lanes,
+        min_bisection,
         locality: locality?,
         comm: comm?,
         mig: mig.lowered()?,
@@ -544,7 +548,9 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
         }
         None => None,
     };
-    let backfill = match NodeReader::single(cx, &children, "backfill") {
+    let backfill_node = NodeReader::single(cx, &children, "backfill");
+    let backfill_span = backfill_node.map(NodeReader::name_span);
+    let backfill = match backfill_node {
         Some(child) => {
             child.props(cx, &[]);
             child.children(cx, &[]);
@@ -607,6 +613,7 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
         exempt,
         checkpoint,
         backfill: backfill?,
+        backfill_span,
         reservations,
         cost_center,
         daily_budget,

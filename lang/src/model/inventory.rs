@@ -139,6 +139,12 @@ impl Node {
             self.gpus.iter().map(|gpu| gpu.links.iter().fold(0u64, |sum, link| sum.saturating_add(link.bandwidth.bits_per_second)));
         Bandwidth { bits_per_second: per_gpu.min().unwrap_or(0) }
     }
+
+    /// The NVLink links every GPU of the node has to each of its peers at least, `None` when
+    /// a GPU has no NVLink: the most a class's `lanes` may ask of this node.
+    pub fn nvlink_lanes(&self) -> Option<u32> {
+        self.gpus.iter().map(|gpu| gpu.links.iter().map(|link| link.links).min()).collect::<Option<Vec<u32>>>()?.into_iter().min()
+    }
 }
 
 /// A host CPU.

@@ -18,6 +18,7 @@ pub use policy::*;
 pub use routing::*;
 
 use crate::span::Span;
+use crate::units::Bandwidth;
 
 /// A project: its policy resolved against its inventory.
 #[derive(Clone, Debug, Default)]
@@ -67,6 +68,25 @@ impl Model {
     /// The domain with this id.
     pub fn domain(&self, id: DomainId) -> &Domain {
         &self.domains[id.index()]
+    }
+    /// The bisection bandwidth of an NVLink domain: the NVLink bandwidth (sum over its links)
+    /// of the weaker half of the domain's GPUs together, the ⌊n/2⌋ GPUs with the least. Half
+    /// the GPUs can send no more than that to the other half at once, so it bounds every
+    /// bisection; on a switched fabric (NVSwitch, NVL72), where each GPU reaches any other at
+    /// its full bandwidth, it is the bisection bandwidth. A direct GPU-to-GPU mesh can have a
+    /// smaller cut, which the inventory's links do not describe well enough to find. Zero for
+    /// a domain of one GPU. The sum saturates, as [`Node::nvlink_bandwidth`] does.
+    pub fn domain_bisection(&self, id: DomainId) -> Bandwidth {
+        let mut per_gpu: Vec<u64> = self
+            .domain(id)
+            .nodes
+            .iter()
+            .flat_map(|node| &self.node(*node).gpus)
+            .map(|gpu| gpu.links.iter().fold(0u64, |sum, link| sum.saturating_add(link.bandwidth.bits_per_second)))
+            .collect();
+        per_gpu.sort_unstable();
+        let half = per_gpu.len() / 2;
+        Bandwidth { bits_per_second: per_gpu[..half].iter().fold(0u64, |sum, bandwidth| sum.saturating_add(*bandwidth)) }
     }
     /// The rack with this id.
     pub fn rack(&self, id: RackId) -> &Rack {

@@ -242,6 +242,8 @@ pub struct Tier {
     pub checkpoint: Option<Checkpoint>,
     /// Whether the tier's jobs may backfill idle capacity.
     pub backfill: bool,
+    /// Where `backfill` is written, when it is (the default is no backfill).
+    pub backfill_span: Option<Span>,
     /// Reserved GPUs.
     pub reservations: Vec<Reservation>,
     /// The cost center paying for the reservations.
@@ -392,8 +394,12 @@ pub struct Class {
     pub nvlink: NvlinkNeed,
     /// Minimum NVLink bandwidth per GPU.
     pub min_bandwidth: Option<Bandwidth>,
-    /// Minimum NVLink links per GPU pair.
-    pub lanes: Option<u32>,
+    /// Minimum NVLink links per GPU pair, with the span of `lanes=`.
+    pub lanes: Option<Spanned<u32>>,
+    /// Minimum bisection bandwidth of the NVLink domain a job runs in
+    /// ([`Model::domain_bisection`](super::Model::domain_bisection)), with the span of
+    /// `min-bisection=`.
+    pub min_bisection: Option<Spanned<Bandwidth>>,
     /// The unit a job must stay inside.
     pub locality: Locality,
     /// Communication sensitivity.

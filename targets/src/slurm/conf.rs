@@ -157,8 +157,8 @@ fn gres_counts(node: &Node) -> String {
     counts.iter().map(|(model, count)| format!("gpu:{model}:{count}")).collect::<Vec<_>>().join(",")
 }
 
-/// The features of a node: architecture, NVLink domain, rack, chassis, capacity kind, and
-/// pool membership when pools are not partitions.
+/// The features of a node: architecture, NVLink domain, rack, chassis, capacity kind, the
+/// classes' lanes it offers, and pool membership when pools are not partitions.
 pub fn node_features(model: &Model, node: &Node, accounting: bool) -> Vec<String> {
     let mut features = vec![names::arch_feature(node.arch)];
     if let Some(domain) = node.domain {
@@ -171,6 +171,11 @@ pub fn node_features(model: &Model, node: &Node, accounting: bool) -> Vec<String
         features.push(names::chassis_feature(chassis));
     }
     features.push(names::capacity_feature(node.capacity));
+    let mut lanes: Vec<u32> = model.classes.iter().filter_map(|class| class.lanes.as_ref().map(|lanes| lanes.value)).collect();
+    lanes.sort_unstable();
+    lanes.dedup();
+    let has = node.nvlink_lanes().unwrap_or(0);
+    features.extend(lanes.into_iter().filter(|lanes| *lanes <= has).map(names::lanes_feature));
     if !accounting {
         let node_id = model.node_by_name(node.name.as_str());
         for pool in model.pools.iter().filter(|pool| node_id.is_some_and(|id| pool.nodes.contains(&id))) {

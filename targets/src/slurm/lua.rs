@@ -10,7 +10,7 @@
 
 use std::fmt::Write;
 
-use placid_lang::model::{Class, Locality, Model, NvlinkNeed, PoolId, PreemptMode, Preemption, Routing, TeamId};
+use placid_lang::model::{Class, DomainId, Locality, Model, NvlinkNeed, PoolId, PreemptMode, Preemption, Routing, TeamId};
 
 use super::billing;
 use super::names;
@@ -99,10 +99,17 @@ pub fn render(model: &Model, version: &str, accounting: bool) -> String {
 
 /// The Lua table of one class: a matching-OR constraint (`[a|b]`: all nodes share one of the
 /// features) for a locality wider than a node, and a plain OR of NVLink domains when NVLink
-/// is required without a locality.
+/// is required without a locality. At nvlink-domain locality only the domains with the
+/// class's `min-bisection` are listed; `lanes` adds the `lanes_N` feature every node must have
+/// (which implies NVLink, so it replaces the OR of domains).
 fn class_rule(model: &Model, class: &Class) -> String {
+    let lanes = class.lanes.as_ref().map(|lanes| names::lanes_feature(lanes.value));
     let features: Vec<String> = match class.locality {
-        Locality::NvlinkDomain => model.domains.iter().map(names::domain_feature).collect(),
+        Locality::NvlinkDomain => (0..model.domains.len())
+            .map(DomainId::from_index)
+            .filter(|id| class.min_bisection.as_ref().is_none_or(|min| model.domain_bisection(*id) >= min.value))
+            .map(|id| names::domain_feature(model.domain(id)))
+            .collect(),
         Locality::Rack => model.racks.iter().map(names::rack_feature).collect(),
         Locality::Chassis => {
             let mut chassis: Vec<String> =
@@ -111,14 +118,25 @@ fn class_rule(model: &Model, class: &Class) -> String {
             chassis.dedup();
             chassis
         }
-        Locality::Node => return "{ one_node = true }".to_owned(),
-        Locality::Any if class.nvlink == NvlinkNeed::Required => {
-            let domains: Vec<String> = model.domains.iter().map(names::domain_feature).collect();
-            return format!("{{ constraint = {} }}", lua_string(&domains.join("|")));
+        Locality::Node => {
+            return match lanes {
+                Some(lanes) => format!("{{ one_node = true, constraint = {} }}", lua_string(&lanes)),
+                None => "{ one_node = true }".to_owned(),
+            };
         }
-        Locality::Any => return "{}".to_owned(),
+        Locality::Any => {
+            return match lanes {
+                Some(lanes) => format!("{{ constraint = {} }}", lua_string(&lanes)),
+                None if class.nvlink == NvlinkNeed::Required => {
+                    let domains: Vec<String> = model.domains.iter().map(names::domain_feature).collect();
+                    format!("{{ constraint = {} }}", lua_string(&domains.join("|")))
+                }
+                None => "{}".to_owned(),
+            };
+        }
     };
-    format!("{{ constraint = {} }}", lua_string(&format!("[{}]", features.join("|"))))
+    let lanes = lanes.map_or_else(String::new, |lanes| format!("&{lanes}"));
+    format!("{{ constraint = {} }}", lua_string(&format!("[{}]{lanes}", features.join("|"))))
 }
 
 const LOGIC: &str = r#"

@@ -59,6 +59,13 @@ pub fn capacity_feature(capacity: CapacityKind) -> String {
     format!("capacity_{}", capacity.as_str())
 }
 
+/// The node feature of a node whose GPUs have at least `lanes` NVLink links to every peer
+/// (`Node::nvlink_lanes`), emitted for each `lanes` some class asks for, so a class's
+/// constraint names one feature.
+pub fn lanes_feature(lanes: u32) -> String {
+    format!("lanes_{lanes}")
+}
+
 /// The node feature marking membership of a pool (used when pools are not partitions).
 pub fn pool_feature(pool: &Pool) -> String {
     format!("pool_{}", pool.name)

@@ -365,3 +365,23 @@ fn a_pool_of_two_prices_is_two_partitions_and_their_names_may_not_collide() {
     let colliding = POLICY.to_owned() + "pool \"all_250\" { select nvlink-domain=\"d1\" }\n";
     assert_eq!(emit_project(&nodes, &colliding, &SlurmTemplates::default()).err(), Some(vec![Code::SlurmNameCollision]));
 }
+
+#[test]
+fn a_class_with_lanes_or_bisection_is_constrained_to_the_nodes_and_domains_that_have_them() {
+    // n1 (domain d1): 18 links of 900GB/s per GPU pair, a bisection of 900GB/s; n2 (d2): 6
+    // links of 300GB/s, a bisection of 300GB/s.
+    let slow = NODES
+        .replace("\"n1\"", "\"n2\"")
+        .replace("\"d1\"", "\"d2\"")
+        .replace("links=18 bandwidth=\"900GB/s\"", "links=6 bandwidth=\"300GB/s\"");
+    let policy = POLICY.to_owned()
+        + "class \"wide\" { nvlink \"required\" lanes=12; locality \"any\" }\n\
+           class \"bisected\" { nvlink \"required\" min-bisection=\"900GB/s\" lanes=6 }\n";
+    let artifacts = emit_project(&(NODES.to_owned() + &slow), &policy, &SlurmTemplates::default()).unwrap_or_default();
+    let conf = file(&artifacts, "slurm/slurm.conf");
+    assert!(conf.contains("Features=riscv64,nvlink_d1,rack_r1,chassis_c1,capacity_reserved,lanes_6,lanes_12 "), "{conf}");
+    assert!(conf.contains("Features=riscv64,nvlink_d2,rack_r1,chassis_c1,capacity_reserved,lanes_6 "), "{conf}");
+    let lua = file(&artifacts, "slurm/job_submit.lua");
+    assert!(lua.contains("[\"class_wide\"] = { constraint = \"lanes_12\" },"), "{lua}");
+    assert!(lua.contains("[\"class_bisected\"] = { constraint = \"[nvlink_d1]&lanes_6\" },"), "{lua}");
+}

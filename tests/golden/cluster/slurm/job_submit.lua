@@ -20,7 +20,7 @@ local TEAMS = {
 
 -- class pseudo-feature -> { constraint = text | nil, one_node = true | nil }
 local CLASSES = {
-  ["class_model-parallel"] = { constraint = "[nvlink_nvl-a|nvlink_nvl-b]" },
+  ["class_model-parallel"] = { constraint = "[nvlink_nvl-a|nvlink_nvl-b]&lanes_6" },
   ["class_data-parallel"] = { constraint = "[rack_r1|rack_r2|rack_r3]" },
   ["class_eval"] = { one_node = true },
 }
