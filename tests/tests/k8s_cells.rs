@@ -258,6 +258,9 @@ fn redrawn(draw: &Draw) -> Option<placid_check::Checked> {
             reservation.gpus = draw.reserved_gpus;
         }
     }
+    // Routes do not bear on quotas, and a redrawn team set may leave a route's tier to no
+    // team (E163), which would discard the draw.
+    model.routes.clear();
     let (verdict, _) = placid_check::check(model, Diagnostics::new());
     verdict.into_checked()
 }

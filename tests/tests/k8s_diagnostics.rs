@@ -95,3 +95,10 @@ fn two_reserved_pools_that_share_nodes_are_refused() {
                   tier \"P0\" { priority 10; preemption \"never\"; reserve pool=\"a\" gpus=1; reserve pool=\"b\" gpus=1 }\n";
     check(policy, Code::KubernetesOverlappingReservations, "b");
 }
+
+#[test]
+fn a_route_tag_that_is_no_label_value_is_refused() {
+    let policy =
+        format!("{TEAM}tier \"P1\" {{ priority 10; preemption window=\"1m\" mode=\"cancel\" }}\nroute tag=\"sweep-\" tier=\"P1\"\n");
+    check(&policy, Code::KubernetesInvalidLabel, "sweep-");
+}

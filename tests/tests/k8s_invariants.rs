@@ -380,3 +380,74 @@ fn namespaces_are_never_pruned_or_deleted_by_argo_cd() {
         }
     }
 }
+
+/// Each team's routing policy (found through its namespace's team label and the binding that
+/// selects it) holds one rule per route, as `Model::routing` resolves the tag for that team: a
+/// tag routed to a tier the team may not use is refused outright, with the policy's message and
+/// the team's rule; any other tagged workload must carry the routed tier's queue and priority
+/// labels.
+#[test]
+fn a_routed_tag_requires_its_tiers_labels_and_is_refused_naming_the_rule_for_teams_without_the_tier() {
+    let (mut routed, mut refused) = (0, 0);
+    for example in kubernetes_examples() {
+        let model = build_clean(&example).model;
+        let objects = emitted(&example);
+        for (team_index, team) in model.teams.iter().enumerate() {
+            let Some(namespace) = of_kind(&objects, "Namespace").into_iter().find(|namespace| namespace.name() == team.namespace.as_str())
+            else {
+                panic!("{example}: no namespace for team {}", team.name)
+            };
+            let labels = namespace.object["metadata"]["labels"].as_object().cloned().unwrap_or_default();
+            let selected = |binding: &&Emitted| {
+                binding.object["spec"]["matchResources"]["namespaceSelector"]["matchLabels"]
+                    .as_object()
+                    .is_some_and(|selector| selector.iter().all(|(key, value)| labels.get(key) == Some(value)))
+            };
+            let policies: Vec<&Emitted> = of_kind(&objects, "ValidatingAdmissionPolicyBinding")
+                .into_iter()
+                .filter(selected)
+                .filter_map(|binding| {
+                    let name = binding.object["spec"]["policyName"].as_str()?;
+                    of_kind(&objects, "ValidatingAdmissionPolicy").into_iter().find(|policy| policy.name() == name)
+                })
+                .filter(|policy| {
+                    policy.object["spec"]["variables"].as_array().into_iter().flatten().any(|variable| variable["name"] == "tag")
+                })
+                .collect();
+            if model.routes.is_empty() {
+                assert!(policies.is_empty(), "{example}: a routing policy without routes");
+                continue;
+            }
+            assert_eq!(policies.len(), 1, "{example}: team {} has {} routing policies", team.name, policies.len());
+            let rules = policies[0].object["spec"]["validations"].as_array().cloned().unwrap_or_default();
+            assert_eq!(rules.len(), model.routes.len(), "{example}: team {}: one rule per route", team.name);
+            for (route, rule) in model.routes.iter().zip(&rules) {
+                let expression = rule["expression"].as_str().unwrap_or_default();
+                let message = rule["message"].as_str().unwrap_or_default();
+                let untagged = format!("variables.tag != '{}'", route.tag.value);
+                match model.routing(route.tag.value.as_str(), placid_lang::model::TeamId::from_index(team_index)) {
+                    placid_lang::model::Routing::Routed { tier, .. } => {
+                        routed += 1;
+                        let queue = format!("variables.queue == '{}'", model.tier(tier).name.as_str().to_ascii_lowercase());
+                        assert!(expression.starts_with(&format!("{untagged} || (")), "{example}: {expression}");
+                        assert!(expression.contains(&queue), "{example}: {expression} does not require {queue}");
+                        assert!(
+                            message.contains("kueue.x-k8s.io/queue-name=") && message.contains("kueue.x-k8s.io/priority-class="),
+                            "{message}"
+                        );
+                    }
+                    placid_lang::model::Routing::Refused { message: refusal, .. } => {
+                        refused += 1;
+                        assert_eq!(expression, untagged, "{example}: a refused tag is refused outright");
+                        let tiers: Vec<String> = team.tiers.iter().map(|tier| format!("\"{}\"", model.tier(tier.value).name)).collect();
+                        let team_rule = format!("team \"{}\" {{ tiers {} }}", team.name, tiers.join(" "));
+                        assert!(message.starts_with(&refusal), "{example}: `{message}` is not the policy's message `{refusal}`");
+                        assert!(message.contains(&team_rule), "{example}: `{message}` does not name the rule `{team_rule}`");
+                    }
+                    placid_lang::model::Routing::Unrouted => panic!("{example}: the tag of a route is unrouted"),
+                }
+            }
+        }
+    }
+    assert!(routed > 0 && refused > 0, "no example routes a tag for one team and refuses it for another");
+}

@@ -8,12 +8,12 @@ mod k8s_support;
 
 use std::collections::BTreeSet;
 
-use k8s_support::{Emitted, emitted, kubernetes_examples, of_kind};
+use k8s_support::{Emitted, emitted, kubernetes_examples, of_kind, parsed};
 use placid_lang::expr::JobParam;
 use placid_lang::model::{Locality, Preemption};
 use placid_scoring::kube::{KubePod, pod_params};
 use placid_scoring::{Codes, inventory_rows};
-use placid_tests::build_clean;
+use placid_tests::{build_clean, checked};
 use serde_json::Value;
 
 /// The Job and its pod template of a Job or JobSet template.
@@ -178,4 +178,37 @@ fn the_score_of_a_stage_gives_its_template_pod_a_finite_score_on_a_fitting_node(
     let index = loaded.model.nodes.iter().position(|node| node.name.as_str() == "rv-b-01").unwrap_or_else(|| panic!("no rv-b-01"));
     let score = scores.scores[index];
     assert!(score.is_finite() && scores.failed[index] == 0, "rv-b-01 scores {score} (filters failed: {:b})", scores.failed[index]);
+}
+
+/// Where the inventory names chassis, the Topology has a chassis level between NVLink domain
+/// and node, and a `locality "chassis"` class's templates require it (the cluster example's
+/// `eval` class, made chassis-local here).
+#[test]
+fn a_chassis_class_requires_the_topologys_chassis_level() {
+    let mut model = build_clean("cluster").model.into_model();
+    let eval = model.classes.iter_mut().find(|class| class.name.as_str() == "eval").expect("the cluster example has class eval");
+    eval.locality = Locality::Chassis;
+    let objects = parsed(placid_targets::k8s::emit(&checked(model.clone())).unwrap_or_else(|errors| panic!("does not emit: {errors:?}")));
+    let topology = &of_kind(&objects, "Topology")[0].object;
+    let levels: Vec<&str> =
+        topology["spec"]["levels"].as_array().into_iter().flatten().filter_map(|level| level["nodeLabel"].as_str()).collect();
+    assert_eq!(levels, ["placid.dev/rack", "placid.dev/nvlink-domain", "placid.dev/chassis", "kubernetes.io/hostname"]);
+    let mut seen = 0;
+    for plan in &model.plans {
+        for stage in
+            plan.stages.iter().filter(|stage| stage.class.as_ref().is_some_and(|class| model.class(class.value).name.as_str() == "eval"))
+        {
+            let name = format!("{}-{}", plan.name, stage.name).to_ascii_lowercase();
+            let workload =
+                templates(&objects).into_iter().find(|object| object.name() == name).unwrap_or_else(|| panic!("no template {name}"));
+            let (_, pod) = job_and_pod(workload);
+            assert_eq!(
+                pod["metadata"]["annotations"]["kueue.x-k8s.io/podset-required-topology"], "placid.dev/chassis",
+                "{}",
+                workload.path
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen > 0, "no stage of the cluster example uses class eval");
 }

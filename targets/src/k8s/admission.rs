@@ -19,15 +19,13 @@ use k8s_openapi::api::admissionregistration::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use placid_lang::diag::Diagnostics;
-use placid_lang::model::{Model, Preemption};
+use placid_lang::model::{Model, Preemption, Team};
 
 use crate::k8s::kinds;
-use crate::k8s::layout::Layout;
+use crate::k8s::layout::{Layout, TeamNames};
 use crate::k8s::names::ObjectName;
 use crate::k8s::objects::{NewObject, ObjectList};
-
-const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
-const PRIORITY_LABEL: &str = "kueue.x-k8s.io/priority-class";
+use crate::k8s::workloads::{PRIORITY_LABEL, QUEUE_LABEL};
 
 /// A workload kind Kueue manages: API group, version, resource, kind, and the CEL expression
 /// of its pod specs (a list), evaluated only for objects of that kind.
@@ -80,7 +78,8 @@ pub fn cel_string(text: &str) -> String {
     format!("'{}'", text.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
-fn label_variable(name: &str, label: &str) -> Variable {
+/// The variable `name`: the value of the object's label `label`, or `''` when unset.
+pub(super) fn label_variable(name: &str, label: &str) -> Variable {
     let label = cel_string(label);
     Variable {
         name: name.to_owned(),
@@ -88,8 +87,54 @@ fn label_variable(name: &str, label: &str) -> Variable {
     }
 }
 
-fn validation(expression: String, message: String) -> Validation {
+/// A rule that refuses with `message` where `expression` is false.
+pub(super) fn validation(expression: String, message: String) -> Validation {
     Validation { expression, message: Some(message), reason: Some("Forbidden".into()), message_expression: None }
+}
+
+/// The policy rule naming the tiers `team` may use, as the user wrote it
+/// (`team "research" { tiers "P2" }`), for messages.
+pub(super) fn team_rule(model: &Model, team: &Team) -> String {
+    let tiers: Vec<String> = team.tiers.iter().map(|tier| format!("\"{}\"", model.tier(tier.value).name)).collect();
+    format!("team \"{}\" {{ tiers {} }}", team.name, tiers.join(" "))
+}
+
+/// Creations and updates of every [`MANAGED`] kind.
+pub(super) fn managed_resources() -> MatchResources {
+    MatchResources {
+        resource_rules: Some(
+            MANAGED
+                .iter()
+                .map(|managed| NamedRuleWithOperations {
+                    api_groups: Some(vec![managed.group.into()]),
+                    api_versions: Some(vec![managed.version.into()]),
+                    operations: Some(vec!["CREATE".into(), "UPDATE".into()]),
+                    resources: Some(vec![managed.resource.into()]),
+                    ..NamedRuleWithOperations::default()
+                })
+                .collect(),
+        ),
+        ..MatchResources::default()
+    }
+}
+
+/// Binds `policy` to the namespace of the team named `names`, denying what it refuses.
+pub(super) fn team_binding(layout: &Layout, names: &TeamNames, policy: &ObjectName) -> ValidatingAdmissionPolicyBinding {
+    ValidatingAdmissionPolicyBinding {
+        spec: Some(ValidatingAdmissionPolicyBindingSpec {
+            policy_name: Some(policy.as_str().to_owned()),
+            validation_actions: Some(vec!["Deny".into()]),
+            match_resources: Some(MatchResources {
+                namespace_selector: Some(LabelSelector {
+                    match_labels: Some([(layout.team_label.as_str().to_owned(), names.object.as_str().to_owned())].into()),
+                    match_expressions: None,
+                }),
+                ..MatchResources::default()
+            }),
+            ..ValidatingAdmissionPolicyBindingSpec::default()
+        }),
+        ..ValidatingAdmissionPolicyBinding::default()
+    }
 }
 
 /// Pushes a policy and a binding per team.
@@ -103,12 +148,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             }
         };
         let tiers: Vec<String> = team.tiers.iter().map(|tier| cel_string(layout.tier(tier.value).object.as_str())).collect();
-        let allowed: Vec<&str> = team.tiers.iter().map(|tier| model.tier(tier.value).name.as_str()).collect();
-        let rule = format!(
-            "team \"{}\" {{ tiers {} }}",
-            team.name,
-            allowed.iter().map(|tier| format!("\"{tier}\"")).collect::<Vec<_>>().join(" ")
-        );
+        let rule = team_rule(model, team);
         let mut validations = vec![validation(
             "variables.queue != ''".to_owned(),
             format!("workloads of team {} must carry the {QUEUE_LABEL} label, naming one of its tiers ({rule})", team.name),
@@ -161,21 +201,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
         let policy = ValidatingAdmissionPolicy {
             spec: Some(ValidatingAdmissionPolicySpec {
                 failure_policy: Some("Fail".into()),
-                match_constraints: Some(MatchResources {
-                    resource_rules: Some(
-                        MANAGED
-                            .iter()
-                            .map(|managed| NamedRuleWithOperations {
-                                api_groups: Some(vec![managed.group.into()]),
-                                api_versions: Some(vec![managed.version.into()]),
-                                operations: Some(vec!["CREATE".into(), "UPDATE".into()]),
-                                resources: Some(vec![managed.resource.into()]),
-                                ..NamedRuleWithOperations::default()
-                            })
-                            .collect(),
-                    ),
-                    ..MatchResources::default()
-                }),
+                match_constraints: Some(managed_resources()),
                 variables: Some(vec![
                     label_variable("queue", QUEUE_LABEL),
                     label_variable("priorityClass", PRIORITY_LABEL),
@@ -186,21 +212,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             }),
             ..ValidatingAdmissionPolicy::default()
         };
-        let binding = ValidatingAdmissionPolicyBinding {
-            spec: Some(ValidatingAdmissionPolicyBindingSpec {
-                policy_name: Some(policy_name.as_str().to_owned()),
-                validation_actions: Some(vec!["Deny".into()]),
-                match_resources: Some(MatchResources {
-                    namespace_selector: Some(LabelSelector {
-                        match_labels: Some([(layout.team_label.as_str().to_owned(), names.object.as_str().to_owned())].into()),
-                        match_expressions: None,
-                    }),
-                    ..MatchResources::default()
-                }),
-                ..ValidatingAdmissionPolicyBindingSpec::default()
-            }),
-            ..ValidatingAdmissionPolicyBinding::default()
-        };
+        let binding = team_binding(layout, names, &policy_name);
         for result in [
             list.push(NewObject::cluster(&kinds::VALIDATING_ADMISSION_POLICY, policy_name.clone(), team.span), &policy),
             list.push(NewObject::cluster(&kinds::VALIDATING_ADMISSION_POLICY_BINDING, policy_name.clone(), team.span), &binding),

@@ -34,8 +34,12 @@ const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 /// Pushes the Topology, Cohort, ResourceFlavors, ClusterQueues and LocalQueues.
 pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
     let span = model.project.span;
-    let levels = [layout.rack_label.as_str(), layout.domain_label.as_str(), HOSTNAME_LABEL]
+    // Coarsest first; a chassis lies in one NVLink domain (E071), a domain in one rack (E140).
+    let levels = [Some(&layout.rack_label), Some(&layout.domain_label), layout.chassis_label.as_ref()]
         .into_iter()
+        .flatten()
+        .map(|label| label.as_str())
+        .chain([HOSTNAME_LABEL])
         .map(|label| TopologyLevel { node_label: label.to_owned() })
         .collect();
     push(

@@ -87,6 +87,9 @@ pub struct Layout {
     pub rack_label: LabelKey,
     /// The NVLink domain label key (a Topology level).
     pub domain_label: LabelKey,
+    /// The node label of the chassis, the Topology level between NVLink domain and node;
+    /// `None` when no node of the inventory names a chassis.
+    pub chassis_label: Option<LabelKey>,
     /// The reservation taint key.
     pub reserved_taint: LabelKey,
     /// The cell label key, the one key every ResourceFlavor selects.
@@ -112,6 +115,10 @@ impl Layout {
         let team_label = take(&mut diagnostics, keys.team());
         let rack_label = take(&mut diagnostics, keys.fact(NodeFact::Rack));
         let domain_label = take(&mut diagnostics, keys.fact(NodeFact::NvlinkDomain));
+        let chassis_label = match model.nodes.iter().any(|node| node.chassis.is_some()) {
+            true => take(&mut diagnostics, keys.chassis()).map(Some),
+            false => Some(None),
+        };
         let reserved_taint = take(&mut diagnostics, keys.reserved());
         let migration_label = take(&mut diagnostics, keys.migration());
         let cell_label = take(&mut diagnostics, keys.cell());
@@ -144,11 +151,23 @@ impl Layout {
             Some(team_label),
             Some(rack_label),
             Some(domain_label),
+            Some(chassis_label),
             Some(reserved_taint),
             Some(migration_label),
             Some(cell_label),
             Some(fact_labels),
-        ) = (project, namespace, team_label, rack_label, domain_label, reserved_taint, migration_label, cell_label, fact_labels)
+        ) = (
+            project,
+            namespace,
+            team_label,
+            rack_label,
+            domain_label,
+            chassis_label,
+            reserved_taint,
+            migration_label,
+            cell_label,
+            fact_labels,
+        )
         else {
             return Err(diagnostics);
         };
@@ -178,6 +197,7 @@ impl Layout {
             team_label,
             rack_label,
             domain_label,
+            chassis_label,
             reserved_taint,
             cell_label,
             migration_label,
@@ -205,6 +225,12 @@ impl Layout {
             if let Some(value) = fact_value(model, node, *fact)? {
                 labels.insert(key.clone(), value);
             }
+        }
+        // A node outside any chassis is its own, as a PCIe node is its own NVLink domain: Kueue
+        // leaves nodes lacking a level label out of TAS capacity.
+        if let Some(chassis_label) = &self.chassis_label {
+            let value = LabelValue::from_name(node.chassis.as_ref().unwrap_or(&node.name), node.span)?;
+            labels.insert(chassis_label.clone(), value);
         }
         if let Some(cell) = self.cells.of_node[node_id.index()] {
             labels.insert(self.cell_label.clone(), LabelValue::from_object(&self.cells.cells[cell].name));

@@ -5,7 +5,8 @@
 //! ResourceFlavors, teams ClusterQueues in one Cohort, and a tier with reservations its own
 //! ClusterQueue that lends nothing ([`kueue`]); node labels and taints come from one NFD rule
 //! ([`nfd`]); tier rules Kueue cannot enforce become ValidatingAdmissionPolicies
-//! ([`admission`]); alerts become a PrometheusRule ([`alerts`]); the scheduler extender is
+//! ([`admission`]); a route's tag
+//! label must carry the routed tier's queue and priority labels ([`routing`]); alerts become a PrometheusRule ([`alerts`]); the scheduler extender is
 //! registered in a KubeSchedulerConfiguration ([`scheduler`]); migrated services become Argo
 //! Rollouts stepping through the phases, gated by AnalysisTemplates ([`rollouts`]); Argo CD
 //! gets a bootstrap project, application and plugin ([`argo`]).
@@ -30,6 +31,7 @@ pub mod objects;
 pub mod priority;
 pub mod quota;
 pub mod rollouts;
+pub mod routing;
 pub mod scheduler;
 pub mod webhook;
 pub mod workloads;
@@ -58,6 +60,7 @@ pub fn objects(model: &Checked) -> Result<ObjectList, Diagnostics> {
     kueue::emit(model, &layout, &mut list, &mut diagnostics);
     kueue_config::emit(model, &layout, &mut list, &mut diagnostics);
     admission::emit(model, &layout, &mut list, &mut diagnostics);
+    routing::emit(model, &layout, &mut list, &mut diagnostics);
     workloads::emit(model, &layout, &mut list, &mut diagnostics);
     alerts::emit(model, &layout, &mut list, &mut diagnostics);
     alerts::emit_dashboard(model, &layout, &mut list, &mut diagnostics);

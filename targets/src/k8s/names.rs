@@ -166,6 +166,16 @@ impl PlacidKeys {
         NodeFact::ALL.iter().copied().filter(|fact| fact.is_published()).map(|fact| Ok((fact, self.fact(fact)?))).collect()
     }
 
+    /// `<prefix>/chassis` on nodes, the Topology's chassis level.
+    pub fn chassis(&self) -> Result<LabelKey, Diagnostic> {
+        self.key("chassis", self.prefix_span)
+    }
+
+    /// `<prefix>/tag` on a workload: the tag a route (`route tag= tier=`) maps to a tier.
+    pub fn tag(&self) -> Result<LabelKey, Diagnostic> {
+        self.key("tag", self.prefix_span)
+    }
+
     /// `<prefix>/migration` on a migration's Rollouts and AnalysisTemplates.
     pub fn migration(&self) -> Result<LabelKey, Diagnostic> {
         self.key("migration", self.prefix_span)

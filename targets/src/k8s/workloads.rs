@@ -262,9 +262,10 @@ fn pod_template(
             (Locality::Node, _) => (REQUIRED_TOPOLOGY, HOSTNAME_LABEL),
             (Locality::NvlinkDomain, _) => (REQUIRED_TOPOLOGY, layout.domain_label.as_str()),
             (Locality::Rack, _) => (REQUIRED_TOPOLOGY, layout.rack_label.as_str()),
+            // An inventory naming no chassis has no chassis level to require.
+            (Locality::Chassis, _) => (REQUIRED_TOPOLOGY, layout.chassis_label.as_ref()?.as_str()),
             (Locality::Any, NvlinkNeed::Preferred) => (PREFERRED_TOPOLOGY, layout.domain_label.as_str()),
-            // No chassis level in the Topology yet (docs/targets/kubernetes.md).
-            (Locality::Chassis | Locality::Any, _) => return None,
+            (Locality::Any, _) => return None,
         };
         Some(BTreeMap::from([(key.to_owned(), level.to_owned())]))
     });
