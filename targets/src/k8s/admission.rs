@@ -212,14 +212,27 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             }),
             ..ValidatingAdmissionPolicy::default()
         };
-        let binding = team_binding(layout, names, &policy_name);
-        for result in [
-            list.push(NewObject::cluster(&kinds::VALIDATING_ADMISSION_POLICY, policy_name.clone(), team.span), &policy),
-            list.push(NewObject::cluster(&kinds::VALIDATING_ADMISSION_POLICY_BINDING, policy_name.clone(), team.span), &binding),
-        ] {
-            if let Err(diagnostic) = result {
-                diagnostics.push(diagnostic);
-            }
+        push_team_policy(list, diagnostics, layout, names, team, &policy_name, &policy);
+    }
+}
+
+/// Adds a team's policy and the binding that applies it to the team's namespace.
+pub(super) fn push_team_policy(
+    list: &mut ObjectList,
+    diagnostics: &mut Diagnostics,
+    layout: &Layout,
+    names: &TeamNames,
+    team: &Team,
+    policy_name: &ObjectName,
+    policy: &ValidatingAdmissionPolicy,
+) {
+    let binding = team_binding(layout, names, policy_name);
+    for result in [
+        list.push(NewObject::cluster(&kinds::VALIDATING_ADMISSION_POLICY, policy_name.clone(), team.span), policy),
+        list.push(NewObject::cluster(&kinds::VALIDATING_ADMISSION_POLICY_BINDING, policy_name.clone(), team.span), &binding),
+    ] {
+        if let Err(diagnostic) = result {
+            diagnostics.push(diagnostic);
         }
     }
 }

@@ -19,11 +19,10 @@ use k8s_openapi::api::admissionregistration::v1::{MatchCondition, ValidatingAdmi
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::{Model, Routing, TeamId};
 
-use crate::k8s::admission::{cel_string, label_variable, managed_resources, team_binding, team_rule, validation};
-use crate::k8s::kinds;
+use crate::k8s::admission::{cel_string, label_variable, managed_resources, push_team_policy, team_rule, validation};
 use crate::k8s::layout::Layout;
 use crate::k8s::names::{LabelValue, ObjectName};
-use crate::k8s::objects::{NewObject, ObjectList};
+use crate::k8s::objects::ObjectList;
 use crate::k8s::workloads::{PRIORITY_LABEL, QUEUE_LABEL};
 
 /// Pushes a routing policy and binding per team, when the policy has routes.
@@ -121,14 +120,6 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             }),
             ..ValidatingAdmissionPolicy::default()
         };
-        let binding = team_binding(layout, names, &policy_name);
-        for result in [
-            list.push(NewObject::cluster(&kinds::VALIDATING_ADMISSION_POLICY, policy_name.clone(), team.span), &policy),
-            list.push(NewObject::cluster(&kinds::VALIDATING_ADMISSION_POLICY_BINDING, policy_name.clone(), team.span), &binding),
-        ] {
-            if let Err(diagnostic) = result {
-                diagnostics.push(diagnostic);
-            }
-        }
+        push_team_policy(list, diagnostics, layout, names, team, &policy_name, &policy);
     }
 }
