@@ -78,7 +78,7 @@ fn model_parallel_job_stays_in_one_nvlink_domain(cluster: &Cluster) {
     let fits = cluster.sbatch(&[&["-N", "4"][..], &common[..]].concat()).expect("a 16-GPU model-parallel job is accepted");
     assert_eq!(cluster.wait_job(&fits, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
     let job = cluster.show("job", &fits);
-    assert!(job.get("Features").is_some_and(|features| features == "[nvlink_nvl-a|nvlink_nvl-b]"), "lua constraint: {job:?}");
+    assert!(job.get("Features").is_some_and(|features| features == "[nvlink_nvl-a|nvlink_nvl-b]&lanes_6"), "lua constraint: {job:?}");
     let nodes = cluster.stdout("squeue", &["-h", "-j", &fits, "-o", "%N"]);
     let nodes = cluster.stdout("scontrol", &["show", "hostnames", nodes.trim()]);
     let domains: BTreeSet<String> = nodes.lines().map(|node| node_domain(cluster, node)).collect();

@@ -155,12 +155,13 @@ fn model_parallel_jobs_stay_in_one_nvlink_block(
     segment_tier: &[&str],
     segment_jobs: usize,
 ) {
-    // The class constraint job_submit.lua turns into [nvlink_nvl-a|nvlink_nvl-b].
+    // The class constraint job_submit.lua turns into [nvlink_nvl-a|nvlink_nvl-b]&lanes_6 (the
+    // class asks for 6 NVLink lanes).
     let class = ["-A", "vision", "-N", "4", "--gpus-per-node=4", "-C", "class_model-parallel", "-t", "10", "--wrap", "sleep 300"];
     let first = cluster.sbatch(&[tier, &class[..]].concat()).expect("a 16-GPU model-parallel job is accepted");
     assert_eq!(cluster.wait_job(&first, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
     let job = cluster.show("job", &first);
-    assert_eq!(job.get("Features").map(String::as_str), Some("[nvlink_nvl-a|nvlink_nvl-b]"), "lua constraint: {job:?}");
+    assert_eq!(job.get("Features").map(String::as_str), Some("[nvlink_nvl-a|nvlink_nvl-b]&lanes_6"), "lua constraint: {job:?}");
     let mut used = BTreeSet::from([block_of_job(cluster, &first, blocks)]);
     assert!(used.iter().all(|block| block.starts_with("nvlink_")), "the class job is not in an NVLink block: {used:?}");
 
