@@ -95,16 +95,25 @@ pub fn load(model: Checked, name: Option<&str>) -> Result<Loaded, LoadError> {
             }
         },
     };
-    let bytes = placid_targets::wasm::module(&model, score).map_err(LoadError::Module)?;
-    let plugin = Plugin::load(&bytes, Limits::DEFAULT).map_err(|error| {
-        // The module is placid's own: a refusal points at the score that produced it.
-        let mut diagnostic = Diagnostic::from(error);
-        diagnostic.primary.span = score.span;
-        let mut diagnostics = Diagnostics::new();
-        diagnostics.push(diagnostic);
-        LoadError::Module(diagnostics)
-    })?;
+    let (bytes, plugin) = compile(&model, score)?;
     Ok(Loaded { model, bytes, plugin })
+}
+
+/// Emits the module of `score` and loads it in the host.
+pub fn compile(model: &Checked, score: &placid_lang::model::Score) -> Result<(Vec<u8>, Plugin), LoadError> {
+    let bytes = placid_targets::wasm::module(model, score).map_err(LoadError::Module)?;
+    let plugin = Plugin::load(&bytes, Limits::DEFAULT).map_err(|error| refused_at(score, error))?;
+    Ok((bytes, plugin))
+}
+
+/// A host refusal of `score`'s module: the module is placid's own, so the refusal points at
+/// the score that produced it.
+pub fn refused_at(score: &placid_lang::model::Score, error: HostError) -> LoadError {
+    let mut diagnostic = Diagnostic::from(error);
+    diagnostic.primary.span = score.span;
+    let mut diagnostics = Diagnostics::new();
+    diagnostics.push(diagnostic);
+    LoadError::Module(diagnostics)
 }
 
 /// The rows of every inventory node, in model order, for the plugin's layout.

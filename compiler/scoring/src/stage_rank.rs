@@ -11,11 +11,10 @@
 
 use placid_check::Checked;
 use placid_engine::{Candidate, Job, Ranker};
-use placid_lang::diag::Diagnostics;
 use placid_lang::expr::{Category, JobParam, NodeFeature};
 use placid_lang::model::{Model, NvlinkNeed, ScoreId};
 
-use crate::host::{Limits, Plugin, Worker};
+use crate::host::Worker;
 use crate::job::category_value;
 use crate::{Codes, LoadError};
 
@@ -63,20 +62,12 @@ impl<'m> StageScores<'m> {
 impl Slot {
     fn load(model: &Checked, score: ScoreId) -> Result<Slot, LoadError> {
         let declared = model.score(score);
-        let bytes = placid_targets::wasm::module(model, declared).map_err(LoadError::Module)?;
-        let refused = |error| {
-            let mut diagnostic = placid_lang::diag::Diagnostic::from(error);
-            diagnostic.primary.span = declared.span;
-            let mut diagnostics = Diagnostics::new();
-            diagnostics.push(diagnostic);
-            LoadError::Module(diagnostics)
-        };
-        let plugin = Plugin::load(&bytes, Limits::DEFAULT).map_err(refused)?;
+        let (_, plugin) = crate::compile(model, declared)?;
         let mut codes = Codes::default();
         let inventory = crate::inventory_rows(model, &plugin, &mut codes);
         let meta = plugin.meta();
         Ok(Slot {
-            worker: plugin.worker().map_err(refused)?,
+            worker: plugin.worker().map_err(|error| crate::refused_at(declared, error))?,
             features: meta.node_features(),
             params: meta.job_params(),
             prefers_min: meta.prefers_min(),

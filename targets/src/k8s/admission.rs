@@ -119,7 +119,7 @@ pub(super) fn managed_resources() -> MatchResources {
 }
 
 /// Binds `policy` to the namespace of the team named `names`, denying what it refuses.
-pub(super) fn team_binding(layout: &Layout, names: &TeamNames, policy: &ObjectName) -> ValidatingAdmissionPolicyBinding {
+fn team_binding(layout: &Layout, names: &TeamNames, policy: &ObjectName) -> ValidatingAdmissionPolicyBinding {
     ValidatingAdmissionPolicyBinding {
         spec: Some(ValidatingAdmissionPolicyBindingSpec {
             policy_name: Some(policy.as_str().to_owned()),
