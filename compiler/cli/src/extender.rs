@@ -1,13 +1,21 @@
 //! `placid extender [DIR] --score NAME --listen ADDR`: serves a score's Wasm plugin as a
 //! Kubernetes scheduler extender until SIGINT or SIGTERM, then drains requests in flight.
+//! `placid extender --plugin FILE` serves a module the Kubernetes target built (the
+//! extender's Deployment mounts it from a ConfigMap): the pods then need no project, and read
+//! every node's features from the Node objects kube-scheduler sends.
 
+use std::io::Read as _;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use placid_targets::k8s::scheduler::EXTENDER_PORT;
 
 use placid_driver::render::Format;
+use placid_lang::diag::Diagnostic;
+use placid_lang::model::Model;
 use placid_scoring::extender::{self, Extender, Settings};
+use placid_scoring::host::{Limits, Plugin};
 
 use crate::pipeline;
 use crate::{Exit, Output, ScoreArgs};
@@ -17,6 +25,9 @@ use crate::{Exit, Output, ScoreArgs};
 pub struct Args {
     #[command(flatten)]
     project: ScoreArgs,
+    /// Serve this plugin module instead of compiling a project's score.
+    #[arg(long, conflicts_with = "score")]
+    plugin: Option<PathBuf>,
     /// Address to listen on (the port the Kubernetes target's scheduler config calls).
     #[arg(long, default_value_t = SocketAddr::from(([127, 0, 0, 1], EXTENDER_PORT)))]
     listen: SocketAddr,
@@ -42,9 +53,15 @@ pub struct Args {
 }
 
 pub fn run(args: &Args, out: &mut Output) -> Exit {
-    let loaded = match args.project.load(out, Format::Text) {
-        Ok(loaded) => loaded,
-        Err(exit) => return exit,
+    let (plugin, model) = match &args.plugin {
+        Some(path) => match read_plugin(out, path) {
+            Ok(plugin) => (plugin, Model::default()),
+            Err(exit) => return exit,
+        },
+        None => match args.project.load(out, Format::Text) {
+            Ok(loaded) => (loaded.plugin, loaded.model.into_model()),
+            Err(exit) => return exit,
+        },
     };
     let settings = Settings {
         max_body: args.max_body_mib << 20,
@@ -54,11 +71,21 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
         header_timeout: Duration::from_millis(args.header_timeout_ms),
         max_connections: args.max_connections,
     };
-    let policy = loaded.plugin.meta().policy.clone();
-    let extender = Extender::new(loaded.plugin, &loaded.model, settings);
+    let policy = plugin.meta().policy.clone();
+    let extender = Extender::new(plugin, &model, settings);
     let listening = |address| out.errln(format_args!("placid extender: score `{policy}` on http://{address} (POST /filter, /prioritize)"));
     match extender::run(extender, args.listen, listening) {
         Ok(()) => Exit::Ok,
         Err(diagnostic) => pipeline::fail(out, Format::Text, diagnostic),
     }
+}
+
+/// Reads and loads a plugin module, refusing one larger than the host accepts before reading
+/// the rest of it.
+fn read_plugin(out: &mut Output, path: &Path) -> Result<Plugin, Exit> {
+    let limit = Limits::DEFAULT.module_bytes as u64;
+    let file = std::fs::File::open(path).map_err(|error| pipeline::unreadable(out, Format::Text, "the plugin", path, error))?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(|error| pipeline::unreadable(out, Format::Text, "the plugin", path, error))?;
+    Plugin::load(&bytes, Limits::DEFAULT).map_err(|error| pipeline::fail(out, Format::Text, Diagnostic::from(error)))
 }

@@ -172,7 +172,7 @@ fn lower_slurm(cx: &mut Cx, node: &NodeReader<'_>) -> Option<SlurmSettings> {
 
 fn lower_kubernetes(cx: &mut Cx, node: &NodeReader<'_>) -> Option<KubernetesSettings> {
     let props = node.props(cx, &["version", "label-prefix", "namespace"]);
-    let children = node.children(cx, &["argo"]);
+    let children = node.children(cx, &["argo", "extender"]);
     let version_value = props.require(cx, node, "version")?;
     let version_text = version_value.string(cx)?;
     let minor_version = match version_text.value.split_once('.') {
@@ -218,7 +218,11 @@ fn lower_kubernetes(cx: &mut Cx, node: &NodeReader<'_>) -> Option<KubernetesSett
         Some(argo) => Some(lower_argo(cx, argo)?),
         None => None,
     };
-    Some(KubernetesSettings { span: node.name_span(), minor_version, label_prefix, namespace, argo })
+    let extender = match NodeReader::single(cx, &children, "extender") {
+        Some(extender) => Some(super::extender::lower(cx, extender)?),
+        None => None,
+    };
+    Some(KubernetesSettings { span: node.name_span(), minor_version, label_prefix, namespace, argo, extender })
 }
 
 fn lower_argo(cx: &mut Cx, node: &NodeReader<'_>) -> Option<ArgoSettings> {

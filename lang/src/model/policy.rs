@@ -108,6 +108,28 @@ pub struct KubernetesSettings {
     pub namespace: Name,
     /// Argo CD settings, when the output is synced by Argo CD.
     pub argo: Option<ArgoSettings>,
+    /// The scheduler extender's deployment, when a score places the cluster's GPU pods.
+    pub extender: Option<ExtenderSettings>,
+}
+
+/// `extender image= ignorable= [score=] [replicas=]` of the Kubernetes target: the Deployment
+/// that serves a score's plugin to kube-scheduler.
+#[derive(Clone, Debug)]
+pub struct ExtenderSettings {
+    /// Where it is declared.
+    pub span: Span,
+    /// The container image holding the `placid` binary.
+    pub image: Spanned<String>,
+    /// The score it serves; `None` until names are resolved, and when the project's only
+    /// score is meant.
+    pub score: Option<Spanned<ScoreId>>,
+    /// The score's name as written, resolved into `score` once scores are lowered.
+    pub score_name: Option<Spanned<Name>>,
+    /// Pods of the Deployment.
+    pub replicas: u32,
+    /// Whether kube-scheduler places GPU pods without the extender when it is unreachable:
+    /// the policy must choose, since neither answer is safe for every cluster.
+    pub ignorable: bool,
 }
 
 impl KubernetesSettings {

@@ -237,6 +237,50 @@ pub const CONFIG_MAP: Kind = Kind {
     directory: "config",
 };
 
+/// `v1` ServiceAccount of the scheduler extender, before the Deployment that runs as it.
+pub const SERVICE_ACCOUNT: Kind = Kind {
+    api_version: "v1",
+    kind: "ServiceAccount",
+    scope: Scope::Namespaced,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "extender",
+};
+
+/// `apps/v1` Deployment of the scheduler extender, after its ConfigMap and ServiceAccount.
+pub const DEPLOYMENT: Kind = Kind {
+    api_version: "apps/v1",
+    kind: "Deployment",
+    scope: Scope::Namespaced,
+    wave: SyncWave(1),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "extender",
+};
+
+/// `v1` Service in front of the extender's pods (the URL kube-scheduler calls).
+pub const SERVICE: Kind = Kind {
+    api_version: "v1",
+    kind: "Service",
+    scope: Scope::Namespaced,
+    wave: SyncWave(1),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "extender",
+};
+
+/// `policy/v1` PodDisruptionBudget keeping an extender up through node drains.
+pub const POD_DISRUPTION_BUDGET: Kind = Kind {
+    api_version: "policy/v1",
+    kind: "PodDisruptionBudget",
+    scope: Scope::Namespaced,
+    wave: SyncWave(1),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "extender",
+};
+
 /// prometheus-operator PrometheusRule.
 pub const PROMETHEUS_RULE: Kind = Kind {
     api_version: "monitoring.coreos.com/v1",

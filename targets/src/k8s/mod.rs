@@ -7,7 +7,7 @@
 //! ([`nfd`]); tier rules Kueue cannot enforce become ValidatingAdmissionPolicies
 //! ([`admission`]); a route's tag
 //! label must carry the routed tier's queue and priority labels ([`routing`]); alerts become a PrometheusRule ([`alerts`]); the scheduler extender is
-//! registered in a KubeSchedulerConfiguration ([`scheduler`]); migrated services become Argo
+//! registered in a KubeSchedulerConfiguration ([`scheduler`]) and deployed with its plugin ([`extender`]); migrated services become Argo
 //! Rollouts stepping through the phases, gated by AnalysisTemplates ([`rollouts`]); Argo CD
 //! gets a bootstrap project, application and plugin ([`argo`]).
 //!
@@ -20,6 +20,7 @@ pub mod admission;
 pub mod alerts;
 pub mod argo;
 pub mod cells;
+pub mod extender;
 pub mod kinds;
 pub mod kueue;
 pub mod kueue_config;
@@ -65,6 +66,7 @@ pub fn objects(model: &Checked) -> Result<ObjectList, Diagnostics> {
     alerts::emit(model, &layout, &mut list, &mut diagnostics);
     alerts::emit_dashboard(model, &layout, &mut list, &mut diagnostics);
     scheduler::emit(model, &layout, &mut list, &mut diagnostics);
+    extender::emit(model, &layout, &mut list, &mut diagnostics);
     rollouts::emit(model, &layout, &mut list, &mut diagnostics);
     // Last: the Argo CD project whitelists the kinds of everything pushed before it.
     argo::emit(model, &layout, &mut list, &mut diagnostics);

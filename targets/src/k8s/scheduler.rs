@@ -5,15 +5,16 @@
 //!
 //! The extender server (`placid extender`) listens at the Service
 //! `placid-extender.<namespace>.svc:8888` with the verbs `filter` and `prioritize`. Only pods
-//! that request `nvidia.com/gpu` are sent to it (`managedResources`), and the extender is not
-//! ignorable: a filter that is skipped when the extender is down would place NVLink jobs
-//! across domains, which is worse than waiting.
+//! that request `nvidia.com/gpu` are sent to it (`managedResources`). Whether it is ignorable
+//! is the policy's choice (`extender ignorable=`): a filter that is skipped when the extender
+//! is down may place NVLink jobs across domains, and one that is not stops GPU scheduling
+//! while it is down. Both are emitted only when the target deploys an extender.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use placid_lang::diag::Diagnostics;
-use placid_lang::model::Model;
+use placid_lang::model::{ExtenderSettings, Model};
 use serde::{Deserialize, Serialize};
 
 use crate::k8s::kinds;
@@ -82,8 +83,8 @@ pub struct Extender {
     pub ignorable: bool,
 }
 
-/// The configuration for `namespace`.
-pub fn configuration(namespace: &ObjectName) -> KubeSchedulerConfiguration {
+/// The configuration for an extender in `namespace`.
+pub fn configuration(namespace: &ObjectName, extender: &ExtenderSettings) -> KubeSchedulerConfiguration {
     KubeSchedulerConfiguration {
         api_version: "kubescheduler.config.k8s.io/v1".into(),
         kind: "KubeSchedulerConfiguration".into(),
@@ -96,14 +97,15 @@ pub fn configuration(namespace: &ObjectName) -> KubeSchedulerConfiguration {
             http_timeout: "5s".into(),
             node_cache_capable: false,
             managed_resources: vec![ManagedResource { name: "nvidia.com/gpu".into(), ignored_by_scheduler: false }],
-            ignorable: false,
+            ignorable: extender.ignorable,
         }],
     }
 }
 
-/// Pushes the ConfigMap holding the configuration.
+/// Pushes the ConfigMap holding the configuration, when the target deploys an extender.
 pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
-    let text = serde_yaml::to_string(&configuration(&layout.namespace)).unwrap_or_default();
+    let Some(extender) = model.project.kubernetes.as_ref().and_then(|settings| settings.extender.as_ref()) else { return };
+    let text = serde_yaml::to_string(&configuration(&layout.namespace, extender)).unwrap_or_default();
     let config_map = ConfigMap { data: Some(BTreeMap::from([(CONFIG_KEY.to_owned(), text)])), ..ConfigMap::default() };
     let result = ObjectName::fixed("placid-scheduler-config", model.project.span).and_then(|name| {
         list.push(NewObject::namespaced(&kinds::CONFIG_MAP, layout.namespace.clone(), name, model.project.span), &config_map)

@@ -1,0 +1,101 @@
+//! The Kubernetes target's extender deployment runs: the plugin in its ConfigMap is the one
+//! whose hash the pod template carries, and `placid` started with the Deployment's own
+//! arguments (paths and address moved into a temp dir) serves it.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use sha2::{Digest, Sha256};
+
+fn read<T: for<'de> k8s_openapi::serde::Deserialize<'de>>(path: &Path) -> T {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    serde_yaml::from_str(&text).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+/// Kills the extender when the test ends, passed or not.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn http(address: &str, request: &str) -> String {
+    let mut stream = TcpStream::connect(address).unwrap_or_else(|error| panic!("{address}: {error}"));
+    stream.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).expect("answer");
+    reply
+}
+
+#[test]
+fn the_deployment_serves_the_plugin_of_its_config_map() {
+    let temp = tempfile::tempdir().expect("temp dir");
+    let out = temp.path().join("out");
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../policy-examples/cluster");
+    let built = Command::new(env!("CARGO_BIN_EXE_placid")).arg("build").arg(&example).arg("-o").arg(&out).output().expect("placid");
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let kubernetes = out.join("kubernetes");
+    let config_map: ConfigMap = read(&kubernetes.join("config/configmap.placid-system.placid-extender.yaml"));
+    let deployment: Deployment = read(&kubernetes.join("extender/deployment.placid-system.placid-extender.yaml"));
+    let service: Service = read(&kubernetes.join("extender/service.placid-system.placid-extender.yaml"));
+    let budget: PodDisruptionBudget = read(&kubernetes.join("extender/poddisruptionbudget.placid-system.placid-extender.yaml"));
+
+    let module = &config_map.binary_data.as_ref().and_then(|data| data.get("plugin.wasm")).expect("the plugin in binaryData").0;
+    let spec = deployment.spec.expect("spec");
+    let template = spec.template;
+    let annotations = template.metadata.as_ref().and_then(|meta| meta.annotations.clone()).unwrap_or_default();
+    assert_eq!(annotations.get("placid.dev/plugin-sha256"), Some(&hex::encode(Sha256::digest(module))), "a new plugin must roll the pods");
+    let labels = template.metadata.as_ref().and_then(|meta| meta.labels.clone()).unwrap_or_default();
+    let selects =
+        |selector: &std::collections::BTreeMap<String, String>| selector.iter().all(|(key, value)| labels.get(key) == Some(value));
+    assert!(selects(&spec.selector.match_labels.clone().unwrap_or_default()), "the Deployment selects its pods");
+    assert!(selects(&service.spec.as_ref().and_then(|spec| spec.selector.clone()).unwrap_or_default()), "the Service selects the pods");
+    let budget_selector = budget.spec.as_ref().and_then(|spec| spec.selector.as_ref()).and_then(|selector| selector.match_labels.clone());
+    assert!(selects(&budget_selector.unwrap_or_default()), "the budget covers the pods");
+
+    let pod = template.spec.expect("pod spec");
+    let container = &pod.containers[0];
+    let security = container.security_context.as_ref().expect("security context");
+    assert_eq!((security.run_as_non_root, security.read_only_root_filesystem), (Some(true), Some(true)));
+    // The mounted volume is the ConfigMap, at the directory the `--plugin` path is in.
+    let mount = &container.volume_mounts.as_ref().expect("mounts")[0];
+    let volume = pod.volumes.as_ref().expect("volumes").iter().find(|volume| volume.name == mount.name).expect("the mounted volume");
+    assert_eq!(volume.config_map.as_ref().map(|source| source.name.as_str()), Some("placid-extender"));
+    let mut args = container.args.clone().expect("args");
+    let plugin_at = args.iter().position(|arg| arg == "--plugin").expect("--plugin") + 1;
+    assert_eq!(Path::new(&args[plugin_at]).parent(), Some(Path::new(&mount.mount_path)));
+
+    // Run those arguments here: the plugin from the ConfigMap, on a free loopback port.
+    let plugin_file: PathBuf = temp.path().join("plugin.wasm");
+    std::fs::write(&plugin_file, module).expect("write plugin");
+    args[plugin_at] = plugin_file.display().to_string();
+    let port = TcpListener::bind("127.0.0.1:0").and_then(|listener| listener.local_addr()).expect("free port").port();
+    let address = format!("127.0.0.1:{port}");
+    let listen_at = args.iter().position(|arg| arg == "--listen").expect("--listen") + 1;
+    args[listen_at] = address.clone();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_placid")).args(&args).stderr(Stdio::piped()).spawn().expect("start extender");
+    let mut started = String::new();
+    BufReader::new(child.stderr.take().expect("stderr")).read_line(&mut started).expect("the listening line");
+    let _running = Running(child);
+    assert!(started.contains(&format!("http://{address}")), "{started}");
+
+    let health = http(&address, "GET /healthz HTTP/1.1\r\nHost: extender\r\nConnection: close\r\n\r\n");
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    let body = r#"{"Pod":{"metadata":{"name":"p"},"spec":{"containers":[{"resources":{"requests":{"nvidia.com/gpu":"1"}}}]}},"Nodes":{"items":[{"metadata":{"name":"n1","labels":{}},"status":{"allocatable":{"nvidia.com/gpu":"4"}}}]}}"#;
+    let request = format!(
+        "POST /prioritize HTTP/1.1\r\nHost: extender\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let reply = http(&address, &request);
+    assert!(reply.starts_with("HTTP/1.1 200") && reply.contains(r#""Host":"n1""#), "{reply}");
+}

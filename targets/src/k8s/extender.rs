@@ -1,0 +1,216 @@
+//! The scheduler extender as a deployment (`extender image= ignorable=` of the Kubernetes
+//! target): the plugin of the score it serves in a ConfigMap, a Deployment running
+//! `placid extender --plugin` on it, the Service kube-scheduler calls
+//! ([`super::scheduler`] registers its URL), a ServiceAccount and a PodDisruptionBudget.
+//!
+//! Why these shapes:
+//! - The extender receives whole Node objects (`nodeCacheCapable: false`) and reads nothing
+//!   from the API server, so its ServiceAccount gets no token and no RBAC.
+//! - The plugin's SHA-256 is an annotation of the pod template, so a new plugin (a changed
+//!   score) rolls the Deployment instead of leaving pods on the old module.
+//! - The pods are as locked down as a scheduler component can be: non-root, read-only root
+//!   filesystem, no privilege escalation, every capability dropped, the runtime's seccomp
+//!   profile. The plugin is the only file they read.
+//! - The PodDisruptionBudget keeps all but one replica through a drain; with one replica it
+//!   allows the drain, since a budget that can never be met would block node maintenance.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::apps::v1::{DeploymentSpec, DeploymentStrategy, RollingUpdateDeployment};
+use k8s_openapi::api::core::v1::{
+    Capabilities, ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, HTTPGetAction, PodSecurityContext, PodSpec, PodTemplateSpec,
+    Probe, ResourceRequirements, SeccompProfile, SecurityContext, ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount,
+};
+use k8s_openapi::api::policy::v1::PodDisruptionBudgetSpec;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use placid_check::Checked;
+use placid_lang::diag::{Code, Diagnostic, Diagnostics};
+use placid_lang::model::ExtenderSettings;
+use sha2::{Digest, Sha256};
+
+use crate::k8s::kinds;
+use crate::k8s::layout::Layout;
+use crate::k8s::names::ObjectName;
+use crate::k8s::objects::{NewObject, ObjectList, WithSpec};
+use crate::k8s::scheduler::EXTENDER_PORT;
+
+/// The name of every extender object, and the value of its `app.kubernetes.io/name` label.
+pub const NAME: &str = "placid-extender";
+/// Where the plugin's ConfigMap is mounted in the pods.
+pub const PLUGIN_DIR: &str = "/etc/placid/plugin";
+/// The ConfigMap key (and file name) of the plugin.
+pub const PLUGIN_KEY: &str = "plugin.wasm";
+/// ConfigMaps hold at most 1 MiB (etcd's object limit), base64 included.
+const MAX_CONFIG_MAP_BYTES: usize = 1 << 20;
+/// An unprivileged user id (distroless's `nonroot`), so the pods never run as root even when
+/// the image says otherwise.
+const RUN_AS_USER: i64 = 65_532;
+
+/// Pushes the extender's objects when the target has an `extender`.
+pub fn emit(model: &Checked, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
+    let Some(extender) = model.project.kubernetes.as_ref().and_then(|settings| settings.extender.as_ref()) else { return };
+    // Lowering reports an extender without a score; nothing is emitted for it.
+    let Some(score) = &extender.score else { return };
+    let module = match crate::wasm::module(model, model.score(score.value)) {
+        Ok(module) => module,
+        Err(errors) => {
+            diagnostics.extend(errors);
+            return;
+        }
+    };
+    // base64 grows the module by a third.
+    if module.len().div_ceil(3) * 4 > MAX_CONFIG_MAP_BYTES {
+        diagnostics.push(
+            Diagnostic::error(
+                Code::PluginTooLarge,
+                score.span,
+                format!("the plugin is {} KiB, more than a ConfigMap can hold", module.len() >> 10),
+            )
+            .label("this score's module")
+            .help("simplify the score: a ConfigMap holds 1 MiB, about 768 KiB of module"),
+        );
+        return;
+    }
+    let digest = hex::encode(Sha256::digest(&module));
+    let result = (|| -> Result<(), Diagnostic> {
+        let name = || ObjectName::fixed(NAME, extender.span);
+        let at = |kind| Ok::<_, Diagnostic>(NewObject::namespaced(kind, layout.namespace.clone(), name()?, extender.span));
+        let plugin = ConfigMap { binary_data: Some(BTreeMap::from([(PLUGIN_KEY.to_owned(), ByteString(module))])), ..ConfigMap::default() };
+        list.push(at(&kinds::CONFIG_MAP)?, &plugin)?;
+        list.push(
+            at(&kinds::SERVICE_ACCOUNT)?,
+            &ServiceAccount { automount_service_account_token: Some(false), ..ServiceAccount::default() },
+        )?;
+        let annotation = layout.keys.pod("plugin-sha256", extender.span)?;
+        list.push(at(&kinds::DEPLOYMENT)?, &WithSpec { spec: deployment(extender, annotation, digest) })?;
+        list.push(at(&kinds::SERVICE)?, &WithSpec { spec: service() })?;
+        list.push(at(&kinds::POD_DISRUPTION_BUDGET)?, &WithSpec { spec: disruption_budget(extender) })?;
+        Ok(())
+    })();
+    if let Err(diagnostic) = result {
+        diagnostics.push(diagnostic);
+    }
+}
+
+/// The labels of the extender's pods, which the Deployment, Service and budget select.
+fn pod_labels() -> BTreeMap<String, String> {
+    BTreeMap::from([("app.kubernetes.io/name".to_owned(), NAME.to_owned())])
+}
+
+fn selector() -> LabelSelector {
+    LabelSelector { match_labels: Some(pod_labels()), ..LabelSelector::default() }
+}
+
+fn deployment(extender: &ExtenderSettings, annotation: String, digest: String) -> DeploymentSpec {
+    let port = i32::from(EXTENDER_PORT);
+    let health = |initial_delay| Probe {
+        http_get: Some(HTTPGetAction { path: Some("/healthz".into()), port: IntOrString::Int(port), ..HTTPGetAction::default() }),
+        initial_delay_seconds: Some(initial_delay),
+        period_seconds: Some(10),
+        ..Probe::default()
+    };
+    let quantity = |text: &str| Quantity(text.to_owned());
+    let container = Container {
+        name: "extender".into(),
+        image: Some(extender.image.value.clone()),
+        args: Some(vec![
+            "extender".into(),
+            "--plugin".into(),
+            format!("{PLUGIN_DIR}/{PLUGIN_KEY}"),
+            "--listen".into(),
+            format!("0.0.0.0:{EXTENDER_PORT}"),
+        ]),
+        ports: Some(vec![ContainerPort { name: Some("http".into()), container_port: port, ..ContainerPort::default() }]),
+        readiness_probe: Some(health(1)),
+        liveness_probe: Some(health(10)),
+        // A batch of 5,000 nodes scores in about a millisecond; the requests leave room for
+        // bursts of concurrent calls, the memory limit bounds the Wasm instances' pool.
+        resources: Some(ResourceRequirements {
+            requests: Some(BTreeMap::from([("cpu".into(), quantity("250m")), ("memory".into(), quantity("128Mi"))])),
+            limits: Some(BTreeMap::from([("memory".into(), quantity("512Mi"))])),
+            ..ResourceRequirements::default()
+        }),
+        security_context: Some(SecurityContext {
+            run_as_non_root: Some(true),
+            run_as_user: Some(RUN_AS_USER),
+            read_only_root_filesystem: Some(true),
+            allow_privilege_escalation: Some(false),
+            capabilities: Some(Capabilities { drop: Some(vec!["ALL".into()]), ..Capabilities::default() }),
+            ..SecurityContext::default()
+        }),
+        volume_mounts: Some(vec![VolumeMount {
+            name: "plugin".into(),
+            mount_path: PLUGIN_DIR.into(),
+            read_only: Some(true),
+            ..VolumeMount::default()
+        }]),
+        ..Container::default()
+    };
+    let pod = PodSpec {
+        service_account_name: Some(NAME.into()),
+        automount_service_account_token: Some(false),
+        security_context: Some(PodSecurityContext {
+            run_as_non_root: Some(true),
+            seccomp_profile: Some(SeccompProfile { type_: "RuntimeDefault".into(), ..SeccompProfile::default() }),
+            ..PodSecurityContext::default()
+        }),
+        containers: vec![container],
+        volumes: Some(vec![Volume {
+            name: "plugin".into(),
+            config_map: Some(ConfigMapVolumeSource { name: NAME.into(), ..ConfigMapVolumeSource::default() }),
+            ..Volume::default()
+        }]),
+        ..PodSpec::default()
+    };
+    DeploymentSpec {
+        replicas: Some(extender.replicas as i32),
+        selector: selector(),
+        // Never below the wanted count while rolling: kube-scheduler calls whichever pod the
+        // Service picks, and a non-ignorable extender that is down stops GPU scheduling.
+        strategy: Some(DeploymentStrategy {
+            type_: Some("RollingUpdate".into()),
+            rolling_update: Some(RollingUpdateDeployment {
+                max_unavailable: Some(IntOrString::Int(0)),
+                max_surge: Some(IntOrString::Int(1)),
+            }),
+        }),
+        template: PodTemplateSpec {
+            metadata: Some(ObjectMeta {
+                labels: Some(pod_labels()),
+                annotations: Some(BTreeMap::from([(annotation, digest)])),
+                ..ObjectMeta::default()
+            }),
+            spec: Some(pod),
+        },
+        ..DeploymentSpec::default()
+    }
+}
+
+fn service() -> ServiceSpec {
+    let port = i32::from(EXTENDER_PORT);
+    ServiceSpec {
+        selector: Some(pod_labels()),
+        ports: Some(vec![ServicePort {
+            name: Some("http".into()),
+            port,
+            target_port: Some(IntOrString::String("http".into())),
+            ..ServicePort::default()
+        }]),
+        ..ServiceSpec::default()
+    }
+}
+
+fn disruption_budget(extender: &ExtenderSettings) -> PodDisruptionBudgetSpec {
+    let budget = if extender.replicas > 1 {
+        PodDisruptionBudgetSpec {
+            min_available: Some(IntOrString::Int(extender.replicas as i32 - 1)),
+            ..PodDisruptionBudgetSpec::default()
+        }
+    } else {
+        PodDisruptionBudgetSpec { max_unavailable: Some(IntOrString::Int(1)), ..PodDisruptionBudgetSpec::default() }
+    };
+    PodDisruptionBudgetSpec { selector: Some(selector()), ..budget }
+}
