@@ -269,6 +269,13 @@ impl Bandwidth {
     pub fn gigabytes_per_second(self) -> f64 {
         self.bits_per_second as f64 / 8e9
     }
+
+    /// Whole GB/s, rounded down (`up` false) or up: for places that compare integers, such as
+    /// Kubernetes node affinity.
+    pub fn whole_gigabytes_per_second(self, up: bool) -> u64 {
+        const BITS_PER_GIGABYTE: u64 = 8_000_000_000;
+        if up { self.bits_per_second.div_ceil(BITS_PER_GIGABYTE) } else { self.bits_per_second / BITS_PER_GIGABYTE }
+    }
 }
 
 impl fmt::Display for Bandwidth {

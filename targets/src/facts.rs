@@ -1,7 +1,8 @@
 //! The node facts that live in Kubernetes Node labels: those placid publishes under the
 //! project's label prefix (the NFD rule of `k8s` writes them) and the well-known ones other
-//! components publish, all of which the Wasm plugins read back (`wasm::sources` names them in
-//! `placid.meta`). [`NodeFact::key`] is the one spelling of each key, so the labels NFD writes
+//! components publish. The Wasm plugins read them back (`wasm::sources` names them in
+//! `placid.meta`), and the workload templates' node affinity selects on the NVLink lanes and
+//! bisection. [`NodeFact::key`] is the one spelling of each key, so the labels NFD writes
 //! and the labels the plugins read cannot drift apart.
 //!
 //! Invariant: a key never changes once released: emitted modules carry it in `placid.meta`,
@@ -22,6 +23,14 @@ pub enum NodeFact {
     Nvlink,
     /// `<prefix>/capacity`: how the node's capacity is bought.
     Capacity,
+    /// `<prefix>/nvlink-lanes`: the NVLink links every GPU of the node has to each linked
+    /// peer at least (`Node::nvlink_lanes`); absent on a node with a GPU without NVLink. A
+    /// class's `lanes=N` is node affinity `Gt N-1` on it.
+    NvlinkLanes,
+    /// `<prefix>/nvlink-bisection-gbps`: the bisection bandwidth of the node's NVLink domain,
+    /// whole GB/s rounded down (`Model::domain_bisection`); absent outside a domain. A class's
+    /// `min-bisection` is node affinity on it.
+    NvlinkBisectionGbps,
     /// `kubernetes.io/arch`, published by the kubelet.
     Arch,
     /// `nvidia.com/gpu.memory`, published by GPU feature discovery: one GPU's memory in MiB.
@@ -47,6 +56,8 @@ impl NodeFact {
         NodeFact::NvlinkGbps,
         NodeFact::Nvlink,
         NodeFact::Capacity,
+        NodeFact::NvlinkLanes,
+        NodeFact::NvlinkBisectionGbps,
         NodeFact::Arch,
         NodeFact::GpuMemoryMib,
         NodeFact::MigCapable,
@@ -60,6 +71,8 @@ impl NodeFact {
             NodeFact::NvlinkGbps => Spelling::Prefixed("nvlink-gbps"),
             NodeFact::Nvlink => Spelling::Prefixed("nvlink"),
             NodeFact::Capacity => Spelling::Prefixed("capacity"),
+            NodeFact::NvlinkLanes => Spelling::Prefixed("nvlink-lanes"),
+            NodeFact::NvlinkBisectionGbps => Spelling::Prefixed("nvlink-bisection-gbps"),
             NodeFact::Arch => Spelling::WellKnown("kubernetes.io/arch"),
             NodeFact::GpuMemoryMib => Spelling::WellKnown("nvidia.com/gpu.memory"),
             NodeFact::MigCapable => Spelling::WellKnown("nvidia.com/mig.capable"),

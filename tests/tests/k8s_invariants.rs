@@ -451,3 +451,32 @@ fn a_routed_tag_requires_its_tiers_labels_and_is_refused_naming_the_rule_for_tea
     }
     assert!(routed > 0 && refused > 0, "no example routes a tag for one team and refuses it for another");
 }
+
+#[test]
+fn a_cluster_queue_keeps_order_exactly_when_a_tier_submitting_to_it_may_not_backfill() {
+    let mut strict_seen = false;
+    let mut best_effort_seen = false;
+    for example in kubernetes_examples() {
+        let model = build_clean(&example).model;
+        let objects = emitted(&example);
+        // The tiers whose LocalQueues point at each ClusterQueue, from the emitted YAML.
+        let mut submitting: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for local in of_kind(&objects, "LocalQueue") {
+            submitting.entry(local.object["spec"]["clusterQueue"].as_str().unwrap_or_default()).or_default().insert(local.name());
+        }
+        for queue in of_kind(&objects, "ClusterQueue") {
+            let tiers = submitting.get(queue.name()).cloned().unwrap_or_default();
+            let ordered = model
+                .tiers
+                .iter()
+                .filter(|tier| tiers.contains(tier.name.as_str().to_ascii_lowercase().as_str()))
+                .any(|tier| !tier.backfill);
+            let strategy = queue.object["spec"]["queueingStrategy"].as_str();
+            let expected = if ordered { "StrictFIFO" } else { "BestEffortFIFO" };
+            assert_eq!(strategy, Some(expected), "{example}/{}: tiers {tiers:?}", queue.path);
+            strict_seen |= ordered;
+            best_effort_seen |= !ordered && !tiers.is_empty();
+        }
+    }
+    assert!(strict_seen && best_effort_seen, "the examples must show both strategies");
+}

@@ -212,3 +212,94 @@ fn a_chassis_class_requires_the_topologys_chassis_level() {
     }
     assert!(seen > 0, "no stage of the cluster example uses class eval");
 }
+
+/// Whether a node with NFD `labels` meets one node-selector requirement (`In`, `Gt`).
+fn meets(labels: &std::collections::BTreeMap<String, String>, requirement: &Value) -> bool {
+    let value = labels.get(requirement["key"].as_str().unwrap_or_default());
+    let values: Vec<&str> = requirement["values"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    match requirement["operator"].as_str() {
+        Some("In") => value.is_some_and(|value| values.contains(&value.as_str())),
+        Some("Gt") => match (value.and_then(|value| value.parse::<i64>().ok()), values.first().and_then(|bar| bar.parse::<i64>().ok())) {
+            (Some(value), Some(bar)) => value > bar,
+            _ => false,
+        },
+        other => panic!("unexpected operator {other:?}"),
+    }
+}
+
+/// The number of stages of `model` whose class asks for lanes or bisection; panics where a
+/// stage's template reaches other nodes than the pool's nodes with the class's lanes and
+/// bisection.
+fn check_nvlink_affinity(model: &placid_lang::model::Model, objects: &[Emitted]) -> usize {
+    let marks = k8s_support::nfd_marks(objects);
+    let mut restricted = 0;
+    for plan in &model.plans {
+        for stage in &plan.stages {
+            let name = format!("{}-{}", plan.name, stage.name).to_ascii_lowercase();
+            let workload = templates(objects).into_iter().find(|object| object.name() == name).expect("template");
+            let (_, pod) = job_and_pod(workload);
+            let terms = &pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"];
+            let requirements: Vec<&Value> = terms[0]["matchExpressions"].as_array().into_iter().flatten().collect();
+            let reached: BTreeSet<&str> = marks
+                .iter()
+                .filter(|(_, (labels, _))| requirements.iter().all(|requirement| meets(labels, requirement)))
+                .map(|(node, _)| node.as_str())
+                .collect();
+            let class = stage.class.as_ref().map(|class| model.class(class.value));
+            let lanes = class.and_then(|class| class.lanes.as_ref()).map(|lanes| lanes.value);
+            let bisection = class.and_then(|class| class.min_bisection.as_ref()).map(|bisection| bisection.value);
+            restricted += usize::from(lanes.is_some() || bisection.is_some());
+            let expected: BTreeSet<&str> = model
+                .pool(stage.pool.value)
+                .nodes
+                .iter()
+                .map(|node| model.node(*node))
+                .filter(|node| stage.capacity.is_none_or(|kind| node.capacity == kind))
+                .filter(|node| lanes.is_none_or(|lanes| node.nvlink_lanes().is_some_and(|offered| offered >= lanes)))
+                .filter(|node| bisection.is_none_or(|bar| node.domain.is_some_and(|domain| model.domain_bisection(domain) >= bar)))
+                .map(|node| node.name.as_str())
+                .collect();
+            assert_eq!(reached, expected, "{}: the nodes its affinity reaches", workload.path);
+        }
+    }
+    restricted
+}
+
+#[test]
+fn a_template_reaches_exactly_the_pool_nodes_with_the_class_lanes_and_bisection() {
+    let mut restricted = 0;
+    for example in kubernetes_examples() {
+        restricted += check_nvlink_affinity(&build_clean(&example).model, &emitted(&example));
+    }
+    assert!(restricted > 0, "no example stage asks for lanes or bisection");
+    // Every node of the examples offers the lanes they ask for: thin the links of one node of
+    // each NVLink domain, double the bandwidth of the first domain, and ask for a bisection
+    // only it has, so that both requirements leave nodes out. The policy tests expect
+    // placements on the unchanged inventory.
+    let mut model = build_clean("cluster").model.into_model();
+    let domains: Vec<placid_lang::model::DomainId> = (0..model.domains.len()).map(placid_lang::model::DomainId::from_index).collect();
+    for (position, domain) in domains.iter().enumerate() {
+        let last = *model.domain(*domain).nodes.last().expect("a domain has nodes");
+        for gpu in &mut model.nodes[last.index()].gpus {
+            for link in &mut gpu.links {
+                link.links = 4;
+            }
+        }
+        if position == 0 {
+            for node in model.domain(*domain).nodes.clone() {
+                for gpu in &mut model.nodes[node.index()].gpus {
+                    for link in &mut gpu.links {
+                        link.bandwidth.bits_per_second *= 2;
+                    }
+                }
+            }
+        }
+    }
+    let strongest = domains.iter().map(|domain| model.domain_bisection(*domain)).max().expect("domains");
+    let class = model.classes.iter_mut().find(|class| class.lanes.is_some()).expect("a class with lanes");
+    class.min_bisection = Some(placid_lang::span::Spanned::new(strongest, class.span));
+    model.tests.clear();
+    let changed = checked(model);
+    let objects = parsed(placid_targets::k8s::emit(&changed).expect("emits"));
+    assert!(check_nvlink_affinity(&changed, &objects) > 0);
+}

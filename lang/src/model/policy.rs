@@ -288,6 +288,13 @@ impl Tier {
         self.max_time.as_ref().map_or(Tier::DEFAULT_MAX_TIME, |max| max.value)
     }
 
+    /// Whether the tier runs on reserved capacity alone: it reserves GPUs, or is never
+    /// preempted (which only reserved capacity can promise). Kubernetes gives such a tier a
+    /// ClusterQueue of its own; every other tier shares its team's.
+    pub fn runs_on_reservations(&self) -> bool {
+        !self.reservations.is_empty() || self.preemption.value == Preemption::Never
+    }
+
     /// Whether the tier may be preempted at all.
     pub fn is_preemptible(&self) -> bool {
         matches!(self.preemption.value, Preemption::Window { .. })

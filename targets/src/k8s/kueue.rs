@@ -19,8 +19,8 @@ use serde::Serialize;
 use crate::k8s::cells::Cell;
 use crate::k8s::kinds;
 use crate::k8s::kueue_types::{
-    Amount, ClusterQueueSpec, CohortSpec, FairSharing, FlavorQuotas, LocalQueueSpec, PreemptionSettings, ReclaimPolicy, ResourceFlavorSpec,
-    ResourceGroup, ResourceName, ResourceQuota, TopologyLevel, TopologySpec, WithinQueuePolicy,
+    Amount, ClusterQueueSpec, CohortSpec, FairSharing, FlavorQuotas, LocalQueueSpec, PreemptionSettings, QueueingStrategy, ReclaimPolicy,
+    ResourceFlavorSpec, ResourceGroup, ResourceName, ResourceQuota, TopologyLevel, TopologySpec, WithinQueuePolicy,
 };
 use crate::k8s::layout::Layout;
 use crate::k8s::objects::{NewObject, ObjectList, WithSpec};
@@ -172,6 +172,10 @@ fn team_queue(model: &Model, layout: &Layout, quotas: &Quotas, team_index: usize
         cohort_name: Some(layout.project.clone()),
         namespace_selector: team_selector(layout, vec![layout.teams[team_index].object.as_str().to_owned()]),
         fair_sharing: Some(FairSharing { weight: team.share.value.to_string() }),
+        // The team's tiers with a queue of their own submit there.
+        queueing_strategy: QueueingStrategy::of(
+            team.tiers.iter().map(|tier| model.tier(tier.value)).filter(|tier| !tier.runs_on_reservations()),
+        ),
         preemption: PreemptionSettings {
             reclaim_within_cohort: ReclaimPolicy::LowerPriority,
             within_cluster_queue: WithinQueuePolicy::LowerPriority,
@@ -213,6 +217,7 @@ fn reserved_queue(model: &Model, layout: &Layout, quotas: &Quotas, tier_index: u
         cohort_name: Some(layout.project.clone()),
         namespace_selector: team_selector(layout, teams),
         fair_sharing: None,
+        queueing_strategy: QueueingStrategy::of(std::iter::once(&model.tiers[tier_index])),
         preemption: PreemptionSettings { reclaim_within_cohort: ReclaimPolicy::Never, within_cluster_queue: WithinQueuePolicy::Never },
         resource_groups,
     }

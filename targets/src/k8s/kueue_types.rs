@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use placid_lang::model::Tier;
 use serde::Serialize;
 
 use crate::k8s::names::ObjectName;
@@ -164,10 +165,33 @@ pub struct ClusterQueueSpec {
     /// Fair-sharing weight.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fair_sharing: Option<FairSharing>,
+    /// Whether a workload that does not fit holds back the ones after it.
+    pub queueing_strategy: QueueingStrategy,
     /// Preemption.
     pub preemption: PreemptionSettings,
     /// Quotas.
     pub resource_groups: Vec<ResourceGroup>,
+}
+
+/// How a ClusterQueue orders its pending workloads (by priority, then creation time) when
+/// the first one does not fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum QueueingStrategy {
+    /// The first one that does not fit holds back every later one: no job starts out of order.
+    #[serde(rename = "StrictFIFO")]
+    StrictFifo,
+    /// A later workload that fits is admitted first: backfill, without a reservation.
+    #[serde(rename = "BestEffortFIFO")]
+    BestEffortFifo,
+}
+
+impl QueueingStrategy {
+    /// The strategy of a queue admitting the jobs of `tiers`: strict when any of them may not
+    /// backfill, since `backfill #false` promises order and `backfill #true` only allows
+    /// skipping it (the checker warns where a backfilling tier loses that, E144).
+    pub fn of<'a>(mut tiers: impl Iterator<Item = &'a Tier>) -> QueueingStrategy {
+        if tiers.any(|tier| !tier.backfill) { QueueingStrategy::StrictFifo } else { QueueingStrategy::BestEffortFifo }
+    }
 }
 
 /// ResourceFlavor `spec`.

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use placid_check::Checked;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::{KubernetesSettings, Model, Node, NodeId, PoolId, Preemption, TierId};
+use placid_lang::model::{KubernetesSettings, Model, Node, NodeId, PoolId, TierId};
 use placid_lang::name::LabelKey;
 
 use crate::facts::NodeFact;
@@ -285,6 +285,15 @@ fn fact_value(model: &Model, node: &Node, fact: NodeFact) -> Result<Option<Label
         NodeFact::NvlinkGbps => LabelValue::from_plain(node.nvlink_bandwidth().gigabytes_per_second().to_string()),
         NodeFact::Nvlink => LabelValue::from_plain(node.has_nvlink().to_string()),
         NodeFact::Capacity => LabelValue::from_plain(node.capacity.as_str().to_owned()),
+        NodeFact::NvlinkLanes => match node.nvlink_lanes() {
+            Some(lanes) => LabelValue::from_plain(lanes.to_string()),
+            None => return Ok(None),
+        },
+        // Rounded down, so a node matching `Gt` on the label has at least that bandwidth.
+        NodeFact::NvlinkBisectionGbps => match node.domain {
+            Some(domain) => LabelValue::from_plain(model.domain_bisection(domain).whole_gigabytes_per_second(false).to_string()),
+            None => return Ok(None),
+        },
         // Published by the kubelet and GPU feature discovery, never by placid.
         NodeFact::Arch | NodeFact::GpuMemoryMib | NodeFact::MigCapable => return Ok(None),
     };
@@ -342,7 +351,6 @@ fn colliding_pools(model: &Model, pools: &[PoolLayout], diagnostics: &mut Diagno
 fn tier_names(tier: &placid_lang::model::Tier) -> Result<TierNames, Diagnostic> {
     let object = ObjectName::map(&tier.name, tier.span, "tier")?;
     let priority_class = object.join(&tier.priority.value.to_string(), tier.span, "tier")?;
-    let holds_reservations = !tier.reservations.is_empty() || tier.preemption.value == Preemption::Never;
-    let reserved_queue = if holds_reservations { Some(ObjectName::fixed(&format!("tier-{object}"), tier.span)?) } else { None };
+    let reserved_queue = if tier.runs_on_reservations() { Some(ObjectName::fixed(&format!("tier-{object}"), tier.span)?) } else { None };
     Ok(TierNames { object, priority_class, reserved_queue })
 }

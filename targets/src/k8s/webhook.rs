@@ -101,7 +101,7 @@ fn diagnostics_limit(diagnostics: &mut Diagnostics, span: Span, message: String)
 mod tests {
     use super::*;
     use crate::k8s::kueue_types::{
-        FlavorQuotas, PreemptionSettings, ReclaimPolicy, ResourceGroup, ResourceName, ResourceQuota, WithinQueuePolicy,
+        FlavorQuotas, PreemptionSettings, QueueingStrategy, ReclaimPolicy, ResourceGroup, ResourceName, ResourceQuota, WithinQueuePolicy,
     };
     use crate::k8s::names::ObjectName;
 
@@ -123,6 +123,7 @@ mod tests {
             cohort_name: cohort.map(name),
             namespace_selector: None,
             fair_sharing: None,
+            queueing_strategy: QueueingStrategy::StrictFifo,
             preemption: PreemptionSettings { reclaim_within_cohort: ReclaimPolicy::Never, within_cluster_queue: WithinQueuePolicy::Never },
             resource_groups: vec![ResourceGroup {
                 covered_resources: vec![ResourceName::Cpu, ResourceName::Gpu],

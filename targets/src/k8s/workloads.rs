@@ -29,9 +29,11 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use placid_lang::diag::{Diagnostic, Diagnostics};
 use placid_lang::expr::JobParam;
-use placid_lang::model::{Locality, Model, NvlinkNeed, Plan, Preemption, Stage};
+use placid_lang::model::{Class, Locality, Model, NvlinkNeed, Plan, Preemption, Stage};
+use placid_lang::name::LabelKey;
 use serde::Serialize;
 
+use crate::facts::NodeFact;
 use crate::k8s::kinds::{self, Kind};
 use crate::k8s::layout::Layout;
 use crate::k8s::names::ObjectName;
@@ -173,6 +175,28 @@ fn emit_plan(model: &Model, layout: &Layout, plan: &Plan, list: &mut ObjectList)
 }
 
 /// The DAG task of a stage: the stage's name mapped to a DNS label, which Argo accepts.
+/// A class's `lanes=N` and `min-bisection=` as node affinity on the labels NFD writes: at
+/// least `N` lanes is `Gt N-1`, as the engine's filter and the Slurm `lanes_N` feature ask.
+/// Kueue's flavor assigner ignores these keys (they are no flavor's), kube-scheduler enforces
+/// them. The bisection label is whole GB/s rounded down and the bar rounded up, so a node that
+/// matches has the bandwidth; a domain within 1 GB/s above a fractional bar is passed over.
+fn nvlink_requirements(layout: &Layout, class: &Class) -> Result<Vec<NodeSelectorRequirement>, Diagnostic> {
+    let at_least = |key: LabelKey, minimum: u64| NodeSelectorRequirement {
+        key: key.as_str().to_owned(),
+        operator: "Gt".to_owned(),
+        values: Some(vec![minimum.saturating_sub(1).to_string()]),
+    };
+    let mut requirements = Vec::new();
+    if let Some(lanes) = &class.lanes {
+        requirements.push(at_least(layout.keys.fact(NodeFact::NvlinkLanes)?, u64::from(lanes.value)));
+    }
+    if let Some(bisection) = &class.min_bisection {
+        let gbps = bisection.value.whole_gigabytes_per_second(true);
+        requirements.push(at_least(layout.keys.fact(NodeFact::NvlinkBisectionGbps)?, gbps));
+    }
+    Ok(requirements)
+}
+
 fn task_name(stage: &Stage) -> String {
     stage.name.as_str().to_ascii_lowercase().replace(['_', '.'], "-")
 }
@@ -275,17 +299,15 @@ fn pod_template(
         .filter(|(_, cell)| stage.capacity.is_none_or(|kind| cell.capacity == kind))
         .map(|(_, cell)| cell.name.as_str().to_owned())
         .collect();
+    let mut requirements =
+        vec![NodeSelectorRequirement { key: layout.cell_label.as_str().to_owned(), operator: "In".to_owned(), values: Some(cells) }];
+    if let Some(class) = class {
+        requirements.extend(nvlink_requirements(layout, class)?);
+    }
     let affinity = Affinity {
         node_affinity: Some(NodeAffinity {
             required_during_scheduling_ignored_during_execution: Some(NodeSelector {
-                node_selector_terms: vec![NodeSelectorTerm {
-                    match_expressions: Some(vec![NodeSelectorRequirement {
-                        key: layout.cell_label.as_str().to_owned(),
-                        operator: "In".to_owned(),
-                        values: Some(cells),
-                    }]),
-                    match_fields: None,
-                }],
+                node_selector_terms: vec![NodeSelectorTerm { match_expressions: Some(requirements), match_fields: None }],
             }),
             preferred_during_scheduling_ignored_during_execution: None,
         }),
