@@ -19,6 +19,7 @@ pub mod k8s;
 pub mod migration;
 pub mod ops;
 pub mod playbooks;
+pub mod results;
 pub mod runbook;
 pub mod slurm;
 pub mod text;

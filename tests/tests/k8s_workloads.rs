@@ -127,18 +127,43 @@ fn each_plan_is_a_workflow_template_whose_dag_follows_the_stage_order() {
             let spec = &workflow.object["spec"];
             let dag = spec["templates"].as_array().into_iter().flatten().find(|template| template["name"] == spec["entrypoint"]);
             let tasks = dag.and_then(|dag| dag["dag"]["tasks"].as_array()).unwrap_or_else(|| panic!("{}: no DAG", workflow.path));
-            assert_eq!(tasks.len(), plan.stages.len(), "{}", workflow.path);
-            for (stage, task) in plan.stages.iter().zip(tasks) {
+            let promotions = plan.stages.iter().filter(|stage| stage.promote.is_some()).count();
+            assert_eq!(tasks.len(), plan.stages.len() + promotions, "{}: a task per stage and per promotion", workflow.path);
+            let stage_tasks = tasks.iter().filter(|task| !task["name"].as_str().unwrap_or_default().starts_with("promote-"));
+            for (stage, task) in plan.stages.iter().zip(stage_tasks) {
                 let dependencies: BTreeSet<String> =
                     task["dependencies"].as_array().into_iter().flatten().filter_map(|value| value.as_str().map(str::to_owned)).collect();
-                let after: BTreeSet<String> =
-                    stage.after.iter().map(|after| plan.stages[after.value].name.as_str().to_ascii_lowercase()).collect();
+                // A stage after a promoting one waits for its ranking and runs its winners.
+                let after: BTreeSet<String> = stage
+                    .after
+                    .iter()
+                    .map(|after| &plan.stages[after.value])
+                    .map(|after| {
+                        let name = after.name.as_str().to_ascii_lowercase();
+                        if after.promote.is_some() { format!("promote-{name}") } else { name }
+                    })
+                    .collect();
                 assert_eq!(dependencies, after, "{}: task {}", workflow.path, task["name"]);
-                let count = task["withSequence"]["count"].as_str().map_or(1, |count| count.parse().unwrap_or(0));
-                assert_eq!(count, stage.trials.max(1), "{}: task {} trials", workflow.path, task["name"]);
+                let fed = stage.after.iter().find(|after| plan.stages[after.value].promote.is_some());
+                match fed {
+                    Some(after) => {
+                        let ranking = format!("promote-{}", plan.stages[after.value].name.as_str().to_ascii_lowercase());
+                        assert_eq!(task["withParam"], format!("{{{{tasks.{ranking}.outputs.result}}}}").as_str(), "{}", workflow.path);
+                        assert!(tasks.iter().any(|task| task["name"] == ranking.as_str() && task["depends"].is_string()));
+                    }
+                    None => {
+                        let count = task["withSequence"]["count"].as_str().map_or(1, |count| count.parse().unwrap_or(0));
+                        assert_eq!(count, stage.trials.max(1), "{}: task {} trials", workflow.path, task["name"]);
+                    }
+                }
                 let step = spec["templates"].as_array().into_iter().flatten().find(|template| template["name"] == task["template"]);
                 let manifest = step.and_then(|step| step["resource"]["manifest"].as_str()).unwrap_or_default();
-                let created: Value = serde_yaml::from_str(manifest).unwrap_or_else(|error| panic!("{}: manifest: {error}", workflow.path));
+                let mut created: Value =
+                    serde_yaml::from_str(manifest).unwrap_or_else(|error| panic!("{}: manifest: {error}", workflow.path));
+                if stage.promote.is_some() || fed.is_some() {
+                    let wiring = without_results(&mut created);
+                    assert!(wiring, "{}: stage {} has no results volume", workflow.path, stage.name);
+                }
                 let template_name = format!("{}-{}", plan.name, stage.name).to_ascii_lowercase();
                 let standalone = templates(&objects).into_iter().find(|object| object.name() == template_name).map(|object| &object.object);
                 assert_eq!(
@@ -150,6 +175,74 @@ fn each_plan_is_a_workflow_template_whose_dag_follows_the_stage_order() {
             }
         }
     }
+}
+
+/// Removes what a workflow adds to a promoting or promoted stage's pods (the results volume,
+/// its mount, the directory it creates and the `PLACID_RESULT*`/`PLACID_PROMOTED_TRIAL`
+/// variables), saying whether the volume was there.
+fn without_results(workload: &mut Value) -> bool {
+    let pod = match workload["kind"].as_str() {
+        Some("JobSet") => &mut workload["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"],
+        _ => &mut workload["spec"]["template"]["spec"],
+    };
+    let Some(pod) = pod.as_object_mut() else { return false };
+    let had = pod.remove("volumes").is_some();
+    pod.remove("initContainers");
+    for container in pod.get_mut("containers").and_then(Value::as_array_mut).into_iter().flatten() {
+        let Some(container) = container.as_object_mut() else { continue };
+        container.remove("volumeMounts");
+        if let Some(env) = container.get_mut("env").and_then(Value::as_array_mut) {
+            env.retain(|var| {
+                !var["name"].as_str().is_some_and(|name| name.starts_with("PLACID_RESULT") || name == "PLACID_PROMOTED_TRIAL")
+            });
+            if env.is_empty() {
+                container.remove("env");
+            }
+        }
+    }
+    had
+}
+
+#[test]
+fn the_promotion_step_ranks_the_trials_results_files_and_prints_the_winners() {
+    let objects = emitted("cluster");
+    let workflow = of_kind(&objects, "WorkflowTemplate").into_iter().find(|object| object.name() == "asr-sweep").expect("asr-sweep");
+    let step = workflow.object["spec"]["templates"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|template| template["name"] == "promote-sweep")
+        .expect("the ranking step");
+    let source = step["script"]["source"].as_str().expect("a script");
+    let mount = step["script"]["volumeMounts"][0]["mountPath"].as_str().expect("the results volume");
+    // The policy: top 4 by val-wer, lowest first. Trial 7 reports no val-wer, the file
+    // `1;x` is no trial's, and 5 and 3 tie (the lower trial first).
+    let results = tempfile::tempdir().expect("temp dir");
+    let trials = results.path().join("sweep");
+    std::fs::create_dir_all(&trials).expect("mkdir");
+    for (trial, text) in [
+        ("0", "val-wer 0.31\n"),
+        ("3", "val-wer 0.12\n"),
+        ("5", "loss 9\nval-wer 0.12\n"),
+        ("7", "loss 0.01\n"),
+        ("9", "val-wer 0.2\n"),
+        ("11", "val-wer 0.5\n"),
+        ("1;x", "val-wer 0.0\n"),
+    ] {
+        std::fs::write(trials.join(format!("{trial}.result")), text).expect("write");
+    }
+    let script = source.replace(&format!("results={mount}\n"), &format!("results='{}'\n", results.path().display()));
+    assert_ne!(script, source, "the script sets its results directory");
+    let output = std::process::Command::new("sh").arg("-c").arg(&script).output().expect("sh");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let winners: Vec<String> = serde_json::from_slice(&output.stdout).unwrap_or_else(|error| panic!("stdout is not a JSON list: {error}"));
+    assert_eq!(winners, ["3", "5", "9", "0"]);
+    // No trial reported: the step fails, so the stages after it do not run.
+    for entry in std::fs::read_dir(&trials).expect("read").flatten() {
+        std::fs::remove_file(entry.path()).expect("rm");
+    }
+    let output = std::process::Command::new("sh").arg("-c").arg(&script).output().expect("sh");
+    assert!(!output.status.success());
 }
 
 #[test]

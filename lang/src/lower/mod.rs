@@ -3,8 +3,8 @@
 //! model together with *all* diagnostics. Elements that fail to lower are left out of the
 //! model (their errors are reported), so later passes only ever see well-formed elements.
 
-mod extender;
 mod inventory;
+mod kubernetes;
 mod names;
 mod plans;
 mod policy;
@@ -136,7 +136,8 @@ pub fn load(world: &dyn World) -> Compilation {
     tests::lower(&mut cx, &mut model, &tables, &of_kind("test"));
     model.admin_accounts = policy::lower_admin_accounts(&mut cx, &of_kind("admin-accounts"));
     model.routes = policy::lower_routes(&mut cx, &tables, &of_kind("route"));
-    extender::resolve(&mut cx, &mut model, &tables.scores);
+    kubernetes::resolve(&mut cx, &mut model, &tables.scores);
+    kubernetes::require_steps_image(&mut cx, &model);
 
     let mut diagnostics = cx.diagnostics;
     diagnostics.sort();

@@ -172,7 +172,7 @@ fn lower_slurm(cx: &mut Cx, node: &NodeReader<'_>) -> Option<SlurmSettings> {
 
 fn lower_kubernetes(cx: &mut Cx, node: &NodeReader<'_>) -> Option<KubernetesSettings> {
     let props = node.props(cx, &["version", "label-prefix", "namespace"]);
-    let children = node.children(cx, &["argo", "extender"]);
+    let children = node.children(cx, &["argo", "extender", "steps"]);
     let version_value = props.require(cx, node, "version")?;
     let version_text = version_value.string(cx)?;
     let minor_version = match version_text.value.split_once('.') {
@@ -219,10 +219,14 @@ fn lower_kubernetes(cx: &mut Cx, node: &NodeReader<'_>) -> Option<KubernetesSett
         None => None,
     };
     let extender = match NodeReader::single(cx, &children, "extender") {
-        Some(extender) => Some(super::extender::lower(cx, extender)?),
+        Some(extender) => Some(super::kubernetes::lower_extender(cx, extender)?),
         None => None,
     };
-    Some(KubernetesSettings { span: node.name_span(), minor_version, label_prefix, namespace, argo, extender })
+    let steps_image = match NodeReader::single(cx, &children, "steps") {
+        Some(steps) => Some(super::kubernetes::lower_steps(cx, steps)?),
+        None => None,
+    };
+    Some(KubernetesSettings { span: node.name_span(), minor_version, label_prefix, namespace, argo, extender, steps_image })
 }
 
 fn lower_argo(cx: &mut Cx, node: &NodeReader<'_>) -> Option<ArgoSettings> {

@@ -110,6 +110,9 @@ pub struct KubernetesSettings {
     pub argo: Option<ArgoSettings>,
     /// The scheduler extender's deployment, when a score places the cluster's GPU pods.
     pub extender: Option<ExtenderSettings>,
+    /// The image of the steps placid adds to plan workflows (`steps image=`): a POSIX shell
+    /// with `awk` and `sort`, for ranking a promoting stage's trials.
+    pub steps_image: Option<Spanned<String>>,
 }
 
 /// `extender image= ignorable= [score=] [replicas=]` of the Kubernetes target: the Deployment

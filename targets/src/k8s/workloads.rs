@@ -22,15 +22,16 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::{JobSpec, JobTemplateSpec};
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, EnvVar, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PodSpec, PodTemplateSpec,
-    ResourceRequirements,
+    Affinity, Container, EnvVar, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PersistentVolumeClaimSpec,
+    PersistentVolumeClaimVolumeSource, PodSpec, PodTemplateSpec, ResourceRequirements, Volume, VolumeMount, VolumeResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use placid_lang::diag::{Diagnostic, Diagnostics};
 use placid_lang::expr::JobParam;
-use placid_lang::model::{Class, Locality, Model, NvlinkNeed, Plan, Preemption, Stage};
+use placid_lang::model::{Class, Locality, Model, NvlinkNeed, Plan, Preemption, Promote, Stage};
 use placid_lang::name::LabelKey;
+use placid_lang::span::Spanned;
 use serde::Serialize;
 
 use crate::facts::NodeFact;
@@ -39,6 +40,7 @@ use crate::k8s::layout::Layout;
 use crate::k8s::names::ObjectName;
 use crate::k8s::objects::{Layer, NewObject, ObjectList, WithSpec};
 use crate::k8s::scheduler::SCHEDULER_NAME;
+use crate::text::shell_word;
 use crate::wasm::meta::Source;
 use crate::wasm::sources::param_source;
 
@@ -104,6 +106,15 @@ impl Workload {
         }
     }
 
+    /// The pod spec of its trial's pods.
+    fn pod_spec(&mut self) -> Option<&mut PodSpec> {
+        let job = match self {
+            Workload::Job(spec) => spec.as_mut(),
+            Workload::JobSet(spec) => spec.replicated_jobs.first_mut()?.template.spec.as_mut()?,
+        };
+        job.template.spec.as_mut()
+    }
+
     /// The manifest an Argo `resource` step creates: the same object with a generated name, so
     /// trials and reruns do not collide.
     fn manifest(&self, generate_name: &str, namespace: &str, labels: &BTreeMap<String, String>) -> String {
@@ -142,13 +153,15 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
 fn emit_plan(model: &Model, layout: &Layout, plan: &Plan, list: &mut ObjectList) -> Result<(), Diagnostic> {
     let team = &layout.teams[plan.team.value.index()];
     let plan_name = ObjectName::map(&plan.name, plan.span, "plan")?;
+    let promotes = plan.stages.iter().any(|stage| stage.promote.is_some());
+    let steps_image = model.project.kubernetes.as_ref().and_then(|settings| settings.steps_image.as_ref());
     let mut tasks = Vec::with_capacity(plan.stages.len());
-    let mut templates = vec![Template::dag(&plan_name, Vec::new())];
+    let mut templates = vec![Template::dag(&plan_name, Vec::new(), promotes)];
     for stage in &plan.stages {
         let stage_name = ObjectName::map(&stage.name, stage.span, "stage")?;
         let name = plan_name.join(stage_name.as_str(), stage.span, "stage")?;
         let labels = workload_labels(layout, stage);
-        let workload = workload(model, layout, plan, &plan_name, stage, &stage_name)?;
+        let mut workload = workload(model, layout, plan, &plan_name, stage, &stage_name)?;
         let mut meta = NewObject::namespaced(workload.kind(), team.namespace.clone(), name.clone(), stage.span);
         meta.layer = Layer::Workloads;
         meta.labels = labels.clone();
@@ -156,25 +169,152 @@ fn emit_plan(model: &Model, layout: &Layout, plan: &Plan, list: &mut ObjectList)
             Workload::Job(spec) => list.push(meta, &WithSpec { spec })?,
             Workload::JobSet(spec) => list.push(meta, &WithSpec { spec })?,
         }
+        // The stage whose winners this one runs, if any (the first promoting `after`).
+        let fed_by = stage.after.iter().map(|after| &plan.stages[after.value]).find(|after| after.promote.is_some());
+        let role = Results { promotes: stage.promote.is_some(), fed: fed_by.is_some() };
+        if let Some(pod) = workload.pod_spec() {
+            role.wire(pod, stage_name.as_str(), steps_image);
+        }
         templates.push(Template::resource(
             stage_name.as_str(),
             workload.manifest(name.as_str(), team.namespace.as_str(), &labels),
             &workload,
+            role.parameters(),
         ));
-        let dependencies: Vec<String> = stage.after.iter().map(|after| task_name(&plan.stages[after.value])).collect();
+        let dependencies: Vec<String> = stage
+            .after
+            .iter()
+            .map(|after| &plan.stages[after.value])
+            .map(|after| if after.promote.is_some() { promote_task(after) } else { task_name(after) })
+            .collect();
+        let (with_sequence, with_param) = match fed_by {
+            Some(fed_by) => (None, Some(format!("{{{{tasks.{}.outputs.result}}}}", promote_task(fed_by)))),
+            None => ((stage.trials > 1).then(|| Sequence { count: stage.trials.to_string() }), None),
+        };
+        let trial = if with_sequence.is_some() || with_param.is_some() { "{{item}}" } else { "0" };
         tasks.push(DagTask {
             name: task_name(stage),
             template: stage_name.as_str().to_owned(),
             dependencies,
-            with_sequence: (stage.trials > 1).then(|| Sequence { count: stage.trials.to_string() }),
+            depends: None,
+            with_sequence,
+            with_param,
+            arguments: role.arguments(trial),
         });
+        if let (Some(promote), Some(image)) = (&stage.promote, steps_image) {
+            templates.push(Template::promote(&promote_task(stage), image, &promotion_script(stage_name.as_str(), promote)));
+            // Every trial ended, however: a failed or preempted trial is not ranked, and
+            // cannot stall the plan (the Slurm step's `afterany`).
+            let task = task_name(stage);
+            tasks.push(DagTask {
+                name: promote_task(stage),
+                template: promote_task(stage),
+                dependencies: Vec::new(),
+                depends: Some(format!("{task}.Succeeded || {task}.Failed || {task}.Errored")),
+                with_sequence: None,
+                with_param: None,
+                arguments: None,
+            });
+        }
     }
-    templates[0] = Template::dag(&plan_name, tasks);
-    let spec = WorkflowTemplateSpec { entrypoint: plan_name.as_str().to_owned(), templates };
+    templates[0] = Template::dag(&plan_name, tasks, promotes);
+    let volume_claim_templates = promotes.then(|| vec![ResultsClaim::new()]);
+    let spec = WorkflowTemplateSpec { entrypoint: plan_name.as_str().to_owned(), templates, volume_claim_templates };
     list.push(NewObject::namespaced(&kinds::WORKFLOW_TEMPLATE, team.namespace.clone(), plan_name, plan.span), &WithSpec { spec })
 }
 
-/// The DAG task of a stage: the stage's name mapped to a DNS label, which Argo accepts.
+/// The name of a promoting stage's ranking task and template.
+fn promote_task(stage: &Stage) -> String {
+    format!("promote-{}", task_name(stage))
+}
+
+/// The ranking step's script: the Slurm promotion job's ranking on the workflow's results
+/// volume, then the winners as a JSON list on stdout, which the stages after it fan out over.
+/// Its log lines go to stderr, since Argo takes stdout as the step's result.
+fn promotion_script(stage: &str, promote: &Promote) -> String {
+    format!(
+        "set -eu\nresults={RESULTS_DIR}\nstage={}\nmetric={}\ntop={}\nsort_order={}\n{{\n{}}} >&2\n{}",
+        shell_word(stage),
+        shell_word(promote.by.as_str()),
+        promote.top,
+        crate::results::sort_order(promote.order),
+        crate::results::RANK_TRIALS,
+        r#"awk 'BEGIN { printf "[" } { printf "%s\"%s\"", (NR > 1 ? "," : ""), $1 } END { print "]" }' "$results/$stage.promoted""#,
+    )
+}
+
+/// Where a promoting plan's results volume is mounted, in trial pods and the ranking step.
+const RESULTS_DIR: &str = "/placid/results";
+/// The workflow's volume claim template; Argo names the claim `<workflow>-results`.
+const RESULTS_VOLUME: &str = "results";
+
+/// How a stage's trials take part in its plan's promotions.
+struct Results {
+    /// Its trials write results files for a ranking.
+    promotes: bool,
+    /// It runs the winners of an earlier stage's ranking, one per trial.
+    fed: bool,
+}
+
+impl Results {
+    /// The workflow's copy of a trial's pod: the results volume, the directory created before
+    /// the trial starts (with the steps image), and the variables the training code reads.
+    fn wire(&self, pod: &mut PodSpec, stage: &str, steps_image: Option<&Spanned<String>>) {
+        if !self.promotes && !self.fed {
+            return;
+        }
+        let mount = VolumeMount { name: RESULTS_VOLUME.to_owned(), mount_path: RESULTS_DIR.to_owned(), ..VolumeMount::default() };
+        let variable = |name: &str, value: String| EnvVar { name: name.to_owned(), value: Some(value), value_from: None };
+        let mut env = vec![variable("PLACID_RESULTS_DIR", RESULTS_DIR.to_owned())];
+        if self.promotes {
+            env.push(variable("PLACID_RESULT_FILE", format!("{RESULTS_DIR}/{stage}/{{{{inputs.parameters.trial}}}}.result")));
+            if let Some(image) = steps_image {
+                pod.init_containers = Some(vec![Container {
+                    name: "results-dir".to_owned(),
+                    image: Some(image.value.clone()),
+                    command: Some(vec!["mkdir".to_owned(), "-p".to_owned(), format!("{RESULTS_DIR}/{stage}")]),
+                    volume_mounts: Some(vec![mount.clone()]),
+                    ..Container::default()
+                }]);
+            }
+        }
+        if self.fed {
+            env.push(variable("PLACID_PROMOTED_TRIAL", "{{inputs.parameters.promoted}}".to_owned()));
+        }
+        for container in &mut pod.containers {
+            container.env.get_or_insert_with(Vec::new).extend(env.iter().cloned());
+            container.volume_mounts.get_or_insert_with(Vec::new).push(mount.clone());
+        }
+        pod.volumes.get_or_insert_with(Vec::new).push(Volume {
+            name: RESULTS_VOLUME.to_owned(),
+            persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                claim_name: format!("{{{{workflow.name}}}}-{RESULTS_VOLUME}"),
+                read_only: None,
+            }),
+            ..Volume::default()
+        });
+    }
+
+    /// The resource template's inputs.
+    fn parameters(&self) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        if self.promotes || self.fed {
+            names.push("trial");
+        }
+        if self.fed {
+            names.push("promoted");
+        }
+        names
+    }
+
+    /// The task's arguments for them: the trial (the sequence item, or the promoted trial).
+    fn arguments(&self, trial: &str) -> Option<Arguments> {
+        let parameters: Vec<Parameter> =
+            self.parameters().into_iter().map(|name| Parameter { name: name.to_owned(), value: Some(trial.to_owned()) }).collect();
+        (!parameters.is_empty()).then_some(Arguments { parameters })
+    }
+}
+
 /// A class's `lanes=N` and `min-bisection=` as node affinity on the labels NFD writes: at
 /// least `N` lanes is `Gt N-1`, as the engine's filter and the Slurm `lanes_N` feature ask.
 /// Kueue's flavor assigner ignores these keys (they are no flavor's), kube-scheduler enforces
@@ -197,6 +337,7 @@ fn nvlink_requirements(layout: &Layout, class: &Class) -> Result<Vec<NodeSelecto
     Ok(requirements)
 }
 
+/// The DAG task of a stage: the stage's name mapped to a DNS label, which Argo accepts.
 fn task_name(stage: &Stage) -> String {
     stage.name.as_str().to_ascii_lowercase().replace(['_', '.'], "-")
 }
@@ -355,35 +496,92 @@ fn pod_template(
 
 /// WorkflowTemplate `spec` (argoproj.io/v1alpha1).
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct WorkflowTemplateSpec {
     entrypoint: String,
     templates: Vec<Template>,
+    /// The results volume of a plan that promotes, one per workflow run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    volume_claim_templates: Option<Vec<ResultsClaim>>,
+}
+
+/// The results volume: shared by the trials, which may run on several nodes at once.
+#[derive(Serialize)]
+struct ResultsClaim {
+    metadata: ObjectMeta,
+    spec: PersistentVolumeClaimSpec,
+}
+
+impl ResultsClaim {
+    /// Results files are a few lines per trial.
+    fn new() -> ResultsClaim {
+        ResultsClaim {
+            metadata: ObjectMeta { name: Some(RESULTS_VOLUME.to_owned()), ..ObjectMeta::default() },
+            spec: PersistentVolumeClaimSpec {
+                access_modes: Some(vec!["ReadWriteMany".to_owned()]),
+                resources: Some(VolumeResourceRequirements {
+                    requests: Some(BTreeMap::from([("storage".to_owned(), Quantity("1Gi".to_owned()))])),
+                    ..VolumeResourceRequirements::default()
+                }),
+                ..PersistentVolumeClaimSpec::default()
+            },
+        }
+    }
 }
 
 #[derive(Serialize)]
 struct Template {
     name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    inputs: Option<Arguments>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     dag: Option<Dag>,
     #[serde(skip_serializing_if = "Option::is_none")]
     resource: Option<ResourceTemplate>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    script: Option<Script>,
 }
 
 impl Template {
-    fn dag(plan: &ObjectName, tasks: Vec<DagTask>) -> Template {
-        Template { name: plan.as_str().to_owned(), dag: Some(Dag { tasks }), resource: None }
+    /// The plan's DAG; a plan that promotes goes on after a failed trial, as its ranking does.
+    fn dag(plan: &ObjectName, tasks: Vec<DagTask>, promotes: bool) -> Template {
+        let fail_fast = promotes.then_some(false);
+        Template { name: plan.as_str().to_owned(), inputs: None, dag: Some(Dag { tasks, fail_fast }), resource: None, script: None }
+    }
+
+    /// A promoting stage's ranking, on the results volume.
+    fn promote(name: &str, image: &Spanned<String>, source: &str) -> Template {
+        Template {
+            name: name.to_owned(),
+            inputs: None,
+            dag: None,
+            resource: None,
+            script: Some(Script {
+                image: image.value.clone(),
+                command: vec!["sh".to_owned()],
+                source: source.to_owned(),
+                volume_mounts: vec![VolumeMount {
+                    name: RESULTS_VOLUME.to_owned(),
+                    mount_path: RESULTS_DIR.to_owned(),
+                    ..VolumeMount::default()
+                }],
+            }),
+        }
     }
 
     /// A step that creates the stage's workload and waits until it ends: Kueue admits it, so
     /// the DAG's order is the plan's and the queues' order is the policy's.
-    fn resource(stage: &str, manifest: String, workload: &Workload) -> Template {
+    fn resource(stage: &str, manifest: String, workload: &Workload, parameters: Vec<&str>) -> Template {
         let (success, failure) = match workload {
             Workload::Job(_) => ("status.succeeded > 0", "status.failed > 0"),
             Workload::JobSet(_) => ("status.terminalState == Completed", "status.terminalState == Failed"),
         };
+        let parameters: Vec<Parameter> = parameters.into_iter().map(|name| Parameter { name: name.to_owned(), value: None }).collect();
         Template {
             name: stage.to_owned(),
+            inputs: (!parameters.is_empty()).then_some(Arguments { parameters }),
             dag: None,
+            script: None,
             resource: Some(ResourceTemplate {
                 action: "create".to_owned(),
                 manifest,
@@ -395,8 +593,11 @@ impl Template {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct Dag {
     tasks: Vec<DagTask>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fail_fast: Option<bool>,
 }
 
 #[derive(Serialize)]
@@ -406,9 +607,39 @@ struct DagTask {
     template: String,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     dependencies: Vec<String>,
+    /// A condition on earlier tasks' outcomes, instead of `dependencies` (Argo takes one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    depends: Option<String>,
     /// One workload per trial.
     #[serde(skip_serializing_if = "Option::is_none")]
     with_sequence: Option<Sequence>,
+    /// One workload per promoted trial.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    with_param: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arguments: Option<Arguments>,
+}
+
+/// Parameters given to a task, or taken by a template (then without values).
+#[derive(Serialize)]
+struct Arguments {
+    parameters: Vec<Parameter>,
+}
+
+#[derive(Serialize)]
+struct Parameter {
+    name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Script {
+    image: String,
+    command: Vec<String>,
+    source: String,
+    volume_mounts: Vec<VolumeMount>,
 }
 
 #[derive(Serialize)]

@@ -54,24 +54,12 @@ pub fn render(model: &Model, plan: &Plan, stage: &Stage, promote: &Promote, acco
         shell_word(stage.name.as_str()),
         shell_word(promote.by.as_str()),
         promote.top,
-        if promote.order == Direction::Min { "-g" } else { "-gr" }
+        crate::results::sort_order(promote.order)
     );
-    out.push_str(PROMOTE_LOGIC);
+    out.push_str(crate::results::RANK_TRIALS);
+    out.push_str(SHOW_PROMOTED);
     out
 }
 
-const PROMOTE_LOGIC: &str = r#"ranked=$(for file in "$results/$stage"/*.result; do
-    [ -f "$file" ] || continue
-    task=$(basename "$file" .result)
-    awk -v metric="$metric" -v task="$task" \
-        '$1 == metric && $2 ~ /^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$/ { print task, $2; exit }' "$file"
-done | sort -k2,2 $sort_order -k1,1n | head -n "$top")
-if [ -z "$ranked" ]; then
-    echo "placid: no trial of stage $stage reported $metric in $results/$stage" >&2
-    exit 1
-fi
-printf '%s\n' "$ranked" > "$results/$stage.promoted.tmp"
-mv "$results/$stage.promoted.tmp" "$results/$stage.promoted"
-echo "placid: promoted from $stage by $metric:"
-cat "$results/$stage.promoted"
-"#;
+/// The promotion job's log: what it promoted.
+const SHOW_PROMOTED: &str = "echo \"placid: promoted from $stage by $metric:\"\ncat \"$results/$stage.promoted\"\n";

@@ -1,6 +1,9 @@
-//! `extender` of the Kubernetes target: which score the scheduler extender serves, from which
-//! image, and whether kube-scheduler may go on without it. The score is named before scores
-//! are lowered (the target lives in the project file), so it is resolved in a second step.
+//! The Kubernetes target's children beyond Argo CD:
+//! - `extender`: which score the scheduler extender serves, from which image, and whether
+//!   kube-scheduler may go on without it. The score is named before scores are lowered (the
+//!   target lives in the project file), so it is resolved in a second step.
+//! - `steps image=`: the image of the steps placid adds to plan workflows (a promotion's
+//!   ranking), any image with a POSIX shell, `awk` and `sort`.
 
 use crate::diag::{Code, Diagnostic};
 use crate::lower::names::Names;
@@ -13,7 +16,7 @@ const MAX_REPLICAS: u32 = 16;
 /// The longest image reference accepted (registry, path, tag and digest together).
 const MAX_IMAGE: usize = 512;
 
-pub(super) fn lower(cx: &mut Cx, node: &NodeReader<'_>) -> Option<ExtenderSettings> {
+pub(super) fn lower_extender(cx: &mut Cx, node: &NodeReader<'_>) -> Option<ExtenderSettings> {
     let props = node.props(cx, &["image", "ignorable", "score", "replicas"]);
     node.children(cx, &[]);
     let image = props.require(cx, node, "image").and_then(|value| value.string(cx)).and_then(|text| image(cx, text));
@@ -27,6 +30,13 @@ pub(super) fn lower(cx: &mut Cx, node: &NodeReader<'_>) -> Option<ExtenderSettin
         None => 2,
     };
     Some(ExtenderSettings { span: node.name_span(), image: image?, score: None, score_name, replicas, ignorable: ignorable? })
+}
+
+pub(super) fn lower_steps(cx: &mut Cx, node: &NodeReader<'_>) -> Option<Spanned<String>> {
+    let props = node.props(cx, &["image"]);
+    node.children(cx, &[]);
+    let text = props.require(cx, node, "image")?.string(cx)?;
+    image(cx, text)
 }
 
 /// An OCI image reference in the characters references may hold, so it can be written into
@@ -80,4 +90,22 @@ pub(super) fn resolve(cx: &mut Cx, model: &mut Model, scores: &Names<ScoreId>) {
             None
         }
     };
+}
+
+/// A promoting stage's ranking runs as a workflow step, which needs an image: without `steps`,
+/// the WorkflowTemplate could not promote, and the stages after it would not run the winners.
+pub(super) fn require_steps_image(cx: &mut Cx, model: &Model) {
+    let Some(kubernetes) = &model.project.kubernetes else { return };
+    if kubernetes.steps_image.is_some() {
+        return;
+    }
+    let promotes = model.plans.iter().flat_map(|plan| &plan.stages).find_map(|stage| stage.promote.as_ref());
+    if let Some(promote) = promotes {
+        cx.error(
+            Diagnostic::error(Code::StepsImageMissing, promote.span, "this promotion needs a step image on Kubernetes")
+                .label("ranked by a workflow step")
+                .with_secondary(kubernetes.span, "the target names no `steps image=`")
+                .help("add `steps image=\"docker.io/library/busybox:1.36\"` (any image with sh, awk and sort) to the Kubernetes target"),
+        );
+    }
 }
