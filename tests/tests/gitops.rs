@@ -167,7 +167,7 @@ fn a_node_moving_domain_is_reported_with_its_pools() {
     fixture.edit(
         "inventory/nvl-a.kdl",
         "node \"rv-a-04\" arch=\"riscv64\" rack=\"r1\" chassis=\"c2\" nvlink-domain=\"nvl-a\"",
-        "node \"rv-a-04\" arch=\"riscv64\" rack=\"r1\" chassis=\"c2\" nvlink-domain=\"nvl-b\"",
+        "node \"rv-a-04\" arch=\"riscv64\" rack=\"r1\" chassis=\"c4\" nvlink-domain=\"nvl-b\"",
     );
     fixture.commit("move rv-a-04 to nvl-b");
     let report = fixture.diff_commits("HEAD~1", "HEAD");
@@ -329,8 +329,8 @@ fn scenario(name: &str) -> DiffReport {
         "node-moves-domain" => fixture.edit(
             "inventory/nvl-a.kdl",
             "node \"rv-a-04\" arch=\"riscv64\" rack=\"r1\" chassis=\"c2\" nvlink-domain=\"nvl-a\"",
-            // Its rack moves with it: an NVLink domain spanning racks is refused (E140).
-            "node \"rv-a-04\" arch=\"riscv64\" rack=\"r2\" chassis=\"c2\" nvlink-domain=\"nvl-b\"",
+            // Its rack and chassis move with it: levels that do not nest are refused (E140).
+            "node \"rv-a-04\" arch=\"riscv64\" rack=\"r2\" chassis=\"c4\" nvlink-domain=\"nvl-b\"",
         ),
         "preemption-window" => fixture.edit("policy/tiers.kdl", "window=\"3m\"", "window=\"5m\""),
         "new-plan" => {

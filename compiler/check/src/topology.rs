@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use petgraph::graph::{NodeIndex, UnGraph};
 use petgraph::unionfind::UnionFind;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::{Locality, Model, NodeId, PoolId};
+use placid_lang::model::{Locality, Model, Node, NodeId, PoolId};
 
 /// A vertex of the topology graph.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,45 +134,86 @@ pub(super) fn check(model: &Model, topology: &Topology, diagnostics: &mut Diagno
     }
 }
 
-/// Refuses NVLink domains whose nodes are not all in one rack, or mix nodes with and without a
-/// rack: the levels must nest for Kueue's Topology and Slurm's topology tree. (A domain of
-/// rackless nodes nests: the Kubernetes target gives them the domain as rack.) One error per
-/// domain, at its first node in another rack.
+/// Refuses levels that do not nest, as Kueue's Topology and Slurm's topology tree need: an
+/// NVLink domain whose nodes are not all in one rack, or mix nodes with and without a rack (a
+/// domain of rackless nodes nests: the Kubernetes target gives them the domain as rack), and a
+/// chassis whose nodes are not all in one NVLink domain (or mix nodes in one and in none). One
+/// error per domain or chassis, at its first node elsewhere.
 fn check_nesting(model: &Model, diagnostics: &mut Diagnostics) {
-    let mut first: Vec<Option<NodeId>> = vec![None; model.domains.len()];
-    let mut reported = vec![false; model.domains.len()];
-    let rack_of = |id: NodeId| -> String {
-        let node = model.node(id);
-        node.rack.map_or_else(|| format!("(no rack: {})", node.name), |rack| format!("`{}`", model.rack(rack).name))
-    };
-    for (index, node) in model.nodes.iter().enumerate() {
-        let Some(domain) = node.domain else { continue };
-        let id = NodeId::from_index(index);
-        let Some(seen) = first[domain.index()] else {
-            first[domain.index()] = Some(id);
-            continue;
-        };
-        let same = node.rack == model.node(seen).rack;
-        if same || reported[domain.index()] {
-            continue;
-        }
-        reported[domain.index()] = true;
-        diagnostics.push(
+    let rack_of =
+        |node: &Node| node.rack.map_or_else(|| format!("(no rack: {})", node.name), |rack| format!("`{}`", model.rack(rack).name));
+    nest(
+        model,
+        diagnostics,
+        |node| node.domain,
+        |node| node.rack,
+        |domain, seen, node| {
             Diagnostic::error(
                 Code::TopologyLevelsDoNotNest,
                 node.span,
                 format!(
                     "NVLink domain `{}` spans racks: node `{}` is in rack {}, node `{}` in rack {}",
                     model.domain(domain).name,
-                    model.node(seen).name,
+                    seen.name,
                     rack_of(seen),
                     node.name,
-                    rack_of(id)
+                    rack_of(node)
                 ),
             )
             .label("in another rack than the rest of its NVLink domain")
-            .help("give every node of an NVLink domain the same `rack` (name the racks a domain spans as one)"),
-        );
+            .help("give every node of an NVLink domain the same `rack` (name the racks a domain spans as one)")
+        },
+    );
+    let domain_of = |node: &Node| node.domain.map_or_else(|| "none".to_owned(), |domain| format!("`{}`", model.domain(domain).name));
+    nest(
+        model,
+        diagnostics,
+        |node| node.chassis.clone(),
+        |node| node.domain,
+        |chassis, seen, node| {
+            Diagnostic::error(
+                Code::TopologyLevelsDoNotNest,
+                node.span,
+                format!(
+                    "chassis `{chassis}` spans NVLink domains: node `{}` is in domain {}, node `{}` in domain {}",
+                    seen.name,
+                    domain_of(seen),
+                    node.name,
+                    domain_of(node)
+                ),
+            )
+            .label("in another NVLink domain than the rest of its chassis")
+            .help("give every node of a chassis the same `nvlink-domain`, or name the chassis apart")
+        },
+    );
+}
+
+/// Requires every node of a unit at one level (`unit`: its domain, its chassis) to share its
+/// parent at the next level up (`parent`): one `refusal` per unit, at its first node elsewhere.
+fn nest<U: Ord, P: PartialEq>(
+    model: &Model,
+    diagnostics: &mut Diagnostics,
+    unit: impl Fn(&Node) -> Option<U>,
+    parent: impl Fn(&Node) -> P,
+    refusal: impl Fn(U, &Node, &Node) -> Diagnostic,
+) {
+    // The first node of each unit, and whether the unit was refused already.
+    let mut first: BTreeMap<U, (NodeId, bool)> = BTreeMap::new();
+    for (index, node) in model.nodes.iter().enumerate() {
+        let Some(key) = unit(node) else { continue };
+        let (seen, reported) = match first.get_mut(&key) {
+            Some(entry) => entry,
+            None => {
+                first.insert(key, (NodeId::from_index(index), false));
+                continue;
+            }
+        };
+        let seen = model.node(*seen);
+        if *reported || parent(node) == parent(seen) {
+            continue;
+        }
+        *reported = true;
+        diagnostics.push(refusal(key, seen, node));
     }
 }
 
@@ -212,16 +253,21 @@ mod tests {
     use placid_lang::diag::{Code, Diagnostics};
     use placid_lang::source::MemoryWorld;
 
-    /// The E140 errors of an inventory of `(node, rack)` pairs, all in NVLink domain `d1`, and
-    /// the nodes they point at.
+    /// The E140 errors of an inventory of `(node, rack)` pairs, all in NVLink domain `d1`.
     fn nesting_errors(nodes: &[(&str, Option<&str>)]) -> Vec<String> {
-        let inventory: String = nodes
+        let nodes: Vec<String> = nodes
             .iter()
             .map(|(name, rack)| {
                 let rack = rack.map(|rack| format!(" rack=\"{rack}\"")).unwrap_or_default();
-                format!("node \"{name}\" arch=\"x86_64\" nvlink-domain=\"d1\"{rack} {{\n    gpu 0 model=\"H200\"\n}}\n")
+                format!("node \"{name}\" arch=\"x86_64\" nvlink-domain=\"d1\"{rack}")
             })
             .collect();
+        errors_of(&nodes)
+    }
+
+    /// The E140 errors of an inventory of nodes given by their `node` line (without the block).
+    fn errors_of(nodes: &[String]) -> Vec<String> {
+        let inventory: String = nodes.iter().map(|node| format!("{node} {{\n    gpu 0 model=\"H200\"\n}}\n")).collect();
         let mut world = MemoryWorld::new();
         world.insert("placid.kdl", "project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\n");
         world.insert("nodes.kdl", &inventory);
@@ -251,5 +297,18 @@ mod tests {
     fn a_domain_mixing_racked_and_rackless_nodes_is_refused() {
         assert_eq!(nesting_errors(&[("n1", Some("r1")), ("n2", None)]).len(), 1);
         assert!(nesting_errors(&[("n1", None), ("n2", None)]).is_empty());
+    }
+
+    #[test]
+    fn a_chassis_spanning_nvlink_domains_is_refused_once() {
+        let node = |name: &str, chassis: &str, domain: Option<&str>| {
+            let domain = domain.map(|domain| format!(" nvlink-domain=\"{domain}\"")).unwrap_or_default();
+            format!("node \"{name}\" arch=\"x86_64\" rack=\"r1\" chassis=\"{chassis}\"{domain}")
+        };
+        assert!(errors_of(&[node("n1", "c1", Some("d1")), node("n2", "c1", Some("d1")), node("n3", "c2", Some("d2"))]).is_empty());
+        let errors = errors_of(&[node("n1", "c1", Some("d1")), node("n2", "c1", Some("d2")), node("n3", "c1", None)]);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].contains("chassis `c1` spans NVLink domains") && errors[0].contains("`n2`"), "{}", errors[0]);
+        assert_eq!(errors_of(&[node("n1", "c1", None), node("n2", "c1", Some("d1"))]).len(), 1);
     }
 }

@@ -169,7 +169,10 @@ fn durations_use_slurm_time_format() {
 fn nodes(prefix: &str, count: usize, domain: Option<&str>) -> String {
     (1..=count)
         .map(|index| {
-            let node = NODES.replace("node \"n1\"", &format!("node \"{prefix}{index}\""));
+            // A chassis of its own: a chassis lies in one NVLink domain (E140).
+            let node = NODES
+                .replace("node \"n1\"", &format!("node \"{prefix}{index}\""))
+                .replace("chassis=\"c1\"", &format!("chassis=\"c-{prefix}{index}\""));
             match domain {
                 Some(domain) => node.replace("nvlink-domain=\"d1\"", &format!("nvlink-domain=\"{domain}\"")),
                 None => node.replace(" nvlink-domain=\"d1\"", ""),
@@ -293,8 +296,8 @@ fn the_site_keys_are_requirements_not_part_of_the_include() {
 
 #[test]
 fn a_reserving_tier_is_capped_at_its_reservation_and_kept_off_other_and_spot_pools() {
-    let nodes =
-        NODES.to_owned() + &NODES.replace("\"n1\"", "\"n2\"").replace("d1", "d2").replace("capacity=\"reserved\"", "capacity=\"spot\"");
+    let nodes = NODES.to_owned()
+        + &NODES.replace("\"n1\"", "\"n2\"").replace("d1", "d2").replace("c1", "c2").replace("capacity=\"reserved\"", "capacity=\"spot\"");
     let policy = POLICY.replace(r#"tier "P0" { priority 1000; preemption "never" }"#, r#"tier "P0" { priority 1000; preemption "never"; reserve pool="first" gpus=1 }"#)
         .replace(r#"pool "all" { select arch="riscv64" }"#, "pool \"all\" { select arch=\"riscv64\" }\npool \"first\" { select nvlink-domain=\"d1\" }\npool \"spot\" { select capacity=\"spot\" }\n")
         + "tier \"P00\" { priority 900; preemption \"never\" }\n";
@@ -355,7 +358,8 @@ fn a_tier_budget_is_its_qos_limit_reset_daily() {
 
 #[test]
 fn a_pool_of_two_prices_is_two_partitions_and_their_names_may_not_collide() {
-    let nodes = NODES.to_owned() + &NODES.replace("\"n1\"", "\"n2\"").replace("d1", "d2").replace("(usd)2.50", "(usd)1.00");
+    let nodes =
+        NODES.to_owned() + &NODES.replace("\"n1\"", "\"n2\"").replace("d1", "d2").replace("c1", "c2").replace("(usd)2.50", "(usd)1.00");
     let artifacts = emit_project(&nodes, POLICY, &SlurmTemplates::default()).unwrap_or_else(|codes| panic!("{codes:?}"));
     let conf = file(&artifacts, "slurm/slurm.conf");
     assert!(conf.contains("PartitionName=all_100 Nodes=n2 AllowQos=p0,p1 TRESBillingWeights=CPU=0,Mem=0,GRES/gpu=100"), "{conf}");
@@ -373,6 +377,7 @@ fn a_class_with_lanes_or_bisection_is_constrained_to_the_nodes_and_domains_that_
     let slow = NODES
         .replace("\"n1\"", "\"n2\"")
         .replace("\"d1\"", "\"d2\"")
+        .replace("\"c1\"", "\"c2\"")
         .replace("links=18 bandwidth=\"900GB/s\"", "links=6 bandwidth=\"300GB/s\"");
     let policy = POLICY.to_owned()
         + "class \"wide\" { nvlink \"required\" lanes=12; locality \"any\" }\n\
@@ -380,7 +385,7 @@ fn a_class_with_lanes_or_bisection_is_constrained_to_the_nodes_and_domains_that_
     let artifacts = emit_project(&(NODES.to_owned() + &slow), &policy, &SlurmTemplates::default()).unwrap_or_default();
     let conf = file(&artifacts, "slurm/slurm.conf");
     assert!(conf.contains("Features=riscv64,nvlink_d1,rack_r1,chassis_c1,capacity_reserved,lanes_6,lanes_12 "), "{conf}");
-    assert!(conf.contains("Features=riscv64,nvlink_d2,rack_r1,chassis_c1,capacity_reserved,lanes_6 "), "{conf}");
+    assert!(conf.contains("Features=riscv64,nvlink_d2,rack_r1,chassis_c2,capacity_reserved,lanes_6 "), "{conf}");
     let lua = file(&artifacts, "slurm/job_submit.lua");
     assert!(lua.contains("[\"class_wide\"] = { constraint = \"lanes_12\" },"), "{lua}");
     assert!(lua.contains("[\"class_bisected\"] = { constraint = \"[nvlink_d1]&lanes_6\" },"), "{lua}");
