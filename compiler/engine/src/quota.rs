@@ -1,7 +1,8 @@
-//! Quotas and budgets, from the numbers the Kueue queues carry (`model/shares.rs`): a team's
+//! Quotas and budgets, per pool, from the guarantees of `model/shares.rs`: a team's
 //! jobs in a pool are charged to its queue (guaranteed GPUs, plus what it may borrow when it
 //! has a backfill tier); a reserving tier's jobs in its reserved pool are charged to the
-//! tier's reservation, which lends and borrows nothing.
+//! tier's reservation, which lends and borrows nothing. Kueue splits the same guarantees per
+//! cell; docs/semantics.md section 4 says where that differs with overlapping pools.
 
 use placid_lang::model::{Model, NodeId, PoolId, TeamId, TierId};
 
