@@ -17,22 +17,26 @@ const BANDWIDTH: &str = "900GB/s";
 /// declarations is reported.
 pub(super) fn read(cx: &mut Cx, file: &ParsedFile, accept: &mut dyn FnMut(&mut Cx, NodeDraft)) {
     for node in file.document.nodes() {
-        let reader = NodeReader::new(node, file.id);
-        if reader.kind() != "node" {
-            cx.error(
-                Diagnostic::error(
-                    Code::UnknownNode,
-                    reader.name_span(),
-                    format!("inventory files contain `node` declarations, not `{}`", reader.kind()),
-                )
-                .label("unknown node")
-                .help("put policy declarations in files named by `include`"),
-            );
-            continue;
-        }
-        if let Some(draft) = read_node(cx, &reader) {
-            accept(cx, draft);
-        }
+        read_declaration(cx, &NodeReader::new(node, file.id), accept);
+    }
+}
+
+/// Reads one top-level declaration of an inventory file.
+pub(super) fn read_declaration(cx: &mut Cx, reader: &NodeReader<'_>, accept: &mut dyn FnMut(&mut Cx, NodeDraft)) {
+    if reader.kind() != "node" {
+        cx.error(
+            Diagnostic::error(
+                Code::UnknownNode,
+                reader.name_span(),
+                format!("inventory files contain `node` declarations, not `{}`", reader.kind()),
+            )
+            .label("unknown node")
+            .help("put policy declarations in files named by `include`"),
+        );
+        return;
+    }
+    if let Some(draft) = read_node(cx, reader) {
+        accept(cx, draft);
     }
 }
 

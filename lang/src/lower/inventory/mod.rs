@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use crate::diag::{Code, Diagnostic};
 use crate::lower::ParsedFile;
 use crate::lower::inventory::draft::NodeDraft;
-use crate::lower::reader::Cx;
+use crate::lower::reader::{Cx, NodeReader};
 use crate::model::{Domain, DomainId, Model, Node, NodeId, Rack, RackId};
 use crate::name::Name;
 use crate::span::{FileId, Spanned};
@@ -61,17 +61,35 @@ pub fn read_inventory_file(file: FileId, text: &str, format: InventoryFormat) ->
 /// and their errors reported.
 pub(super) fn read(cx: &mut Cx, file: FileId, text: &str, format: InventoryFormat) -> Vec<InventoryEntry> {
     let mut entries = Vec::new();
-    // Each node is validated as soon as it is read, so no more than one draft is ever held.
-    let mut validate = |cx: &mut Cx, draft: NodeDraft| entries.extend(draft.validate(cx));
     match format {
-        InventoryFormat::Json => json::read(cx, file, text, &mut validate),
+        // Each node is validated as soon as it is read, so no more than one draft is ever held.
+        InventoryFormat::Json => json::read(cx, file, text, &mut |cx, draft: NodeDraft| entries.extend(draft.validate(cx))),
         InventoryFormat::Kdl => {
+            if let Some((plain, diagnostics)) = read_plain(cx, file, text) {
+                cx.diagnostics.extend(diagnostics);
+                return plain;
+            }
             let (document, diagnostics) = crate::syntax::parse(file, text);
             cx.diagnostics.extend(diagnostics);
-            kdl::read(cx, &ParsedFile { id: file, document }, &mut validate);
+            kdl::read(cx, &ParsedFile { id: file, document }, &mut |cx, draft: NodeDraft| entries.extend(draft.validate(cx)));
         }
     }
     entries
+}
+
+/// Reads a KDL inventory in the plain subset machines write ([`crate::syntax::plain`]), one
+/// node at a time, so no document of the whole file is held; `None` when the file leaves the
+/// subset, whose nodes are then read again from the `kdl` crate's document. The nodes and
+/// diagnostics are those of that path.
+fn read_plain(cx: &Cx, file: FileId, text: &str) -> Option<(Vec<InventoryEntry>, crate::diag::Diagnostics)> {
+    let mut trial = Cx::new();
+    trial.currency = cx.currency;
+    let mut entries = Vec::new();
+    for node in crate::syntax::plain::nodes(text) {
+        let node = node?;
+        kdl::read_declaration(&mut trial, &NodeReader::new(&node, file), &mut |cx, draft: NodeDraft| entries.extend(draft.validate(cx)));
+    }
+    Some((entries, trial.diagnostics))
 }
 
 /// Builds the inventory half of a model (nodes, domains, racks) from entries: sorts the nodes,

@@ -6,6 +6,8 @@
 //! and once per piece of a block comment, so a small file of deep braces would overflow the
 //! stack (an abort, not an error) before any diagnostic could be made.
 
+pub mod plain;
+
 use kdl::KdlDocument;
 
 use crate::diag::{Code, Diagnostic, Diagnostics};

@@ -1,0 +1,170 @@
+//! The plain-KDL reader builds exactly the document the `kdl` crate parses, spans included,
+//! for every inventory placid ships and for generated ones, and declines what it does not
+//! cover rather than reading it differently.
+
+use std::path::Path;
+
+use kdl::{KdlDocument, KdlNode};
+use placid_lang::syntax::plain;
+use proptest::prelude::*;
+
+/// Everything of a document the lowering reads: names and their spans, entries (key, value,
+/// type annotation, span, the written form of floats) and children.
+fn shape(document: &KdlDocument) -> Vec<String> {
+    let mut lines = Vec::new();
+    for node in document.nodes() {
+        node_shape(node, 0, &mut lines);
+    }
+    lines
+}
+
+fn node_shape(node: &KdlNode, depth: usize, lines: &mut Vec<String>) {
+    let name = node.name();
+    lines.push(format!("{depth} node {} @{:?}", name.value(), name.span()));
+    for entry in node.entries() {
+        let repr = match entry.value() {
+            kdl::KdlValue::Float(_) => entry.format().map(|format| format.value_repr.clone()),
+            _ => None,
+        };
+        lines.push(format!(
+            "{depth}   entry {:?} = {:?} ty {:?} @{:?} repr {repr:?}",
+            entry.name().map(|name| name.value()),
+            entry.value(),
+            entry.ty().map(|ty| ty.value()),
+            entry.span()
+        ));
+    }
+    if let Some(children) = node.children() {
+        for child in children.nodes() {
+            node_shape(child, depth + 1, lines);
+        }
+    }
+}
+
+/// Both readers agree on `text`, or the plain one declines it.
+fn agree(text: &str) -> bool {
+    let Some(fast) = plain::read(text) else { return false };
+    let parsed = KdlDocument::parse_v2(text).unwrap_or_else(|error| panic!("the plain reader accepted invalid KDL: {error:?}\n{text}"));
+    assert_eq!(shape(&fast), shape(&parsed), "{text}");
+    true
+}
+
+#[test]
+fn every_shipped_inventory_is_read_as_the_crate_reads_it() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policy-examples");
+    let mut read = 0;
+    for example in std::fs::read_dir(&examples).expect("examples").flatten() {
+        let Ok(files) = std::fs::read_dir(example.path().join("inventory")) else { continue };
+        for file in files.flatten().filter(|file| file.path().extension().is_some_and(|ext| ext == "kdl")) {
+            let text = std::fs::read_to_string(file.path()).expect("read");
+            assert!(agree(&text), "{} is not in the plain subset", file.path().display());
+            read += 1;
+        }
+    }
+    assert!(read >= 5, "only {read} inventories");
+}
+
+#[test]
+fn what_placid_prints_is_in_the_plain_subset() {
+    // The canonical printer writes what the probe and `placid inventory merge` write.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policy-examples/cluster/inventory");
+    let mut world = placid_lang::source::MemoryWorld::new();
+    world.insert("placid.kdl", "project \"p\" currency=\"usd\"\ninventory \"inventory/*.kdl\"\n");
+    for file in std::fs::read_dir(&path).expect("inventory").flatten() {
+        let name = format!("inventory/{}", file.file_name().to_string_lossy());
+        world.insert(&name, std::fs::read_to_string(file.path()).expect("read"));
+    }
+    let model = placid_lang::load(&world).model;
+    assert_eq!(model.nodes.len(), 12);
+    assert!(agree(&placid_lang::print::inventory_kdl(&model)), "the printer left the plain subset");
+}
+
+#[test]
+fn text_outside_the_subset_is_declined() {
+    for text in [
+        "node \"a\" arch=x86_64\n",        // a bare identifier as a value
+        "node \"a\"  arch=\"x\"\n",        // two spaces
+        "node \"a\" arch=\"x\" \n",        // a trailing space
+        "node \"a\" { gpu 0; }\n",         // several nodes on a line
+        "node \"a\" name=\"caf\u{e9}\"\n", // not ASCII
+        "node \"a\" name=\"a\\\"b\"\n",    // an escape
+        "node \"a\" n=1e3\n",              // an exponent
+        "node \"a\" n=0x10\n",             // hexadecimal
+        "node \"a\" {\n",                  // a block left open
+        "}\n",                             // a block never opened
+        "/* comment */ node \"a\"\n",      // a block comment
+        "node \"a\" n=#null\n",            // null
+    ] {
+        assert!(plain::read(text).is_none(), "accepted {text:?}");
+    }
+    let deep = "a {\n".repeat(placid_lang::syntax::MAX_NESTING + 1) + &"}\n".repeat(placid_lang::syntax::MAX_NESTING + 1);
+    assert!(plain::read(&deep).is_none(), "nesting beyond the crate's guard must take the crate's path");
+}
+
+fn word() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z][a-z0-9-]{0,6}".prop_map(|name| format!("\"{name}\"")),
+        "[ a-zA-Z0-9./:_-]{0,8}".prop_map(|text| format!("\"{text}\"")),
+        (-1000i64..1000).prop_map(|number| number.to_string()),
+        (0u32..1000, 0u32..100).prop_map(|(whole, fraction)| format!("{whole}.{fraction:02}")),
+        Just("#true".to_owned()),
+        Just("#false".to_owned()),
+        (0u32..100, 0u32..100).prop_map(|(whole, fraction)| format!("(usd){whole}.{fraction:02}")),
+    ]
+}
+
+fn entry() -> impl Strategy<Value = String> {
+    (proptest::option::of("[a-z][a-z-]{0,8}"), word()).prop_map(|(key, value)| match key {
+        Some(key) => format!("{key}={value}"),
+        None => value,
+    })
+}
+
+fn line() -> impl Strategy<Value = String> {
+    ("[a-z][a-z0-9-]{0,6}", proptest::collection::vec(entry(), 0..5), 0u8..3).prop_map(|(name, entries, kind)| {
+        let head = std::iter::once(name).chain(entries).collect::<Vec<_>>().join(" ");
+        match kind {
+            0 => format!("{head} {{"),
+            1 => "}".to_owned(),
+            _ => head,
+        }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    /// Random plain documents (indented, with comments, blocks balanced) are read, and read
+    /// the same both ways.
+    #[test]
+    fn generated_plain_documents_agree(lines in proptest::collection::vec(line(), 0..24), indent in 0usize..5) {
+        let mut depth = 0usize;
+        let mut text = String::from("// written by a machine\n");
+        let put = |text: &mut String, depth: usize, line: &str| {
+            text.push_str(&" ".repeat(depth * indent));
+            text.push_str(line);
+            text.push('\n');
+        };
+        for line in &lines {
+            if line == "}" {
+                let Some(outer) = depth.checked_sub(1) else { continue };
+                depth = outer;
+            }
+            put(&mut text, depth, line);
+            if line.ends_with('{') {
+                depth += 1;
+            }
+        }
+        for outer in (0..depth).rev() {
+            put(&mut text, outer, "}");
+        }
+        prop_assert!(agree(&text), "declined:\n{}", text);
+    }
+
+    /// Arbitrary text of KDL's punctuation: whatever the plain reader accepts, the crate
+    /// parses to the same document (`agree` panics otherwise).
+    #[test]
+    fn accepted_text_is_always_valid_kdl(text in "[a-c0-9 \"{}=().#;/\\\n-]{0,60}") {
+        agree(&text);
+    }
+}
