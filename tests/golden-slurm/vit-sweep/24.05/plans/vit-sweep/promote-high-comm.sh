@@ -15,6 +15,7 @@ sort_order=-gr
 ranked=$(for file in "$results/$stage"/*.result; do
     [ -f "$file" ] || continue
     task=$(basename "$file" .result)
+    case "$task" in ''|*[!0-9]*) continue ;; esac
     awk -v metric="$metric" -v task="$task" \
         '$1 == metric && $2 ~ /^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$/ { print task, $2; exit }' "$file"
 done | sort -k2,2 $sort_order -k1,1n | head -n "$top")
