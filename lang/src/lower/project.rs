@@ -118,8 +118,8 @@ fn lower_target(cx: &mut Cx, node: &NodeReader<'_>, project: &mut Project) {
         "slurm" => project.slurm = lower_slurm(cx, node),
         "kubernetes" => project.kubernetes = lower_kubernetes(cx, node),
         _ => {
-            node.props(cx, &[]);
-            node.children(cx, &[]);
+            node.props(cx, schema::TARGET_WASM.properties);
+            node.children(cx, schema::TARGET_WASM.children);
             project.wasm = Some(WasmSettings { span: node.name_span() });
         }
     }

@@ -39,6 +39,7 @@ pub const NODES: &[&NodeSchema] = &[
     &TARGET_SLURM,
     &TARGET_KUBERNETES,
     &TARGET_KUBERNETES_ARGO,
+    &TARGET_WASM,
     &NODE,
     &NODE_CPU,
     &NODE_CPU_PROFILE,
@@ -88,6 +89,9 @@ pub const TARGET_SLURM: NodeSchema = node("target=slurm", &["version", "cluster"
 pub const TARGET_KUBERNETES: NodeSchema = node("target=kubernetes", &["version", "label-prefix", "namespace"], &["argo"]);
 /// The Argo CD application of the Kubernetes target.
 pub const TARGET_KUBERNETES_ARGO: NodeSchema = node("target=kubernetes/argo", &["repo", "path", "revision", "namespace"], &[]);
+
+/// `target "wasm"`: it takes nothing, and is listed so that every target kind has its entry.
+pub const TARGET_WASM: NodeSchema = node("target=wasm", &[], &[]);
 
 /// An inventory host.
 pub const NODE: NodeSchema =
