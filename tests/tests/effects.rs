@@ -496,6 +496,60 @@ fn every_setting_has_an_entry() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// The rows of the table in docs/language.md, "Where each setting takes effect": setting, text.
+fn documented_effects() -> BTreeMap<String, String> {
+    let path = placid_tests::workspace_root().join("docs").join("language.md");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()));
+    let section = text.split_once("## Where each setting takes effect").map(|(_, rest)| rest).unwrap_or_default();
+    let section = section.split("\n## ").next().unwrap_or_default();
+    section
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `"))
+        .filter_map(|row| row.split_once("` | "))
+        .map(|(key, effect)| (key.to_owned(), effect.trim_end_matches(" |").to_owned()))
+        .collect()
+}
+
+/// The words docs/language.md uses for a reach.
+fn documented_as(reach: Reach) -> String {
+    match reach {
+        Checker(name) => {
+            let code = placid_lang::codes::Code::ALL.iter().find(|code| code.name() == name);
+            code.map_or_else(|| format!("a code named {name}"), |code| format!("E{:03}", code.number()))
+        }
+        other => other.to_string(),
+    }
+}
+
+#[test]
+fn the_language_reference_says_where_every_setting_takes_effect() {
+    let documented = documented_effects();
+    let mut problems = Vec::new();
+    for entry in ENTRIES {
+        let Some(effect) = documented.get(entry.key) else {
+            problems.push(format!("`{}` has no row in docs/language.md, \"Where each setting takes effect\"", entry.key));
+            continue;
+        };
+        let effect = effect.to_lowercase();
+        let words: Vec<String> = match &entry.effect {
+            Effect::Changes(_, reaches) => reaches.iter().map(|reach| documented_as(*reach).to_lowercase()).collect(),
+            Effect::Parts => vec!["its".to_owned()],
+            Effect::Record(_) => vec!["record".to_owned()],
+        };
+        for word in words.iter().filter(|word| !effect.contains(word.as_str())) {
+            problems.push(format!("docs/language.md says `{}` takes effect in \"{effect}\", which does not name {word}", entry.key));
+        }
+    }
+    let keys = language_keys();
+    problems.extend(
+        documented
+            .keys()
+            .filter(|key| !keys.contains(key.as_str()))
+            .map(|key| format!("docs/language.md has a row for `{key}`, which the language does not have")),
+    );
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 #[test]
 fn every_setting_reaches_what_it_says() {
     let mut bases: BTreeMap<String, Outcome> = BTreeMap::new();
