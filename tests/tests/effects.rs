@@ -2,8 +2,10 @@
 //! (`placid_lang::lower::schema`) has an entry here, and changing it in a bundled example
 //! changes what the entry says it reaches: an artifact of a target, the engine's results, or
 //! the checker's diagnostics. A property added to the schema without an entry fails
-//! `every_setting_has_an_entry`; an effect removed from a target fails `every_setting_reaches_what_it_says`.
-//! docs/language.md says the same, per property, under "takes effect".
+//! `every_setting_has_an_entry`; an effect removed from a target fails
+//! `every_setting_reaches_what_it_says`. docs/language.md ("Where each setting takes effect")
+//! has a row per setting, and `the_language_reference_says_where_every_setting_takes_effect`
+//! keeps each row naming at least what its entry proves.
 
 use std::collections::{BTreeMap, BTreeSet};
 
