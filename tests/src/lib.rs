@@ -2,6 +2,7 @@
 //! examples, and compiling a project in memory.
 
 pub mod crd;
+pub mod effects;
 pub mod git;
 pub mod golden;
 pub mod prometheus;

@@ -17,6 +17,7 @@ mod migrations;
 mod plans;
 mod preemption;
 mod routing;
+mod target_gaps;
 #[cfg(test)]
 mod tests;
 mod tier_budget;
@@ -112,6 +113,9 @@ pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     admission::check(&model, &mut diagnostics);
     if lowered_clean {
         routing::check(&model, &mut diagnostics);
+        // What a target cannot carry out is news once the project lowers; before, the errors
+        // come first.
+        target_gaps::check(&model, &mut diagnostics);
     }
     diagnostics.sort();
     let verdict = if diagnostics.has_errors() { Verdict::Rejected(model) } else { Verdict::Checked(Checked(model)) };

@@ -8,6 +8,7 @@
 use crate::diag::{Code, Diagnostic};
 use crate::lower::names::Names;
 use crate::lower::reader::{Cx, NodeReader};
+use crate::lower::schema;
 use crate::model::{ExtenderSettings, Model, ScoreId};
 use crate::span::Spanned;
 
@@ -17,8 +18,8 @@ const MAX_REPLICAS: u32 = 16;
 const MAX_IMAGE: usize = 512;
 
 pub(super) fn lower_extender(cx: &mut Cx, node: &NodeReader<'_>) -> Option<ExtenderSettings> {
-    let props = node.props(cx, &["image", "ignorable", "score", "replicas"]);
-    node.children(cx, &[]);
+    let props = node.props(cx, schema::TARGET_KUBERNETES_EXTENDER.properties);
+    node.children(cx, schema::TARGET_KUBERNETES_EXTENDER.children);
     let image = props.require(cx, node, "image").and_then(|value| value.string(cx)).and_then(|text| image(cx, text));
     let ignorable = props.require(cx, node, "ignorable").and_then(|value| value.bool(cx));
     let score_name = match props.get("score") {
@@ -33,8 +34,8 @@ pub(super) fn lower_extender(cx: &mut Cx, node: &NodeReader<'_>) -> Option<Exten
 }
 
 pub(super) fn lower_steps(cx: &mut Cx, node: &NodeReader<'_>) -> Option<Spanned<String>> {
-    let props = node.props(cx, &["image"]);
-    node.children(cx, &[]);
+    let props = node.props(cx, schema::TARGET_KUBERNETES_STEPS.properties);
+    node.children(cx, schema::TARGET_KUBERNETES_STEPS.children);
     let text = props.require(cx, node, "image")?.string(cx)?;
     image(cx, text)
 }

@@ -11,6 +11,7 @@ mod policy;
 mod project;
 pub(crate) mod reader;
 mod rollout;
+pub mod schema;
 mod tests;
 mod values;
 
@@ -29,12 +30,7 @@ use reader::{Cx, NodeReader};
 /// The name of the project file at the root of every project.
 pub const PROJECT_FILE: &str = "placid.kdl";
 
-/// Declarations that may appear in any policy file.
-const POLICY_KINDS: &[&str] =
-    &["pool", "tier", "cost-center", "team", "class", "score", "plan", "metric", "migration", "alert", "test", "admin-accounts", "route"];
-
-/// Declarations that only the project file may contain.
-const PROJECT_KINDS: &[&str] = &["project", "inventory", "include", "target"];
+use schema::{POLICY_DECLARATIONS, PROJECT_DECLARATIONS};
 
 /// The result of loading a project: its sources, the model and every diagnostic.
 pub struct Compilation {
@@ -118,12 +114,12 @@ pub fn load(world: &dyn World) -> Compilation {
     };
     for (file, node) in &declarations {
         let kind = node.name().value();
-        if !POLICY_KINDS.contains(&kind) && !PROJECT_KINDS.contains(&kind) {
+        if !POLICY_DECLARATIONS.contains(&kind) && !PROJECT_DECLARATIONS.contains(&kind) {
             let reader = NodeReader::new(node, *file);
             cx.error(
                 Diagnostic::error(Code::UnknownNode, reader.name_span(), format!("unknown declaration `{kind}`"))
                     .label("unknown node")
-                    .maybe_help(crate::suggest::help_for(kind, POLICY_KINDS.iter().chain(PROJECT_KINDS).copied())),
+                    .maybe_help(crate::suggest::help_for(kind, POLICY_DECLARATIONS.iter().chain(PROJECT_DECLARATIONS).copied())),
             );
         }
     }
@@ -214,7 +210,7 @@ fn expand(cx: &mut Cx, world: &dyn World, pattern: &str, span: Span, what: &str)
 fn reject_project_kinds(cx: &mut Cx, file: &ParsedFile) {
     for node in file.document.nodes() {
         let reader = NodeReader::new(node, file.id);
-        if PROJECT_KINDS.contains(&reader.kind()) {
+        if PROJECT_DECLARATIONS.contains(&reader.kind()) {
             cx.error(
                 Diagnostic::error(Code::UnknownNode, reader.name_span(), format!("`{}` may only appear in {PROJECT_FILE}", reader.kind()))
                     .label("not allowed in an included file")

@@ -5,6 +5,7 @@ use crate::diag::{Code, Diagnostic};
 use crate::lower::names::{Declarations, Names};
 use crate::lower::policy::{Tables, lower_kind, run_time};
 use crate::lower::reader::{Cx, NodeReader, Optional};
+use crate::lower::schema;
 use crate::model::{CapacityKind, Direction, Model, Plan, PlanId, Promote, Stage, Tier};
 use crate::name::Name;
 use crate::span::Spanned;
@@ -19,8 +20,8 @@ pub(super) fn lower(cx: &mut Cx, model: &mut Model, tables: &Tables, nodes: &[No
 }
 
 fn lower_plan(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_>, name: Spanned<Name>) -> Option<Plan> {
-    let props = node.props(cx, &["team"]);
-    let children = node.children(cx, &["stage"]);
+    let props = node.props(cx, schema::PLAN.properties);
+    let children = node.children(cx, schema::PLAN.children);
     let team = props.require(cx, node, "team").and_then(|value| value.name(cx)).and_then(|reference| tables.teams.resolve(cx, &reference));
     if children.is_empty() {
         cx.error(
@@ -63,8 +64,8 @@ fn lower_stage(
     name: Spanned<Name>,
     stage_names: &[Option<Spanned<Name>>],
 ) -> Option<Stage> {
-    let props = node.props(cx, &["tier", "class", "pool", "gpus", "trials", "capacity", "after", "score", "time", "max-time"]);
-    let children = node.children(cx, &["after", "promote"]);
+    let props = node.props(cx, schema::PLAN_STAGE.properties);
+    let children = node.children(cx, schema::PLAN_STAGE.children);
     let tier = props.require(cx, node, "tier").and_then(|value| value.name(cx)).and_then(|reference| tables.tiers.resolve(cx, &reference));
     let class = props.get("class").map(|value| value.name(cx).and_then(|reference| tables.classes.resolve(cx, &reference)));
     let pool = props.require(cx, node, "pool").and_then(|value| value.name(cx)).and_then(|reference| tables.pools.resolve(cx, &reference));
@@ -116,7 +117,7 @@ fn lower_stage(
     }
     let promote = match NodeReader::single(cx, &children, "promote") {
         Some(child) => {
-            let promote_props = child.props(cx, &["top", "by", "order"]);
+            let promote_props = child.props(cx, schema::PLAN_STAGE_PROMOTE.properties);
             child.children(cx, &[]);
             let top = promote_props.require(cx, child, "top").and_then(|value| value.positive(cx));
             let by = promote_props.require(cx, child, "by").and_then(|value| value.name(cx));

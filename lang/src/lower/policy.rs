@@ -5,6 +5,7 @@ use crate::diag::{Code, Diagnostic};
 use crate::expr::{self, Type};
 use crate::lower::names::{Declarations, Names};
 use crate::lower::reader::{Cx, NodeReader, Optional};
+use crate::lower::schema;
 use crate::lower::values;
 use crate::model::{
     Arch, CapacityKind, Checkpoint, Class, ClassId, CommLevel, CostCenter, CostCenterId, Direction, DomainId, Filter, Locality, MetricId,
@@ -131,8 +132,8 @@ fn lower_pool(
     node: &NodeReader<'_>,
     name: Spanned<crate::name::Name>,
 ) -> Option<Pool> {
-    node.props(cx, &[]);
-    let children = node.children(cx, &["select"]);
+    node.props(cx, schema::POOL.properties);
+    let children = node.children(cx, schema::POOL.children);
     if children.is_empty() {
         cx.error(
             Diagnostic::error(Code::MissingValue, node.name_span(), format!("pool `{}` selects nothing", name.value))
@@ -161,8 +162,8 @@ fn lower_pool(
 }
 
 fn lower_selector(cx: &mut Cx, domains: &Names<DomainId>, node: &NodeReader<'_>) -> Option<Selector> {
-    let props = node.props(cx, &["arch", "nvlink-domain", "rack", "chassis", "capacity", "gpu-model"]);
-    let labels_nodes = node.children(cx, &["label"]);
+    let props = node.props(cx, schema::POOL_SELECT.properties);
+    let labels_nodes = node.children(cx, schema::POOL_SELECT.children);
     let arch = props
         .get("arch")
         .map(|value| value.keyword(cx, &[("riscv64", Arch::Riscv64), ("x86_64", Arch::X86_64), ("aarch64", Arch::Aarch64)]));
@@ -223,28 +224,28 @@ pub fn selector_matches(model: &Model, selector: &Selector, id: NodeId) -> bool 
 }
 
 fn lower_cost_center(cx: &mut Cx, node: &NodeReader<'_>, name: Spanned<crate::name::Name>) -> Option<CostCenter> {
-    node.props(cx, &[]);
-    let children = node.children(cx, &["budget"]);
+    node.props(cx, schema::COST_CENTER.properties);
+    let children = node.children(cx, schema::COST_CENTER.children);
     let daily_budget = match NodeReader::single(cx, &children, "budget") {
-        Some(budget) => Some(lower_budget(cx, budget)?),
+        Some(budget) => Some(lower_budget(cx, &schema::COST_CENTER_BUDGET, budget)?),
         None => None,
     };
     Some(CostCenter { name: name.value, span: name.span, daily_budget })
 }
 
-fn lower_budget(cx: &mut Cx, node: &NodeReader<'_>) -> Option<Spanned<crate::units::Money>> {
-    let props = node.props(cx, &["daily"]);
+fn lower_budget(cx: &mut Cx, accepts: &schema::NodeSchema, node: &NodeReader<'_>) -> Option<Spanned<crate::units::Money>> {
+    let props = node.props(cx, accepts.properties);
     node.children(cx, &[]);
     props.require(cx, node, "daily")?.money(cx)
 }
 
 fn lower_class(cx: &mut Cx, node: &NodeReader<'_>, name: Spanned<crate::name::Name>) -> Option<Class> {
-    node.props(cx, &[]);
-    let children = node.children(cx, &["nvlink", "locality", "comm", "mig", "image", "platforms"]);
+    node.props(cx, schema::CLASS.properties);
+    let children = node.children(cx, schema::CLASS.children);
     let mut ok = true;
     let (mut nvlink, mut min_bandwidth, mut lanes, mut min_bisection) = (NvlinkNeed::None, None, None, None);
     if let Some(child) = NodeReader::single(cx, &children, "nvlink") {
-        let props = child.props(cx, &["min-bandwidth", "lanes", "min-bisection"]);
+        let props = child.props(cx, schema::CLASS_NVLINK.properties);
         child.children(cx, &[]);
         let need = child.expect_args(cx, 1, 1, "required, preferred or none").and_then(|args| {
             args[0].keyword(cx, &[("required", NvlinkNeed::Required), ("preferred", NvlinkNeed::Preferred), ("none", NvlinkNeed::None)])
@@ -366,8 +367,8 @@ fn lower_class(cx: &mut Cx, node: &NodeReader<'_>, name: Spanned<crate::name::Na
 }
 
 fn lower_score(cx: &mut Cx, sources: &Sources, node: &NodeReader<'_>, name: Spanned<crate::name::Name>) -> Option<Score> {
-    node.props(cx, &[]);
-    let children = node.children(cx, &["prefer", "expr", "filter", "penalty"]);
+    node.props(cx, schema::SCORE.properties);
+    let children = node.children(cx, schema::SCORE.children);
     let file_text = sources.get(node.file).map(|file| file.text.as_str()).unwrap_or_default();
     let direction = match NodeReader::single(cx, &children, "prefer") {
         Some(child) => {
@@ -438,7 +439,7 @@ fn lower_score(cx: &mut Cx, sources: &Sources, node: &NodeReader<'_>, name: Span
                 }
             }
             "penalty" => {
-                let props = child.props(cx, &["when"]);
+                let props = child.props(cx, schema::SCORE_PENALTY.properties);
                 child.children(cx, &[]);
                 let amount = child.expect_args(cx, 1, 1, "an amount").and_then(|args| args[0].number(cx));
                 let when = props.require(cx, child, "when").and_then(|value| parse_expr(cx, value, Type::Bool));
@@ -469,8 +470,8 @@ fn lower_score(cx: &mut Cx, sources: &Sources, node: &NodeReader<'_>, name: Span
 }
 
 fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned<crate::name::Name>) -> Option<Tier> {
-    node.props(cx, &[]);
-    let children = node.children(cx, &["priority", "preemption", "checkpoint", "backfill", "reserve", "cost-center", "budget", "max-time"]);
+    node.props(cx, schema::TIER.properties);
+    let children = node.children(cx, schema::TIER.children);
     let priority = match NodeReader::single(cx, &children, "priority") {
         Some(child) => {
             child.props(cx, &[]);
@@ -490,7 +491,7 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
     let mut exempt = None;
     let preemption = match NodeReader::single(cx, &children, "preemption") {
         Some(child) => {
-            let props = child.props(cx, &["window", "mode", "exempt"]);
+            let props = child.props(cx, schema::TIER_PREEMPTION.properties);
             child.children(cx, &[]);
             let args = child.args();
             exempt = match props.get("exempt") {
@@ -534,7 +535,7 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
     };
     let checkpoint = match NodeReader::single(cx, &children, "checkpoint") {
         Some(child) => {
-            let props = child.props(cx, &["every", "incremental"]);
+            let props = child.props(cx, schema::TIER_CHECKPOINT.properties);
             child.children(cx, &[]);
             let every = props.require(cx, child, "every").and_then(|value| value.duration(cx));
             let incremental = props.get("incremental").map_or(Some(false), |value| value.bool(cx));
@@ -560,7 +561,7 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
     };
     let mut reservations = Vec::new();
     for child in children.iter().filter(|child| child.kind() == "reserve") {
-        let props = child.props(cx, &["pool", "gpus"]);
+        let props = child.props(cx, schema::TIER_RESERVE.properties);
         child.children(cx, &[]);
         let pool = props.require(cx, child, "pool").and_then(|value| value.name(cx)).and_then(|name| tables.pools.resolve(cx, &name));
         let gpus = props.require(cx, child, "gpus").and_then(|value| value.positive(cx));
@@ -586,7 +587,7 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
     };
     let daily_budget = match NodeReader::single(cx, &children, "budget") {
         Some(child) => {
-            let budget = lower_budget(cx, child);
+            let budget = lower_budget(cx, &schema::TIER_BUDGET, child);
             ok &= budget.is_some();
             budget
         }
@@ -640,8 +641,8 @@ pub(super) fn run_time(cx: &mut Cx, value: crate::lower::reader::Value<'_>) -> O
 }
 
 fn lower_team(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_>, name: Spanned<crate::name::Name>) -> Option<Team> {
-    node.props(cx, &[]);
-    let children = node.children(cx, &["share", "cost-center", "tiers", "budget", "namespace", "account"]);
+    node.props(cx, schema::TEAM.properties);
+    let children = node.children(cx, schema::TEAM.children);
     let single_arg = |cx: &mut Cx, kind: &str, what: &str| -> Option<Option<crate::lower::reader::Value<'_>>> {
         let Some(child) = NodeReader::single(cx, &children, kind) else {
             return Some(None);
@@ -701,7 +702,7 @@ fn lower_team(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_
     }
     team_tiers.sort_by_key(|tier| (std::cmp::Reverse(tiers[tier.value.index()].priority.value), tier.value));
     let daily_budget = match NodeReader::single(cx, &children, "budget") {
-        Some(child) => match lower_budget(cx, child) {
+        Some(child) => match lower_budget(cx, &schema::TEAM_BUDGET, child) {
             Some(budget) => Some(budget),
             None => {
                 ok = false;
@@ -757,7 +758,7 @@ pub(super) fn lower_admin_accounts(cx: &mut Cx, nodes: &[NodeReader<'_>]) -> Vec
 pub(super) fn lower_routes(cx: &mut Cx, tables: &Tables, nodes: &[NodeReader<'_>]) -> Vec<Route> {
     let mut routes: Vec<Route> = Vec::new();
     for node in nodes {
-        let props = node.props(cx, &["tag", "tier", "class"]);
+        let props = node.props(cx, schema::ROUTE.properties);
         node.children(cx, &[]);
         node.expect_args(cx, 0, 0, "no arguments: `route tag=\"...\" tier=\"...\"`");
         let tag = props.require(cx, node, "tag").and_then(|value| value.name(cx));

@@ -2,6 +2,7 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::lower::reader::{Cx, NodeReader};
+use crate::lower::schema;
 use crate::lower::{PROJECT_FILE, ParsedFile};
 use crate::model::{ArgoSettings, KubernetesSettings, Project, SlurmSettings, SlurmVersion, WasmSettings};
 use crate::name::{Name, is_dns_subdomain};
@@ -64,7 +65,7 @@ pub(super) fn lower(cx: &mut Cx, sources: &Sources, file: &ParsedFile) -> Settin
 }
 
 fn lower_project(cx: &mut Cx, node: &NodeReader<'_>, project: &mut Project) {
-    let props = node.props(cx, &["currency"]);
+    let props = node.props(cx, schema::PROJECT.properties);
     node.children(cx, &[]);
     project.span = node.name_span();
     if let Some(args) = node.expect_args(cx, 1, 1, "the project's name")
@@ -117,15 +118,15 @@ fn lower_target(cx: &mut Cx, node: &NodeReader<'_>, project: &mut Project) {
         "slurm" => project.slurm = lower_slurm(cx, node),
         "kubernetes" => project.kubernetes = lower_kubernetes(cx, node),
         _ => {
-            node.props(cx, &[]);
-            node.children(cx, &[]);
+            node.props(cx, schema::TARGET_WASM.properties);
+            node.children(cx, schema::TARGET_WASM.children);
             project.wasm = Some(WasmSettings { span: node.name_span() });
         }
     }
 }
 
 fn lower_slurm(cx: &mut Cx, node: &NodeReader<'_>) -> Option<SlurmSettings> {
-    let props = node.props(cx, &["version", "cluster", "accounting", "templates"]);
+    let props = node.props(cx, schema::TARGET_SLURM.properties);
     node.children(cx, &[]);
     let version_value = props.require(cx, node, "version")?;
     let version_text = version_value.string(cx)?;
@@ -171,8 +172,8 @@ fn lower_slurm(cx: &mut Cx, node: &NodeReader<'_>) -> Option<SlurmSettings> {
 }
 
 fn lower_kubernetes(cx: &mut Cx, node: &NodeReader<'_>) -> Option<KubernetesSettings> {
-    let props = node.props(cx, &["version", "label-prefix", "namespace"]);
-    let children = node.children(cx, &["argo", "extender", "steps"]);
+    let props = node.props(cx, schema::TARGET_KUBERNETES.properties);
+    let children = node.children(cx, schema::TARGET_KUBERNETES.children);
     let version_value = props.require(cx, node, "version")?;
     let version_text = version_value.string(cx)?;
     let minor_version = match version_text.value.split_once('.') {
@@ -230,7 +231,7 @@ fn lower_kubernetes(cx: &mut Cx, node: &NodeReader<'_>) -> Option<KubernetesSett
 }
 
 fn lower_argo(cx: &mut Cx, node: &NodeReader<'_>) -> Option<ArgoSettings> {
-    let props = node.props(cx, &["repo", "path", "revision", "namespace"]);
+    let props = node.props(cx, schema::TARGET_KUBERNETES_ARGO.properties);
     node.children(cx, &[]);
     let mut text = |key: &str, default: Option<&str>| -> Option<Spanned<String>> {
         let value = match (props.get(key), default) {

@@ -4,6 +4,7 @@ use crate::diag::{Code, Diagnostic};
 use crate::lower::names::Names;
 use crate::lower::policy::{Tables, lower_kind};
 use crate::lower::reader::{Cx, NodeReader, Optional, Props};
+use crate::lower::schema;
 use crate::model::{
     Alert, AlertId, AlertSeverity, Arch, Bound, CompatGate, Condition, Metric, MetricId, Migration, MigrationId, Model, Phase, PhaseKind,
     Threshold,
@@ -14,7 +15,7 @@ use crate::span::Spanned;
 pub(super) fn lower_metrics(cx: &mut Cx, model: &mut Model, tables: &mut Tables, nodes: &[NodeReader<'_>]) {
     let mut metrics = Vec::new();
     lower_kind(cx, "metric", nodes, &mut tables.metrics, &mut metrics, MetricId::from_index, |cx, node, name| {
-        let props = node.props(cx, &["query"]);
+        let props = node.props(cx, schema::METRIC.properties);
         node.children(cx, &[]);
         let query = props.require(cx, node, "query")?.string(cx)?;
         if query.value.trim().is_empty() {
@@ -85,8 +86,8 @@ pub(super) fn lower_migrations(cx: &mut Cx, model: &mut Model, tables: &Tables, 
 }
 
 fn lower_migration(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned<Name>) -> Option<Migration> {
-    let props = node.props(cx, &["from", "to"]);
-    let children = node.children(cx, &["classes", "services", "compatibility", "accept", "phase", "rollback-when"]);
+    let props = node.props(cx, schema::MIGRATION.properties);
+    let children = node.children(cx, schema::MIGRATION.children);
     let from = props.require(cx, node, "from").and_then(|value| value.name(cx)).and_then(|reference| tables.pools.resolve(cx, &reference));
     let to = props.require(cx, node, "to").and_then(|value| value.name(cx)).and_then(|reference| tables.pools.resolve(cx, &reference));
     let mut ok = true;
@@ -94,7 +95,7 @@ fn lower_migration(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Sp
     let mut services = Vec::new();
     let mut service_namespace = None;
     for child in children.iter().filter(|child| matches!(child.kind(), "classes" | "services")) {
-        let allowed: &[&str] = if child.kind() == "services" { &["namespace"] } else { &[] };
+        let allowed: &[&str] = if child.kind() == "services" { schema::MIGRATION_SERVICES.properties } else { &[] };
         let child_props = child.props(cx, allowed);
         if let Some(value) = child_props.get("namespace") {
             match value.name(cx) {
@@ -120,8 +121,8 @@ fn lower_migration(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Sp
     }
     let mut compatibility = Vec::new();
     if let Some(child) = NodeReader::single(cx, &children, "compatibility") {
-        child.props(cx, &[]);
-        for gate in child.children(cx, &["image-platform", "binary-audit", "min-driver", "min-kernel"]) {
+        child.props(cx, schema::MIGRATION_COMPATIBILITY.properties);
+        for gate in child.children(cx, schema::MIGRATION_COMPATIBILITY.children) {
             gate.props(cx, &[]);
             gate.children(cx, &[]);
             let lowered = match gate.kind() {
@@ -171,9 +172,8 @@ fn lower_migration(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Sp
         match child.kind() {
             "accept" | "rollback-when" => {
                 let gate = child.kind() == "accept";
-                let allowed: &[&str] =
-                    if gate { &["metric", "at-least", "at-most", "of", "for"] } else { &["metric", "above", "below", "of", "for"] };
-                let child_props = child.props(cx, allowed);
+                let accepts = if gate { &schema::MIGRATION_ACCEPT } else { &schema::MIGRATION_ROLLBACK_WHEN };
+                let child_props = child.props(cx, accepts.properties);
                 child.children(cx, &[]);
                 match lower_condition(cx, tables, child, &child_props, gate) {
                     Some(condition) if gate => acceptance.push(condition),
@@ -215,7 +215,7 @@ fn lower_migration(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Sp
 }
 
 fn lower_phase(cx: &mut Cx, node: &NodeReader<'_>) -> Option<Phase> {
-    let props = node.props(cx, &["weight", "hold"]);
+    let props = node.props(cx, schema::MIGRATION_PHASE.properties);
     node.children(cx, &[]);
     let kind = node.expect_args(cx, 1, 1, "shadow, canary, ramp or blue-green").and_then(|args| {
         args[0].keyword(
@@ -264,7 +264,7 @@ pub(super) fn lower_alerts(cx: &mut Cx, model: &mut Model, tables: &Tables, node
     let mut names = Names::new("alert");
     let mut alerts = Vec::new();
     lower_kind(cx, "alert", nodes, &mut names, &mut alerts, AlertId::from_index, |cx, node, name| {
-        let props = node.props(cx, &["metric", "above", "below", "of", "for", "severity"]);
+        let props = node.props(cx, schema::ALERT.properties);
         node.children(cx, &[]);
         let condition = lower_condition(cx, tables, node, &props, false);
         let severity = props.get("severity").map_or(Some(AlertSeverity::Warning), |value| {

@@ -5,6 +5,7 @@ use crate::diag::{Code, Diagnostic};
 use crate::lower::names::Names;
 use crate::lower::policy::{Tables, lower_kind};
 use crate::lower::reader::{Cx, NodeReader, Optional};
+use crate::lower::schema;
 use crate::model::{Expectation, Model, NodeId, Outcome, PolicyTest, QueueReason, RackId, TestId, TestJob, Where};
 use crate::name::Name;
 use crate::span::{Span, Spanned};
@@ -17,8 +18,8 @@ pub(super) fn lower(cx: &mut Cx, model: &mut Model, tables: &Tables, nodes: &[No
 }
 
 fn lower_test(cx: &mut Cx, model: &Model, tables: &Tables, node: &NodeReader<'_>, name: Spanned<Name>) -> Option<PolicyTest> {
-    node.props(cx, &[]);
-    let children = node.children(cx, &["running", "job", "at", "expect"]);
+    node.props(cx, schema::TEST.properties);
+    let children = node.children(cx, schema::TEST.children);
     let mut jobs = Vec::new();
     // Names of jobs that failed to lower: expectations naming them stay silent.
     let mut broken = Vec::new();
@@ -73,14 +74,10 @@ fn lower_test(cx: &mut Cx, model: &Model, tables: &Tables, node: &NodeReader<'_>
 
 fn lower_job(cx: &mut Cx, model: &Model, tables: &Tables, child: &NodeReader<'_>) -> Option<TestJob> {
     let running = child.kind() == "running";
-    let allowed: &[&str] = if running {
-        &["team", "tier", "class", "gpus", "pool", "run"]
-    } else {
-        &["team", "tier", "class", "gpus", "pool", "at", "run", "tag"]
-    };
-    let props = child.props(cx, allowed);
+    let accepts = if running { &schema::TEST_RUNNING } else { &schema::TEST_JOB };
+    let props = child.props(cx, accepts.properties);
     let job_name = child.expect_args(cx, 0, 1, "the job's name").map(|args| args.first().map(|arg| arg.name(cx)));
-    let grandchildren = child.children(cx, &["nodes"]);
+    let grandchildren = child.children(cx, accepts.children);
     let nodes = node_list(cx, model, &grandchildren);
     let team = props.require(cx, child, "team").and_then(|value| value.name(cx)).and_then(|reference| tables.teams.resolve(cx, &reference));
     let tier = props.require(cx, child, "tier").and_then(|value| value.name(cx)).and_then(|reference| tables.tiers.resolve(cx, &reference));
@@ -165,8 +162,8 @@ fn find_job(cx: &mut Cx, all: &Jobs<'_>, reference: &Spanned<Name>) -> Option<us
 }
 
 fn lower_expect(cx: &mut Cx, model: &Model, tables: &Tables, jobs: &Jobs<'_>, child: &NodeReader<'_>) -> Option<Expectation> {
-    let props = child.props(cx, &["job", "pool", "same-domain", "domain", "rack", "chassis", "reason"]);
-    let grandchildren = child.children(cx, &["nodes", "victims"]);
+    let props = child.props(cx, schema::TEST_EXPECT.properties);
+    let grandchildren = child.children(cx, schema::TEST_EXPECT.children);
     let outcome = child.expect_args(cx, 1, 1, "placed, queued, rejected or preempts").and_then(|args| {
         args[0].keyword(cx, &[("placed", "placed"), ("queued", "queued"), ("rejected", "rejected"), ("preempts", "preempts")])
     })?;

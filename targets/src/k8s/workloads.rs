@@ -202,7 +202,19 @@ fn emit_plan(model: &Model, layout: &Layout, plan: &Plan, list: &mut ObjectList)
             arguments: role.arguments(trial),
         });
         if let (Some(promote), Some(image)) = (&stage.promote, steps_image) {
-            templates.push(Template::promote(&promote_task(stage), image, &promotion_script(stage_name.as_str(), promote)));
+            // A stage after this one runs one winner per trial, as its Slurm array does: the
+            // list holds no more winners than the largest of them has trials.
+            let runs = plan
+                .stages
+                .iter()
+                .filter(|later| {
+                    later.after.iter().map(|after| &plan.stages[after.value]).find(|after| after.promote.is_some()) == Some(stage)
+                })
+                .map(|later| later.trials)
+                .max()
+                .unwrap_or(promote.top);
+            let script = promotion_script(stage_name.as_str(), promote, runs.min(promote.top));
+            templates.push(Template::promote(&promote_task(stage), image, &script));
             // Every trial ended, however: a failed or preempted trial is not ranked, and
             // cannot stall the plan (the Slurm step's `afterany`).
             let task = task_name(stage);
@@ -230,13 +242,14 @@ fn promote_task(stage: &Stage) -> String {
 
 /// The ranking step's script: the Slurm promotion job's ranking on the workflow's results
 /// volume, then the winners as a JSON list on stdout, which the stages after it fan out over.
-/// Its log lines go to stderr, since Argo takes stdout as the step's result.
-fn promotion_script(stage: &str, promote: &Promote) -> String {
+/// Its log lines go to stderr, since Argo takes stdout as the step's result. It keeps at most
+/// `winners` (the policy's `top`, or fewer when the stages after it run fewer trials).
+fn promotion_script(stage: &str, promote: &Promote, winners: u32) -> String {
     format!(
         "set -eu\nresults={RESULTS_DIR}\nstage={}\nmetric={}\ntop={}\nsort_order={}\n{{\n{}}} >&2\n{}",
         shell_word(stage),
         shell_word(promote.by.as_str()),
-        promote.top,
+        winners,
         crate::results::sort_order(promote.order),
         crate::results::RANK_TRIALS,
         r#"awk 'BEGIN { printf "[" } { printf "%s\"%s\"", (NR > 1 ? "," : ""), $1 } END { print "]" }' "$results/$stage.promoted""#,

@@ -7,6 +7,7 @@ use crate::lower::ParsedFile;
 use crate::lower::inventory::InventoryFormat;
 use crate::lower::inventory::draft::{CpuDraft, GpuDraft, LabelDraft, LinkDraft, MigDraft, NodeDraft, NumaDraft, ProfileDraft};
 use crate::lower::reader::{Cx, NodeReader, Value};
+use crate::lower::schema;
 use crate::span::Spanned;
 
 /// Example quantities, for help lines on values written without their unit.
@@ -23,7 +24,7 @@ pub(super) fn read(cx: &mut Cx, file: &ParsedFile, accept: &mut dyn FnMut(&mut C
 
 /// Reads one top-level declaration of an inventory file.
 pub(super) fn read_declaration(cx: &mut Cx, reader: &NodeReader<'_>, accept: &mut dyn FnMut(&mut Cx, NodeDraft)) {
-    if reader.kind() != "node" {
+    if !schema::INVENTORY_DECLARATIONS.contains(&reader.kind()) {
         cx.error(
             Diagnostic::error(
                 Code::UnknownNode,
@@ -50,8 +51,8 @@ fn bytes(cx: &mut Cx, value: Value<'_>) -> Option<Spanned<String>> {
 
 /// `None` without a host name: nothing else of the node is read, since nothing could name it.
 fn read_node(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<NodeDraft> {
-    let props = reader.props(cx, &["arch", "rack", "chassis", "nvlink-domain", "capacity"]);
-    let children = reader.children(cx, &["cpu", "memory", "cost", "gpu", "label"]);
+    let props = reader.props(cx, schema::NODE.properties);
+    let children = reader.children(cx, schema::NODE.children);
     let args = reader.expect_args(cx, 1, 1, "the node's host name")?;
     let name = args[0].string(cx);
     let arch = props.require(cx, reader, "arch").and_then(|value| value.string(cx));
@@ -60,10 +61,14 @@ fn read_node(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<NodeDraft> {
     let domain = props.get("nvlink-domain").map(|value| value.string(cx));
     let capacity = props.get("capacity").map(|value| value.string(cx));
     let cpu = NodeReader::single(cx, &children, "cpu").map(|cpu| read_cpu(cx, cpu));
-    let memory = NodeReader::single(cx, &children, "memory")
-        .map(|memory| memory.expect_args(cx, 1, 1, "the host memory, such as \"512GiB\"").and_then(|args| bytes(cx, args[0])));
+    let memory = NodeReader::single(cx, &children, "memory").map(|memory| {
+        // Read like every leaf, so that a property on it is an error rather than ignored.
+        memory.props(cx, &[]);
+        memory.children(cx, &[]);
+        memory.expect_args(cx, 1, 1, "the host memory, such as \"512GiB\"").and_then(|args| bytes(cx, args[0]))
+    });
     let cost = NodeReader::single(cx, &children, "cost").map(|cost| {
-        let cost_props = cost.props(cx, &["gpu-hour"]);
+        let cost_props = cost.props(cx, schema::NODE_COST.properties);
         cost.children(cx, &[]);
         cost_props.require(cx, cost, "gpu-hour").and_then(|value| value.money_digits(cx))
     });
@@ -87,8 +92,8 @@ fn read_node(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<NodeDraft> {
 }
 
 fn read_cpu(cx: &mut Cx, reader: &NodeReader<'_>) -> CpuDraft {
-    let props = reader.props(cx, &["harts", "cores", "sockets", "isa", "numa-nodes", "model", "vector"]);
-    let children = reader.children(cx, &["profile", "numa"]);
+    let props = reader.props(cx, schema::NODE_CPU.properties);
+    let children = reader.children(cx, schema::NODE_CPU.children);
     CpuDraft {
         harts: props.require(cx, reader, "harts").and_then(|value| number(cx, value)),
         cores: props.get("cores").map(|value| number(cx, value)),
@@ -105,7 +110,7 @@ fn read_cpu(cx: &mut Cx, reader: &NodeReader<'_>) -> CpuDraft {
 /// `profile "rva23u64" verdict="missing" missing="zfa zcb" unverifiable="ziccif"`: the lists
 /// are space-separated extension names.
 fn read_profile(cx: &mut Cx, reader: &NodeReader<'_>) -> ProfileDraft {
-    let props = reader.props(cx, &["verdict", "missing", "unverifiable"]);
+    let props = reader.props(cx, schema::NODE_CPU_PROFILE.properties);
     reader.children(cx, &[]);
     let unnamed = ProfileDraft { span: reader.name_span(), profile: None, verdict: None, missing: None, unverifiable: None };
     let Some(args) = reader.expect_args(cx, 1, 1, "the profile name, such as \"rva23u64\"") else {
@@ -126,15 +131,15 @@ fn read_profile(cx: &mut Cx, reader: &NodeReader<'_>) -> ProfileDraft {
 
 /// `numa 0 cpus="0-7,16-23" memory="64GiB"`.
 fn read_numa(cx: &mut Cx, reader: &NodeReader<'_>) -> NumaDraft {
-    let props = reader.props(cx, &["cpus", "memory"]);
+    let props = reader.props(cx, schema::NODE_CPU_NUMA.properties);
     reader.children(cx, &[]);
     let id = reader.expect_args(cx, 1, 1, "the NUMA node id").and_then(|args| number(cx, args[0]));
     NumaDraft { id, cpus: props.get("cpus").map(|value| value.string(cx)), memory: props.get("memory").map(|value| bytes(cx, value)) }
 }
 
 fn read_gpu(cx: &mut Cx, reader: &NodeReader<'_>) -> GpuDraft {
-    let props = reader.props(cx, &["model", "memory", "uuid", "pci", "numa", "mig"]);
-    let children = reader.children(cx, &["nvlink", "mig-instance"]);
+    let props = reader.props(cx, schema::NODE_GPU.properties);
+    let children = reader.children(cx, schema::NODE_GPU.children);
     let index = reader.expect_args(cx, 1, 1, "the GPU's index").and_then(|args| number(cx, args[0]));
     GpuDraft {
         span: reader.name_span(),
@@ -151,7 +156,7 @@ fn read_gpu(cx: &mut Cx, reader: &NodeReader<'_>) -> GpuDraft {
 }
 
 fn read_instance(cx: &mut Cx, reader: &NodeReader<'_>) -> MigDraft {
-    let props = reader.props(cx, &["profile", "count"]);
+    let props = reader.props(cx, schema::NODE_GPU_MIG_INSTANCE.properties);
     reader.children(cx, &[]);
     MigDraft {
         span: reader.name_span(),
@@ -161,7 +166,7 @@ fn read_instance(cx: &mut Cx, reader: &NodeReader<'_>) -> MigDraft {
 }
 
 fn read_link(cx: &mut Cx, reader: &NodeReader<'_>) -> LinkDraft {
-    let props = reader.props(cx, &["peer", "links", "bandwidth"]);
+    let props = reader.props(cx, schema::NODE_GPU_NVLINK.properties);
     reader.children(cx, &[]);
     LinkDraft {
         span: reader.name_span(),

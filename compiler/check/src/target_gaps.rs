@@ -1,0 +1,102 @@
+//! Settings one enabled target cannot carry out (issue 19, "no setting that does nothing"):
+//! each is a warning at the setting when that target is enabled, naming where it does take
+//! effect, so that no one believes a cluster does what its scheduler was never told. The
+//! effects test (tests/tests/effects.rs) and docs/language.md ("Where each setting takes
+//! effect") list every setting with the places it reaches; these are the gaps between them
+//! that a policy can hit. `backfill #false` on Slurm (E168) is the same kind, in `backfill.rs`.
+
+use placid_lang::diag::{Code, Diagnostic, Diagnostics};
+use placid_lang::model::{Model, Preemption};
+
+pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
+    if model.project.kubernetes.is_some() {
+        exempt_on_kubernetes(model, diagnostics);
+    }
+    if model.project.slurm.is_some() {
+        score_on_slurm(model, diagnostics);
+    }
+}
+
+/// Kueue preempts a workload whatever it has run: it has no minimum run time before
+/// preemption, and the Kubernetes target emits none.
+fn exempt_on_kubernetes(model: &Model, diagnostics: &mut Diagnostics) {
+    for tier in model.tiers.iter().filter(|tier| tier.exempt.is_some() && matches!(tier.preemption.value, Preemption::Window { .. })) {
+        diagnostics.push(
+            Diagnostic::warning(
+                Code::ExemptNotOnKubernetes,
+                tier.preemption.span,
+                format!("Kubernetes may preempt tier `{}`'s jobs before their `exempt` time: Kueue has no minimum run time", tier.name),
+            )
+            .label("`exempt` takes effect on Slurm (`PreemptExemptTime`) and in the engine only")
+            .help("accept that Kueue may preempt these jobs at once, or drop `exempt`"),
+        );
+    }
+}
+
+/// Slurm has no node scoring placid can program: a stage's score ranks nodes through the
+/// Kubernetes scheduler extender only.
+fn score_on_slurm(model: &Model, diagnostics: &mut Diagnostics) {
+    for plan in &model.plans {
+        for stage in &plan.stages {
+            let Some(score) = &stage.score else { continue };
+            diagnostics.push(
+                Diagnostic::warning(
+                    Code::ScoreNotOnSlurm,
+                    score.span,
+                    format!(
+                        "Slurm places stage `{}` of plan `{}` without score `{}`",
+                        stage.name,
+                        plan.name,
+                        model.score(score.value).name
+                    ),
+                )
+                .label("the score ranks nodes on Kubernetes only")
+                .help("accept Slurm's own node order for this stage, or run it on Kubernetes to have it scored"),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use placid_lang::diag::Code;
+    use placid_lang::source::MemoryWorld;
+
+    const SLURM: &str = "target \"slurm\" version=\"22.05\" cluster=\"t\"\n";
+    const KUBERNETES: &str = "target \"kubernetes\" version=\"1.34\" {\n    extender image=\"r.example/placid:1\" ignorable=#false\n}\n";
+
+    /// The codes `check` reports for a project with `targets`, a tier with `preemption`, and a
+    /// plan whose first stage has `first` (properties).
+    fn codes(targets: &str, preemption: &str, first: &str) -> Vec<Code> {
+        let mut world = MemoryWorld::new();
+        world.insert("placid.kdl", format!("project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n{targets}"));
+        world.insert("nodes.kdl", "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n}\n");
+        world.insert(
+            "policy.kdl",
+            format!(
+                "pool \"all\" {{ select arch=\"x86_64\" }}\ncost-center \"cc\"\ntier \"top\" {{\n    priority 10\n    preemption \"never\"\n}}\ntier \"low\" {{\n    priority 1\n    {preemption}\n}}\nteam \"t\" {{\n    share 1\n    cost-center \"cc\"\n    tiers \"low\"\n}}\nscore \"s\" {{\n    prefer \"min\"\n    expr \"node.gpus_free\"\n}}\nplan \"p\" team=\"t\" {{\n    stage \"a\" tier=\"low\" pool=\"all\" gpus=1 trials=2 {first}\n    stage \"b\" tier=\"low\" pool=\"all\" gpus=1 after=\"a\"\n}}\n"
+            ),
+        );
+        let compilation = placid_lang::load(&world);
+        let (_, diagnostics) = super::super::check(compilation.model, compilation.diagnostics);
+        assert!(!diagnostics.has_errors(), "{diagnostics:?}");
+        diagnostics.iter().map(|diagnostic| diagnostic.code).collect()
+    }
+
+    const WINDOW: &str = "preemption window=\"1m\"";
+    const EXEMPT: &str = "preemption window=\"1m\" exempt=\"10m\"";
+
+    #[test]
+    fn exempt_warns_only_with_kubernetes() {
+        assert_eq!(codes(KUBERNETES, EXEMPT, ""), [Code::ExemptNotOnKubernetes]);
+        assert_eq!(codes(SLURM, EXEMPT, ""), []);
+        assert_eq!(codes(KUBERNETES, WINDOW, ""), []);
+    }
+
+    #[test]
+    fn a_stage_score_warns_only_with_slurm() {
+        assert_eq!(codes(SLURM, WINDOW, "score=\"s\""), [Code::ScoreNotOnSlurm]);
+        assert_eq!(codes(KUBERNETES, WINDOW, "score=\"s\""), []);
+        assert_eq!(codes(SLURM, WINDOW, ""), []);
+    }
+}
