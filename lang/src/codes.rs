@@ -7,7 +7,7 @@
 //! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr),
 //! E100-E119 engine and policy tests (rejection reasons, `placid test`, the engine's checks),
 //! E120-E129 traces (`placid simulate`: placid traces and openb lists), E130-E139 run-time
-//! limits, E140-E149 Kubernetes placement (cells, topology nesting), E160-E169 tier budgets,
+//! limits, E140-E149 Kubernetes placement (cells, topology nesting), E150-E154 telemetry and throttling, E160-E169 tier budgets,
 //! tag routing and settings without an effect.
 
 macro_rules! codes {
@@ -278,6 +278,16 @@ codes! {
         "A stage's expected `time=` may not exceed its `max-time=`, and neither may exceed its tier's `max-time` (three days when the tier declares none). The scheduler enforces the limit: Slurm kills a job at its `--time` and refuses one above the QOS `MaxWall`, so a plan that promises a longer run would be cut off. Raise the tier's `max-time`, or shorten the stage.";
     TopologyLevelsDoNotNest = 140, "topology-levels-do-not-nest", "an NVLink domain spans several racks",
         "Topology levels must nest: every node of an NVLink domain in one rack. Kueue's Topology Aware Scheduling builds a tree of the levels (rack, NVLink domain, host) and places a gang in one unit of a level by walking it, and Slurm's `topology/tree` does the same with switches; a domain whose nodes sit in two racks (or some in a rack and some in none) belongs to two parents, so a `locality \"rack\"` gang could be split. Give the domain's nodes one `rack`, or, where one NVLink domain really spans racks, name the racks it spans as one rack.";
+    TelemetryDurationOutOfRange = 150, "telemetry-duration-out-of-range", "a telemetry half-life, maximum age, cache TTL or throttle hold is out of range",
+        "`telemetry`'s `half-life`, `max-age` and `ttl` are between one second and one day, and a `throttle`'s `for` between zero and one day. A longer figure would smooth or keep telemetry that no longer describes the cluster, and a zero half-life, age or TTL would mean no smoothing, no usable sample or a query per request. Give a duration in range, such as `half-life=\"5m\"`.";
+    TelemetryCacheOutlivesAge = 151, "telemetry-cache-outlives-age", "telemetry's cache TTL is longer than its maximum sample age",
+        "The extender reuses one answer of Prometheus for `ttl`, and a sample older than `max-age` falls back to the static figure. A TTL above the maximum age would keep serving an answer whose samples are already too old, and the static figure would flap in and out between refreshes. Make `ttl` at most `max-age`.";
+    ThrottleThresholdOutOfRange = 152, "throttle-threshold-out-of-range", "a throttle's `domain-nvlink-above` is not a fraction between 0 and 1",
+        "`throttle domain-nvlink-above=` is compared with `domain.nvlink_utilization`, the domain's NVLink traffic over its capacity, which is a fraction from 0 to 1. A threshold of 0 or below would throttle every domain with any traffic, and one above 1 never: write the saturation as a fraction, 0.85 for 85 %.";
+    TelemetryQueryInvalid = 153, "telemetry-query-invalid", "a telemetry query is empty, too long or spans lines",
+        "`node-query` and `domain-query` are single PromQL expressions of at most 4,096 bytes, without control characters (the extender sends them in a URL). Leave the node out to read the generated recording rules (`placid:nvlink_node_utilization:ratio`, `placid:nvlink_domain_utilization:ratio`).";
+    ThrottleWithoutDomains = 154, "throttle-without-domains", "a throttle rule in a project without NVLink domains (warning)",
+        "The throttling rule acts on NVLink domains, and the inventory declares none, so the rule can never refuse a job. This is a warning: drop the rule, or declare the nodes' `nvlink-domain`.";
     TierBudgetBelowReservation = 160, "tier-budget-below-reservation", "a tier's daily budget cannot pay for its reserved GPUs all day (warning)",
         "A tier's `budget daily=` limits what all its jobs together may spend in a day, billed at the price of the nodes they run on. When the tier's reservations, priced at each pool's most expensive node for 24 hours, cost more than that budget, the reserved GPUs, which are paid for around the clock, stand idle once the budget is spent. This is a warning, since capping the spend may be intended: raise the budget, or reserve fewer GPUs.";
     TierBudgetNeverBinds = 161, "tier-budget-never-binds", "a tier's daily budget is above what its teams may spend together (warning)",

@@ -33,6 +33,10 @@ pub trait Ranker {
     fn is_neutral(&self, _job: &Job) -> bool {
         false
     }
+
+    /// The simulated time of the pass about to run, for rankers whose features change with
+    /// it (recorded telemetry); the others ignore it.
+    fn at(&mut self, _now: crate::job::Seconds) {}
 }
 
 /// The built-in ranker: every node scores 0, so the tie-break alone decides (NVLink first for

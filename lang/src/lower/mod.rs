@@ -10,6 +10,7 @@ mod policy;
 mod project;
 pub(crate) mod reader;
 mod rollout;
+mod telemetry;
 mod tests;
 mod values;
 
@@ -30,7 +31,7 @@ pub const PROJECT_FILE: &str = "placid.kdl";
 
 /// Declarations that may appear in any policy file.
 const POLICY_KINDS: &[&str] =
-    &["pool", "tier", "cost-center", "team", "class", "score", "plan", "metric", "migration", "alert", "test", "admin-accounts", "route"];
+    &["pool", "tier", "cost-center", "team", "class", "score", "plan", "metric", "migration", "alert", "test", "admin-accounts", "route", "telemetry"];
 
 /// Declarations that only the project file may contain.
 const PROJECT_KINDS: &[&str] = &["project", "inventory", "include", "target"];
@@ -135,6 +136,7 @@ pub fn load(world: &dyn World) -> Compilation {
     tests::lower(&mut cx, &mut model, &tables, &of_kind("test"));
     model.admin_accounts = policy::lower_admin_accounts(&mut cx, &of_kind("admin-accounts"));
     model.routes = policy::lower_routes(&mut cx, &tables, &of_kind("route"));
+    model.telemetry = telemetry::lower(&mut cx, &model, &of_kind("telemetry"));
 
     let mut diagnostics = cx.diagnostics;
     diagnostics.sort();
