@@ -146,3 +146,65 @@ fn throttle(cx: &mut Cx, model: &Model, node: &NodeReader<'_>) -> Option<Throttl
     }
     Some(ThrottleRule { span: node.name_span(), threshold: threshold?, hold_seconds: hold_seconds?, comm: comm? })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::diag::Code;
+    use crate::model::{CommLevel, Model, Telemetry};
+    use crate::source::MemoryWorld;
+
+    const NODES: &str = "node \"a\" arch=\"x86_64\" nvlink-domain=\"d1\" {\n    gpu 0 model=\"H200\"\n}\n";
+
+    /// The model and the codes of the diagnostics of `policy` on an inventory with (or
+    /// without) an NVLink domain.
+    fn load(policy: &str, nodes: &str) -> (Model, Vec<(Code, String)>) {
+        let mut world = MemoryWorld::new();
+        world.insert("placid.kdl", "project \"p\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n");
+        world.insert("nodes.kdl", nodes);
+        world.insert("policy.kdl", policy);
+        let compilation = crate::load(&world);
+        let codes = compilation.diagnostics.iter().map(|diagnostic| (diagnostic.code, diagnostic.message.clone())).collect();
+        (compilation.model, codes)
+    }
+
+    #[test]
+    fn defaults_and_a_full_block() {
+        let (model, codes) = load("telemetry\n", NODES);
+        assert_eq!(codes, []);
+        let telemetry = model.telemetry.expect("declared");
+        assert_eq!(
+            (telemetry.half_life_seconds, telemetry.max_age_seconds, telemetry.ttl_seconds),
+            (Telemetry::DEFAULT_HALF_LIFE_SECONDS, Telemetry::DEFAULT_MAX_AGE_SECONDS, Telemetry::DEFAULT_TTL_SECONDS)
+        );
+        assert!(telemetry.node_query.is_none() && telemetry.domain_query.is_none() && telemetry.throttle.is_none());
+
+        let (model, codes) = load(
+            "telemetry half-life=\"3s\" max-age=\"1m\" ttl=\"1s\" {\n    node-query \"my_node\"\n    domain-query \"my_domain\"\n    throttle domain-nvlink-above=0.85 for=\"10m\" comm=\"medium\"\n}\n",
+            NODES,
+        );
+        assert_eq!(codes, []);
+        let telemetry = model.telemetry.expect("declared");
+        assert_eq!((telemetry.half_life_seconds, telemetry.max_age_seconds, telemetry.ttl_seconds), (3, 60, 1));
+        assert_eq!(telemetry.node_query.map(|query| query.value).as_deref(), Some("my_node"));
+        assert_eq!(telemetry.domain_query.map(|query| query.value).as_deref(), Some("my_domain"));
+        let rule = telemetry.throttle.expect("a rule");
+        assert_eq!((rule.threshold, rule.hold_seconds, rule.comm), (0.85, 600, CommLevel::Medium));
+        assert!(rule.refuses(CommLevel::High) && rule.refuses(CommLevel::Medium) && !rule.refuses(CommLevel::Low));
+    }
+
+    #[test]
+    fn bad_settings_have_their_codes() {
+        let code = |policy: &str| load(policy, NODES).1.into_iter().map(|(code, _)| code).collect::<Vec<_>>();
+        assert_eq!(code("telemetry half-life=\"2d\"\n"), [Code::TelemetryDurationOutOfRange]);
+        assert_eq!(code("telemetry max-age=\"0s\"\n"), [Code::TelemetryDurationOutOfRange]);
+        assert_eq!(code("telemetry max-age=\"30s\" ttl=\"1m\"\n"), [Code::TelemetryCacheOutlivesAge]);
+        assert_eq!(code("telemetry {\n    throttle domain-nvlink-above=85 for=\"10m\"\n}\n"), [Code::ThrottleThresholdOutOfRange]);
+        assert_eq!(code("telemetry {\n    throttle domain-nvlink-above=0 for=\"10m\"\n}\n"), [Code::ThrottleThresholdOutOfRange]);
+        assert_eq!(code("telemetry {\n    throttle domain-nvlink-above=0.9 for=\"2d\"\n}\n"), [Code::TelemetryDurationOutOfRange]);
+        assert_eq!(code("telemetry {\n    node-query \"\"\n}\n"), [Code::TelemetryQueryInvalid]);
+        assert_eq!(code("telemetry {\n    domain-query \"a\\nb\"\n}\n"), [Code::TelemetryQueryInvalid]);
+        assert_eq!(code("telemetry\ntelemetry\n"), [Code::DuplicateName]);
+        let (_, codes) = load("telemetry {\n    throttle domain-nvlink-above=0.9 for=\"1m\"\n}\n", "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n}\n");
+        assert_eq!(codes.into_iter().map(|(code, _)| code).collect::<Vec<_>>(), [Code::ThrottleWithoutDomains]);
+    }
+}
