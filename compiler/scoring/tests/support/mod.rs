@@ -37,6 +37,13 @@ fn repo() -> PathBuf {
 /// The cluster example with policy-examples/openb/best-fit.kdl added, its `openb-best-fit`
 /// score loaded.
 pub fn openb_best_fit() -> Loaded {
+    let score = std::fs::read_to_string(repo().join("policy-examples/openb/best-fit.kdl")).expect("the example score");
+    example_with(&[("policy/openb-best-fit.kdl", &score)], "openb-best-fit")
+}
+
+/// The cluster example with the policy files `extra` (path, text) added, score `score`
+/// loaded.
+pub fn example_with(extra: &[(&str, &str)], score: &str) -> Loaded {
     let example = repo().join("policy-examples/cluster");
     let mut world = MemoryWorld::new();
     let mut add = |dir: &Path, prefix: &str| {
@@ -51,12 +58,13 @@ pub fn openb_best_fit() -> Loaded {
     add(&example, "");
     add(&example.join("policy"), "policy/");
     add(&example.join("inventory"), "inventory/");
-    let score = std::fs::read_to_string(repo().join("policy-examples/openb/best-fit.kdl")).expect("the example score");
-    world.insert("policy/openb-best-fit.kdl", score);
+    for (path, text) in extra {
+        world.insert(path, *text);
+    }
     let build = compile(&world, &Selection::default());
     assert!(!build.diagnostics.has_errors(), "{:?}", build.diagnostics);
     let model = build.model.into_checked().expect("the project checks");
-    placid_scoring::load(model, Some("openb-best-fit")).unwrap_or_else(|error| panic!("cannot load the score: {error:?}"))
+    placid_scoring::load(model, Some(score)).unwrap_or_else(|error| panic!("cannot load the score: {error:?}"))
 }
 
 /// The openb default trace from ../shared/traces, or `None` when it is absent (an error
