@@ -63,4 +63,8 @@ impl<R: Ranker + ?Sized> Ranker for &mut R {
     fn is_neutral(&self, job: &Job) -> bool {
         (**self).is_neutral(job)
     }
+
+    fn at(&mut self, now: crate::job::Seconds) {
+        (**self).at(now);
+    }
 }

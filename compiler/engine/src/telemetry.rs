@@ -27,6 +27,9 @@ use crate::job::{Job, Seconds};
 /// for about a hundred keys.
 pub const MAX_ROWS: usize = 1_000_000;
 
+/// The most diagnostics of one file, after which reading stops (as for openb lists).
+pub const MAX_DIAGNOSTICS: usize = 50;
+
 /// The header of the file.
 pub const HEADER: &str = "at,scope,name,utilization";
 
@@ -63,6 +66,9 @@ impl Recorded {
         let mut header_seen = false;
         let mut offset = 0usize;
         for line in text.split_inclusive('\n') {
+            if diagnostics.iter().len() >= MAX_DIAGNOSTICS {
+                break;
+            }
             let start = offset;
             offset += line.len();
             let line = line.trim_end_matches(['\n', '\r']);

@@ -5,59 +5,17 @@
 //! scheduling goes on. (tests/tests/prometheus_live.rs does the same against a real
 //! Prometheus.)
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use placid_scoring::extender::client::Client;
-use placid_scoring::extender::live::{Live, LiveSettings, Log};
-use placid_scoring::extender::telemetry::Prometheus;
+use placid_scoring::extender::live::{Live, Log};
 use placid_scoring::extender::{Extender, Settings, serve};
 use serde_json::{Value, json};
 
 mod support;
-
-const POLICY: &str = "telemetry half-life=\"1s\" max-age=\"1m\" ttl=\"1s\" {\n    node-query \"node_q\"\n    domain-query \"domain_q\"\n    throttle domain-nvlink-above=0.85 for=\"2s\" comm=\"high\"\n}\nscore \"busy-aware\" {\n    prefer \"min\"\n    expr \"domain.nvlink_utilization * 100 + node.nvlink_utilization\"\n}\n";
-
-/// What the stand-in answers: domain figures, node figures, or an HTTP error.
-#[derive(Clone)]
-enum Answer {
-    Figures { domains: Vec<(&'static str, &'static str)>, nodes: Vec<(&'static str, &'static str)> },
-    Down,
-}
-
-fn now() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|since| since.as_secs_f64()).unwrap_or_default()
-}
-
-/// A stand-in for Prometheus's `/api/v1/query`: one thread answering every connection with
-/// the current answer, samples stamped now. It lives as long as the test process.
-fn prometheus(answer: Arc<Mutex<Answer>>) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|error| panic!("{error}"));
-    let address = listener.local_addr().unwrap_or_else(|error| panic!("{error}"));
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut head = [0u8; 4096];
-            let read = stream.read(&mut head).unwrap_or(0);
-            let request = String::from_utf8_lossy(&head[..read]).into_owned();
-            let current = answer.lock().map(|answer| answer.clone()).unwrap_or(Answer::Down);
-            let reply = match current {
-                Answer::Down => "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned(),
-                Answer::Figures { domains, nodes } => {
-                    let (label, figures) = if request.contains("domain_q") { ("nvlink_domain", domains) } else { ("node", nodes) };
-                    let result: Vec<Value> =
-                        figures.iter().map(|(key, value)| json!({"metric": {label: key}, "value": [now(), value]})).collect();
-                    let body = json!({"status": "success", "data": {"resultType": "vector", "result": result}}).to_string();
-                    format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
-                }
-            };
-            let _ = stream.write_all(reply.as_bytes());
-        }
-    });
-    address
-}
+use support::{Answer, prometheus};
 
 struct Server {
     address: SocketAddr,
@@ -77,18 +35,8 @@ impl Drop for Server {
 }
 
 fn start(prometheus: SocketAddr, log: Log) -> Server {
-    let loaded = support::example_with(&[("policy/telemetry.kdl", POLICY)], "busy-aware");
-    let telemetry = loaded.model.telemetry.clone().expect("the policy declares telemetry");
-    let settings = LiveSettings {
-        prometheus: Prometheus { address: prometheus, timeout: Duration::from_secs(2) },
-        node_query: telemetry.node_query.map(|query| query.value).unwrap_or_default(),
-        domain_query: telemetry.domain_query.map(|query| query.value).unwrap_or_default(),
-        half_life: Duration::from_secs(telemetry.half_life_seconds),
-        max_age: Duration::from_secs(telemetry.max_age_seconds),
-        ttl: Duration::from_secs(telemetry.ttl_seconds),
-        throttle: telemetry.throttle,
-    };
-    let live = Live::new(&loaded.model, settings, log);
+    let loaded = support::example_with(&[("policy/telemetry.kdl", support::TELEMETRY_POLICY)], "busy-aware");
+    let live = Live::new(&loaded.model, support::live_settings(&loaded.model, prometheus), log);
     let extender = Arc::new(Extender::new(loaded.plugin, &loaded.model, Settings::DEFAULT).with_live(live));
     let (address_sender, address_receiver) = std::sync::mpsc::channel();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -143,7 +91,7 @@ fn settle() {
 
 #[test]
 fn live_figures_score_throttle_after_the_hold_and_fall_back_with_a_log_line() {
-    let answer = Arc::new(Mutex::new(Answer::Figures { domains: vec![("nvl-a", "0.95"), ("nvl-b", "0.10")], nodes: vec![] }));
+    let answer = Arc::new(Mutex::new(Answer::figures(&[("nvl-a", "0.95"), ("nvl-b", "0.10")], &[])));
     let lines = Arc::new(Mutex::new(Vec::<String>::new()));
     let sink = lines.clone();
     let log: Log = Arc::new(move |line: &str| sink.lock().map(|mut lines| lines.push(line.to_owned())).unwrap_or_default());
@@ -170,7 +118,7 @@ fn live_figures_score_throttle_after_the_hold_and_fall_back_with_a_log_line() {
     assert_eq!(missing, 1, "an unchanged fallback is not logged again");
 
     // A NaN sample is refused with a log line; the last good figure stays.
-    *answer.lock().unwrap_or_else(|error| panic!("{error}")) = Answer::Figures { domains: vec![("nvl-a", "0.95"), ("nvl-b", "NaN")], nodes: vec![] };
+    *answer.lock().unwrap_or_else(|error| panic!("{error}")) = Answer::figures(&[("nvl-a", "0.95"), ("nvl-b", "NaN")], &[]);
     settle();
     let (busy, idle) = priorities(server.address);
     assert!(busy < idle, "{busy} vs {idle}");
