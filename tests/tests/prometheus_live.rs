@@ -22,9 +22,9 @@ use placid_scoring::extender::client::Client;
 use placid_scoring::extender::live::{Live, LiveSettings, Log};
 use placid_scoring::extender::telemetry::{Prometheus, Rule, Telemetry};
 use placid_scoring::extender::{Extender, Settings};
-use placid_tests::{build, build_clean, copy_tree, example};
 use placid_tests::prometheus::tool;
 use placid_tests::slurm::wait_until;
+use placid_tests::{build, build_clean, copy_tree, example};
 
 /// A free loopback port (bound, then released for the child to take).
 fn free_port() -> SocketAddr {
@@ -89,7 +89,8 @@ impl Extended {
         // The extender's filter reads the same figures as `live` (one cache each: both
         // refresh from the same Prometheus at most once a second).
         let live = Arc::new(Live::new(&loaded.model, settings.clone(), log.clone()));
-        let extender = Arc::new(Extender::new(loaded.plugin, &loaded.model, Settings::DEFAULT).with_live(Live::new(&loaded.model, settings, log)));
+        let extender =
+            Arc::new(Extender::new(loaded.plugin, &loaded.model, Settings::DEFAULT).with_live(Live::new(&loaded.model, settings, log)));
         let (address_sender, address_receiver) = std::sync::mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -245,7 +246,13 @@ fn the_extender_reads_smoothed_utilisation_from_a_real_prometheus_and_throttles_
     for pair in high.windows(2) {
         assert!(pair[1].1 >= pair[0].1 - 0.03, "the domain's figure fell while traffic rose: {shown}");
     }
-    assert!(domain_figures.iter().filter(|(at, _, _)| (6.0..10.0).contains(at)).all(|(_, value, refused)| (0.15..0.45).contains(value) && !refused), "{shown}");
+    assert!(
+        domain_figures
+            .iter()
+            .filter(|(at, _, _)| (6.0..10.0).contains(at))
+            .all(|(_, value, refused)| (0.15..0.45).contains(value) && !refused),
+        "{shown}"
+    );
     let first_above = domain_figures.iter().find(|(_, value, _)| *value > 0.85).map(|(at, _, _)| *at).expect("above the threshold");
     let first_refused = domain_figures.iter().find(|(_, _, refused)| *refused).map(|(at, _, _)| *at).expect("throttled by the filter");
     assert!(first_refused - first_above >= 2.0, "refused at {first_refused} s, above since {first_above} s: {shown}");

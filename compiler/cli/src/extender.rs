@@ -113,7 +113,8 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
     if let Some(live) = live {
         extender = extender.with_live(live);
     }
-    let listening = |address| out.errln(format_args!("placid extender: score `{policy}` on http://{address} (POST /filter, /prioritize){telemetry}"));
+    let listening =
+        |address| out.errln(format_args!("placid extender: score `{policy}` on http://{address} (POST /filter, /prioritize){telemetry}"));
     match extender::run(extender, args.listen, listening) {
         Ok(()) => Exit::Ok,
         Err(diagnostic) => pipeline::fail(out, Format::Text, diagnostic),

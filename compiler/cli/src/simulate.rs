@@ -126,8 +126,11 @@ pub fn recorded_telemetry(
     path: &Path,
 ) -> Result<Option<placid_engine::telemetry::Recorded>, Exit> {
     let Some(settings) = &model.telemetry else {
-        let diagnostic = Diagnostic::error(Code::CommandNotApplicable, Span::DETACHED, "--telemetry is given but the policy declares no `telemetry`")
-            .help("add a `telemetry` block (docs/language.md, \"Telemetry\"): its half-life, maximum age and throttle replay the series");
+        let diagnostic =
+            Diagnostic::error(Code::CommandNotApplicable, Span::DETACHED, "--telemetry is given but the policy declares no `telemetry`")
+                .help(
+                    "add a `telemetry` block (docs/language.md, \"Telemetry\"): its half-life, maximum age and throttle replay the series",
+                );
         return Err(pipeline::fail(out, format, diagnostic));
     };
     let text = replay::read_trace(out, format, path)?;

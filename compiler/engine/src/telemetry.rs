@@ -148,8 +148,10 @@ impl Recorded {
                 continue;
             }
             // The key's state after its last sample goes on from there.
-            let (mut average, mut throttle) =
-                track.steps.last().map_or_else(|| (Ewma::new(half_life), Throttle::new(threshold, hold)), |(_, average, throttle)| (*average, *throttle));
+            let (mut average, mut throttle) = track
+                .steps
+                .last()
+                .map_or_else(|| (Ewma::new(half_life), Throttle::new(threshold, hold)), |(_, average, throttle)| (*average, *throttle));
             // A rejected sample (NaN, negative) changes nothing, as in the extender.
             let _ = average.update(at as f64, value);
             throttle.observe(at as f64, average.current(at as f64, max_age, STATIC_UTILIZATION));

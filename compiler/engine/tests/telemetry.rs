@@ -98,9 +98,7 @@ fn bad_samples_are_skipped_and_bad_files_refused() {
     let recorded = recorded(&model, "at,scope,name,utilization\n0,domain,d1,0.5\n10,domain,d1,NaN\n20,domain,d1,-1\n").unwrap();
     assert_eq!(recorded.domain(DomainId::from_index(0), 20), 0.5, "NaN and negative samples change nothing");
     assert_eq!(recorded.node(NodeId::from_index(0), 20), placid_lang::expr::STATIC_UTILIZATION, "no node series");
-    let codes = |text: &str| -> Vec<u16> {
-        recorded_codes(&model, text)
-    };
+    let codes = |text: &str| -> Vec<u16> { recorded_codes(&model, text) };
     assert_eq!(codes(""), [124]);
     assert_eq!(codes("at,node,utilization\n"), [121]);
     assert_eq!(codes("at,scope,name,utilization\n0,domain,nope,0.5\n"), [127]);

@@ -153,7 +153,9 @@ impl StageScores<'_> {
         for candidate in candidates {
             let start = candidate.node.index() * stride;
             let row = &slot.inventory[start..start + stride];
-            slot.rows.extend(slot.features.iter().zip(row).map(|(&feature, &value)| dynamic(model, telemetry, now, feature, candidate).unwrap_or(value)));
+            slot.rows.extend(
+                slot.features.iter().zip(row).map(|(&feature, &value)| dynamic(model, telemetry, now, feature, candidate).unwrap_or(value)),
+            );
         }
         Some(slot)
     }

@@ -72,7 +72,11 @@ fn post(address: SocketAddr, path: &str, body: &[u8]) -> Value {
 fn throttled(address: SocketAddr, comm: &str) -> Vec<String> {
     let answer = post(address, "/filter", &args(comm));
     let failed = answer.get("FailedNodes").and_then(Value::as_object).cloned().unwrap_or_default();
-    failed.into_iter().filter(|(_, reason)| reason.as_str().is_some_and(|reason| reason.contains("throttled"))).map(|(node, _)| node).collect()
+    failed
+        .into_iter()
+        .filter(|(_, reason)| reason.as_str().is_some_and(|reason| reason.contains("throttled")))
+        .map(|(node, _)| node)
+        .collect()
 }
 
 /// The prioritize scores of rv-a-01 (domain nvl-a) and rv-b-01 (nvl-b).
@@ -122,7 +126,11 @@ fn live_figures_score_throttle_after_the_hold_and_fall_back_with_a_log_line() {
     settle();
     let (busy, idle) = priorities(server.address);
     assert!(busy < idle, "{busy} vs {idle}");
-    assert!(lines.lock().is_ok_and(|lines| lines.iter().any(|line| line.contains("nvlink_domain=nvl-b") && line.contains("not a finite number"))));
+    assert!(
+        lines
+            .lock()
+            .is_ok_and(|lines| lines.iter().any(|line| line.contains("nvlink_domain=nvl-b") && line.contains("not a finite number")))
+    );
 
     // Prometheus down: logged, scheduling goes on (no error), the last good figures are kept
     // until they are older than max-age.

@@ -143,17 +143,16 @@ const BUSY: &str = "telemetry half-life=\"1m\" max-age=\"10m\" {\n    throttle d
 fn the_engine_ranks_on_the_recorded_figures_as_the_native_evaluator() {
     let model = support::example_with(&[("policy/busy.kdl", BUSY)], "busy-aware").model;
     let series = "at,scope,name,utilization\n0,domain,nvl-b,0.2\n0,node,rv-b-01,0.5\n300,domain,nvl-b,0.6\n";
-    let recorded = placid_engine::telemetry::Recorded::read(
-        &model,
-        model.telemetry.as_ref().expect("declared"),
-        placid_lang::span::FileId(0),
-        series,
-    )
-    .expect("the series reads");
+    let recorded =
+        placid_engine::telemetry::Recorded::read(&model, model.telemetry.as_ref().expect("declared"), placid_lang::span::FileId(0), series)
+            .expect("the series reads");
     let mut ranker = StageScores::new(&model).expect("the plugins load");
     ranker.with_telemetry(&recorded);
     ranker.at(60);
-    let (job, reach) = scored_stages(&model).into_iter().find(|(job, _)| model.score(job.score.expect("scored")).name.as_str() == "busy-aware").expect("the busy stage");
+    let (job, reach) = scored_stages(&model)
+        .into_iter()
+        .find(|(job, _)| model.score(job.score.expect("scored")).name.as_str() == "busy-aware")
+        .expect("the busy stage");
     let candidates = candidates(&model, &reach, &[(8, 8)]);
     // The team reaches nvl-b only; rv-b-01 is busier itself.
     let mut rank_at = |now| {

@@ -30,8 +30,22 @@ use reader::{Cx, NodeReader};
 pub const PROJECT_FILE: &str = "placid.kdl";
 
 /// Declarations that may appear in any policy file.
-const POLICY_KINDS: &[&str] =
-    &["pool", "tier", "cost-center", "team", "class", "score", "plan", "metric", "migration", "alert", "test", "admin-accounts", "route", "telemetry"];
+const POLICY_KINDS: &[&str] = &[
+    "pool",
+    "tier",
+    "cost-center",
+    "team",
+    "class",
+    "score",
+    "plan",
+    "metric",
+    "migration",
+    "alert",
+    "test",
+    "admin-accounts",
+    "route",
+    "telemetry",
+];
 
 /// Declarations that only the project file may contain.
 const PROJECT_KINDS: &[&str] = &["project", "inventory", "include", "target"];

@@ -74,13 +74,9 @@ fn duration(cx: &mut Cx, value: Value<'_>, min: u64) -> Option<u64> {
     }
     let key = value.key.unwrap_or("duration");
     cx.error(
-        Diagnostic::error(
-            Code::TelemetryDurationOutOfRange,
-            value.span,
-            format!("`{key}` is {seconds} s, outside {min} s to one day"),
-        )
-        .label("out of range")
-        .help(format!("give `{key}` between {min}s and 24h")),
+        Diagnostic::error(Code::TelemetryDurationOutOfRange, value.span, format!("`{key}` is {seconds} s, outside {min} s to one day"))
+            .label("out of range")
+            .help(format!("give `{key}` between {min}s and 24h")),
     );
     None
 }
@@ -204,7 +200,10 @@ mod tests {
         assert_eq!(code("telemetry {\n    node-query \"\"\n}\n"), [Code::TelemetryQueryInvalid]);
         assert_eq!(code("telemetry {\n    domain-query \"a\\nb\"\n}\n"), [Code::TelemetryQueryInvalid]);
         assert_eq!(code("telemetry\ntelemetry\n"), [Code::DuplicateName]);
-        let (_, codes) = load("telemetry {\n    throttle domain-nvlink-above=0.9 for=\"1m\"\n}\n", "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n}\n");
+        let (_, codes) = load(
+            "telemetry {\n    throttle domain-nvlink-above=0.9 for=\"1m\"\n}\n",
+            "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n}\n",
+        );
         assert_eq!(codes.into_iter().map(|(code, _)| code).collect::<Vec<_>>(), [Code::ThrottleWithoutDomains]);
     }
 }

@@ -158,8 +158,11 @@ impl Extender {
                 _ => None,
             })
             .collect();
-        let prefix =
-            model.project.kubernetes.as_ref().map_or(KubernetesSettings::DEFAULT_LABEL_PREFIX, |settings| settings.label_prefix.value.as_str());
+        let prefix = model
+            .project
+            .kubernetes
+            .as_ref()
+            .map_or(KubernetesSettings::DEFAULT_LABEL_PREFIX, |settings| settings.label_prefix.value.as_str());
         let comm_label = match param_source(JobParam::Comm, prefix).from {
             Source::PodLabel(key) => key,
             other => other.to_string(),

@@ -175,9 +175,9 @@ impl Telemetry {
     pub fn refresh(&mut self, now: f64, keys: &BTreeMap<String, f64>) -> BTreeMap<String, Reading> {
         let answer = self.prometheus.query(&self.query);
         // Indexed once: a lookup per key would be quadratic in the cluster's size.
-        let by_key: Result<HashMap<&str, &Sample>, &QueryError> = answer.as_ref().map(|samples| {
-            samples.iter().filter_map(|sample| sample.labels.get(&self.key).map(|key| (key.as_str(), sample))).collect()
-        });
+        let by_key: Result<HashMap<&str, &Sample>, &QueryError> = answer
+            .as_ref()
+            .map(|samples| samples.iter().filter_map(|sample| sample.labels.get(&self.key).map(|key| (key.as_str(), sample))).collect());
         self.state.retain(|key, _| keys.contains_key(key));
         let mut readings = BTreeMap::new();
         for (key, fallback) in keys {
