@@ -7,7 +7,7 @@
 //! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr),
 //! E100-E119 engine and policy tests (rejection reasons, `placid test`, the engine's checks),
 //! E120-E129 traces (`placid simulate`: placid traces and openb lists), E130-E139 run-time
-//! limits, E140-E149 Kubernetes placement (cells, topology nesting), E160-E169 tier budgets,
+//! limits, E140-E149 Kubernetes placement (cells, topology nesting), E150-E154 telemetry and throttling, E160-E169 tier budgets,
 //! tag routing and settings without an effect.
 
 macro_rules! codes {
@@ -288,6 +288,16 @@ codes! {
         "Kueue keeps the order of a ClusterQueue's workloads or not for the whole queue (`queueingStrategy`), and each team has one ClusterQueue for every tier of the team that has no reserved queue of its own. `backfill #false` promises that a tier's jobs never start out of order, and `backfill #true` only allows skipping, so a team queue holding both kinds is `StrictFIFO`: the backfilling tier's jobs then wait in order on Kubernetes, unlike on Slurm and in the engine. This warning is at the `backfill #true` that loses its effect there. Let both tiers backfill, or give them to different teams.";
     StepsImageMissing = 145, "steps-image-missing", "a plan promotes, and the Kubernetes target names no image for its steps",
         "On Kubernetes a plan is an Argo WorkflowTemplate, and a stage's `promote top= by=` is a step of it that ranks the trials' results files and hands the winners to the stages after it. That step runs a short POSIX shell script (the same one as the Slurm target's promotion job), so it needs an image with `sh`, `awk` and `sort`, which the target's `steps image=` names. placid does not pick an image for a cluster: add `steps image=\"...\"` to the target.";
+    TelemetryDurationOutOfRange = 150, "telemetry-duration-out-of-range", "a telemetry half-life, maximum age, cache TTL or throttle hold is out of range",
+        "`telemetry`'s `half-life`, `max-age` and `ttl` are between one second and one day, and a `throttle`'s `for` between zero and one day. A longer figure would smooth or keep telemetry that no longer describes the cluster, and a zero half-life, age or TTL would mean no smoothing, no usable sample or a query per request. Give a duration in range, such as `half-life=\"5m\"`.";
+    TelemetryCacheOutlivesAge = 151, "telemetry-cache-outlives-age", "telemetry's cache TTL is longer than its maximum sample age",
+        "The extender reuses one answer of Prometheus for `ttl`, and a sample older than `max-age` falls back to the static figure. A TTL above the maximum age would keep serving an answer whose samples are already too old, and the static figure would flap in and out between refreshes. Make `ttl` at most `max-age`.";
+    ThrottleThresholdOutOfRange = 152, "throttle-threshold-out-of-range", "a throttle's `domain-nvlink-above` is not a fraction between 0 and 1",
+        "`throttle domain-nvlink-above=` is compared with `domain.nvlink_utilization`, the domain's NVLink traffic over its capacity, which is a fraction from 0 to 1. A threshold of 0 or below would throttle every domain with any traffic, and one above 1 never: write the saturation as a fraction, 0.85 for 85 %.";
+    TelemetryQueryInvalid = 153, "telemetry-query-invalid", "a telemetry query is empty, too long or spans lines",
+        "`node-query` and `domain-query` are single PromQL expressions of at most 4,096 bytes, without control characters (the extender sends them in a URL). Leave the node out to read the generated recording rules (`placid:nvlink_node_utilization:ratio`, `placid:nvlink_domain_utilization:ratio`).";
+    ThrottleWithoutDomains = 154, "throttle-without-domains", "a throttle rule in a project without NVLink domains (warning)",
+        "The throttling rule acts on NVLink domains, and the inventory declares none, so the rule can never refuse a job. This is a warning: drop the rule, or declare the nodes' `nvlink-domain`.";
     ScoreNotOnSlurm = 155, "score-not-on-slurm", "a stage's score cannot rank nodes on Slurm (warning)",
         "A plan stage's `score=` ranks the nodes its trials may run on with the score's Wasm plugin, which the Kubernetes target hands to kube-scheduler through placid's scheduler extender. Slurm has no node-scoring hook placid can program (its node order is the partition's node weights and the scheduler's own), so on Slurm the stage is placed without the score. This is a warning at `score=` when the Slurm target is enabled: accept Slurm's order for the stage, or run it on Kubernetes where the score applies (docs/language.md, \"Where each setting takes effect\").";
     ExemptNotOnKubernetes = 156, "exempt-not-on-kubernetes", "a tier's `exempt` has no effect on Kubernetes (warning)",

@@ -88,6 +88,11 @@ impl Ewma {
         Ok(average)
     }
 
+    /// When the last sample used was taken, if any: the figure turns static `max_age` later.
+    pub fn last_at(&self) -> Option<f64> {
+        self.last.map(|(at, _)| at)
+    }
+
     /// The average at `now`, or `fallback` when there is none or its last sample is older than
     /// `max_age_seconds` (Prometheus down, the series gone).
     pub fn current(&self, now: f64, max_age_seconds: f64, fallback: f64) -> Figure {
@@ -110,6 +115,12 @@ impl Throttle {
     /// A rule of this threshold (a fraction: 0.85 for 85 %) and hold time.
     pub fn new(threshold: f64, hold_seconds: f64) -> Throttle {
         Throttle { threshold, hold_seconds: hold_seconds.max(0.0), above_since: None }
+    }
+
+    /// When the throttle starts if the figure stays above the threshold (the start of the
+    /// current run above it plus the hold); `None` while it is not above.
+    pub fn throttles_from(&self) -> Option<f64> {
+        self.above_since.map(|since| since + self.hold_seconds)
     }
 
     /// Takes the figure at `at` and says whether the domain is throttled now. A static figure

@@ -111,6 +111,17 @@ const ZONE_POOL: &[Step] = &[
 ];
 
 /// A cost center too poor for P0's reservation.
+/// A telemetry block with a throttle, which no example declares (its settings act in the
+/// extender and `placid simulate --telemetry`, tested in compiler/scoring/tests/extender_telemetry.rs
+/// and compiler/engine/tests/telemetry.rs; here the checker's bounds show each is read).
+const TELEMETRY: &[Step] = &[Step {
+    file: "policy/hardware.kdl",
+    at: "",
+    edit: Append(
+        "telemetry half-life=\"5m\" max-age=\"2m\" ttl=\"15s\" {\n    throttle domain-nvlink-above=0.85 for=\"10m\" comm=\"high\"\n}",
+    ),
+}];
+
 const TINY_CENTER: &[Step] = &[Step { file: TEAMS, at: "", edit: Append("cost-center \"tiny\" { budget daily=(usd)100 }") }];
 
 /// A third NVLink domain of one host, whose bisection (two GPUs of 900GB/s) is a quarter of
@@ -168,6 +179,80 @@ const ENTRIES: &[Entry] = &[
     on("target=kubernetes/argo@path", C, PROJECT, "target=kubernetes/argo", Set("path", "\"out/k8s\""), &[Kubernetes]),
     on("target=kubernetes/argo@revision", C, PROJECT, "target=kubernetes/argo", Set("revision", "\"release\""), &[Kubernetes]),
     on("target=kubernetes/argo@namespace", C, PROJECT, "target=kubernetes/argo", Set("namespace", "\"gitops\""), &[Kubernetes]),
+    parts("telemetry"),
+    given(
+        "telemetry@half-life",
+        C,
+        TELEMETRY,
+        "policy/hardware.kdl",
+        "telemetry",
+        Set("half-life", "\"0s\""),
+        &[Checker("telemetry-duration-out-of-range")],
+    ),
+    given(
+        "telemetry@max-age",
+        C,
+        TELEMETRY,
+        "policy/hardware.kdl",
+        "telemetry",
+        Set("max-age", "\"5s\""),
+        &[Checker("telemetry-cache-outlives-age")],
+    ),
+    given(
+        "telemetry@ttl",
+        C,
+        TELEMETRY,
+        "policy/hardware.kdl",
+        "telemetry",
+        Set("ttl", "\"10m\""),
+        &[Checker("telemetry-cache-outlives-age")],
+    ),
+    given(
+        "telemetry/node-query",
+        C,
+        TELEMETRY,
+        "policy/hardware.kdl",
+        "telemetry",
+        Append("node-query \"\""),
+        &[Checker("telemetry-query-invalid")],
+    ),
+    given(
+        "telemetry/domain-query",
+        C,
+        TELEMETRY,
+        "policy/hardware.kdl",
+        "telemetry",
+        Append("domain-query \"\""),
+        &[Checker("telemetry-query-invalid")],
+    ),
+    parts("telemetry/throttle"),
+    given(
+        "telemetry/throttle@domain-nvlink-above",
+        C,
+        TELEMETRY,
+        "policy/hardware.kdl",
+        "telemetry/throttle",
+        Set("domain-nvlink-above", "1.5"),
+        &[Checker("throttle-threshold-out-of-range")],
+    ),
+    given(
+        "telemetry/throttle@for",
+        C,
+        TELEMETRY,
+        "policy/hardware.kdl",
+        "telemetry/throttle",
+        Set("for", "\"2d\""),
+        &[Checker("telemetry-duration-out-of-range")],
+    ),
+    given(
+        "telemetry/throttle@comm",
+        C,
+        TELEMETRY,
+        "policy/hardware.kdl",
+        "telemetry/throttle",
+        Set("comm", "\"bogus\""),
+        &[Checker("invalid-value")],
+    ),
     on("target=kubernetes/extender", C, PROJECT, "target=kubernetes/extender", Remove, &[Kubernetes, Checker("score-without-extender")]),
     on("target=kubernetes/extender@image", C, PROJECT, "target=kubernetes/extender", Set("image", "\"r.example/placid:2\""), &[Kubernetes]),
     on("target=kubernetes/extender@ignorable", C, PROJECT, "target=kubernetes/extender", Set("ignorable", "#true"), &[Kubernetes]),

@@ -4,18 +4,22 @@
 //! extender's Deployment mounts it from a ConfigMap): the pods then need no project, and read
 //! every node's features from the Node objects kube-scheduler sends.
 
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
-use placid_targets::k8s::scheduler::EXTENDER_PORT;
-
 use placid_driver::render::Format;
-use placid_lang::diag::Diagnostic;
+use placid_lang::diag::{Code, Diagnostic};
 use placid_lang::model::Model;
+use placid_lang::span::Span;
+use placid_scoring::extender::live::{Live, LiveSettings, Log};
+use placid_scoring::extender::telemetry::Prometheus;
 use placid_scoring::extender::{self, Extender, Settings};
 use placid_scoring::host::{Limits, Plugin};
+use placid_targets::k8s::scheduler::EXTENDER_PORT;
+use placid_targets::ops::usage;
 
 use crate::pipeline;
 use crate::{Exit, Output, ScoreArgs};
@@ -50,6 +54,48 @@ pub struct Args {
     /// Connections served at once (more wait until one closes).
     #[arg(long, default_value_t = Settings::DEFAULT.max_connections)]
     max_connections: usize,
+    /// Prometheus to read the policy's `telemetry` from (`HOST:PORT`, its HTTP API); without
+    /// it, `node.nvlink_utilization` and `domain.nvlink_utilization` are static (0) and
+    /// nothing is throttled.
+    /// The policy's `telemetry` comes with its project: not with `--plugin`.
+    #[arg(long, conflicts_with = "plugin")]
+    prometheus: Option<SocketAddr>,
+    /// Time limit of connecting to Prometheus and of each read, in milliseconds.
+    #[arg(long, default_value_t = 500)]
+    prometheus_timeout_ms: u64,
+}
+
+/// The extender's telemetry: the policy's `telemetry` block read from `--prometheus`.
+fn live(args: &Args, model: &Model) -> Result<Option<Live>, Diagnostic> {
+    let (Some(prometheus), Some(telemetry)) = (args.prometheus, &model.telemetry) else {
+        return match args.prometheus {
+            Some(_) => Err(Diagnostic::error(
+                Code::CommandNotApplicable,
+                Span::DETACHED,
+                "--prometheus is given but the policy declares no `telemetry`",
+            )
+            .help("add a `telemetry` block (docs/language.md, \"Telemetry\"), or leave --prometheus out")),
+            None => Ok(None),
+        };
+    };
+    let query = |declared: &Option<placid_lang::span::Spanned<String>>, default: &str| {
+        declared.as_ref().map_or_else(|| default.to_owned(), |query| query.value.clone())
+    };
+    let settings = LiveSettings {
+        prometheus: Prometheus { address: prometheus, timeout: Duration::from_millis(args.prometheus_timeout_ms) },
+        node_query: query(&telemetry.node_query, usage::NODE_UTILIZATION),
+        domain_query: query(&telemetry.domain_query, usage::DOMAIN_UTILIZATION),
+        half_life: Duration::from_secs(telemetry.half_life_seconds),
+        max_age: Duration::from_secs(telemetry.max_age_seconds),
+        ttl: Duration::from_secs(telemetry.ttl_seconds),
+        throttle: telemetry.throttle.clone(),
+    };
+    // Log lines come from the request threads; each is written whole, and one that cannot
+    // be written is dropped rather than stopping scheduling.
+    let log: Log = Arc::new(|line: &str| {
+        let _ = writeln!(std::io::stderr().lock(), "{line}");
+    });
+    Ok(Some(Live::new(model, settings, log)))
 }
 
 pub fn run(args: &Args, out: &mut Output) -> Exit {
@@ -72,8 +118,17 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
         max_connections: args.max_connections,
     };
     let policy = plugin.meta().policy.clone();
-    let extender = Extender::new(plugin, &model, settings);
-    let listening = |address| out.errln(format_args!("placid extender: score `{policy}` on http://{address} (POST /filter, /prioritize)"));
+    let live = match live(args, &model) {
+        Ok(live) => live,
+        Err(diagnostic) => return pipeline::fail(out, Format::Text, diagnostic),
+    };
+    let telemetry = live.as_ref().map(|_| " with live NVLink telemetry").unwrap_or_default();
+    let mut extender = Extender::new(plugin, &model, settings);
+    if let Some(live) = live {
+        extender = extender.with_live(live);
+    }
+    let listening =
+        |address| out.errln(format_args!("placid extender: score `{policy}` on http://{address} (POST /filter, /prioritize){telemetry}"));
     match extender::run(extender, args.listen, listening) {
         Ok(()) => Exit::Ok,
         Err(diagnostic) => pipeline::fail(out, Format::Text, diagnostic),

@@ -23,9 +23,9 @@ pub const MAX_TRACE_BYTES: u64 = 512 << 20;
 const PROGRESS_FROM: usize = 50_000;
 
 /// Replays `trace_path` on the project; writes the plots into `plots` when given.
-pub fn run(project: &ProjectArgs, trace_path: &Path, plots: Option<&Path>, out: &mut Output) -> Exit {
+pub fn run(project: &ProjectArgs, trace_path: &Path, telemetry: Option<&Path>, plots: Option<&Path>, out: &mut Output) -> Exit {
     let format = project.format;
-    let Some((sources, report)) = (match replay_file(project, trace_path, out) {
+    let Some((sources, report)) = (match replay_file(project, trace_path, telemetry, out) {
         Ok(replayed) => replayed,
         Err(exit) => return exit,
     }) else {
@@ -49,9 +49,14 @@ pub fn run(project: &ProjectArgs, trace_path: &Path, plots: Option<&Path>, out: 
     }
 }
 
-/// Compiles the project, reads the trace and replays it: `Ok(None)` when the trace had
-/// errors (already reported).
-pub fn replay_file(project: &ProjectArgs, trace_path: &Path, out: &mut Output) -> Result<Option<(Sources, Report)>, Exit> {
+/// Compiles the project, reads the trace (and the recorded telemetry series, when given) and
+/// replays it: `Ok(None)` when either had errors (already reported).
+pub fn replay_file(
+    project: &ProjectArgs,
+    trace_path: &Path,
+    telemetry_path: Option<&Path>,
+    out: &mut Output,
+) -> Result<Option<(Sources, Report)>, Exit> {
     let build = pipeline::checked(out, project, &Selection::default())?;
     let mut sources = build.sources;
     let model = build.model;
@@ -65,9 +70,19 @@ pub fn replay_file(project: &ProjectArgs, trace_path: &Path, out: &mut Output) -
             return Ok(None);
         }
     };
+    let recorded = match telemetry_path {
+        Some(path) => match crate::simulate::recorded_telemetry(out, project.format, &mut sources, &model, path)? {
+            Some(recorded) => Some(recorded),
+            None => return Ok(None),
+        },
+        None => None,
+    };
     let bar = (jobs.len() >= PROGRESS_FROM).then(|| indicatif::ProgressBar::new(jobs.len() as u64));
     let mut ranker = pipeline::stage_scores(out, project.format, &sources, &model)?;
-    let report = replay::replay(&model, &mut ranker, &jobs, &mut |ended| {
+    if let Some(recorded) = &recorded {
+        ranker.with_telemetry(recorded);
+    }
+    let report = replay::replay_with(&model, &mut ranker, &jobs, recorded.as_ref(), &mut |ended| {
         if let Some(bar) = &bar {
             bar.set_position(ended as u64);
         }

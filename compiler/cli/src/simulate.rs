@@ -32,6 +32,11 @@ pub struct Args {
     /// Replay a placid trace (docs/simulate.md) through the engine on the project's policy.
     #[arg(long)]
     trace: Option<PathBuf>,
+    /// Replay a recorded NVLink utilisation series (CSV `at,scope,name,utilization`,
+    /// docs/operations.md) with the trace: scores read it as `node.nvlink_utilization` and
+    /// `domain.nvlink_utilization`, and the policy's throttling rule holds comm-heavy jobs.
+    #[arg(long, requires = "trace")]
+    telemetry: Option<PathBuf>,
     /// Write SVG plots of allocation and queue length over time into this directory.
     #[arg(long, requires = "trace")]
     plots: Option<PathBuf>,
@@ -101,12 +106,42 @@ impl Reference {
 pub fn run(args: &Args, out: &mut Output) -> Exit {
     if let Some(trace) = &args.trace {
         let project = ProjectArgs { dir: args.dir.clone(), format: args.format };
-        return replay::run(&project, trace, args.plots.as_deref(), out);
+        return replay::run(&project, trace, args.telemetry.as_deref(), args.plots.as_deref(), out);
     }
     match (args.import, &args.nodes, &args.pods) {
         (Some(Import::Openb), Some(nodes), Some(pods)) => openb(args, nodes, pods, out),
         // clap's `mode` group and `requires` refuse every other combination.
         _ => Exit::Usage,
+    }
+}
+
+/// Reads the recorded telemetry series at `path` against `model`'s `telemetry` block:
+/// `Ok(None)` when it had errors (already reported); a project without the block cannot
+/// replay one (E098), since the smoothing and the rule are the policy's.
+pub fn recorded_telemetry(
+    out: &mut Output,
+    format: Format,
+    sources: &mut Sources,
+    model: &placid_lang::model::Model,
+    path: &Path,
+) -> Result<Option<placid_engine::telemetry::Recorded>, Exit> {
+    let Some(settings) = &model.telemetry else {
+        let diagnostic =
+            Diagnostic::error(Code::CommandNotApplicable, Span::DETACHED, "--telemetry is given but the policy declares no `telemetry`")
+                .help(
+                    "add a `telemetry` block (docs/language.md, \"Telemetry\"): its half-life, maximum age and throttle replay the series",
+                );
+        return Err(pipeline::fail(out, format, diagnostic));
+    };
+    let text = replay::read_trace(out, format, path)?;
+    let file = sources.add(replay::shown_path(path), text);
+    let text = sources.get(file).map(|source| source.text.as_str()).unwrap_or_default();
+    match placid_engine::telemetry::Recorded::read(model, settings, file, text) {
+        Ok(recorded) => Ok(Some(recorded)),
+        Err(diagnostics) => {
+            pipeline::report(out, format, sources, &diagnostics, Fields::new());
+            Ok(None)
+        }
     }
 }
 

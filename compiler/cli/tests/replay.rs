@@ -53,3 +53,69 @@ fn openb_options_do_not_apply_to_a_trace() {
     let output = placid(&["simulate", arg(&example()), "--trace", arg(&trace), "--seeds", "1"]);
     assert_eq!(output.status.code(), Some(2), "an option that would be ignored is a usage error");
 }
+
+/// The cluster example in a temp dir with a `telemetry` block that throttles comm-high jobs.
+fn example_with_telemetry(dir: &Path) -> PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).expect("create dir");
+        for entry in std::fs::read_dir(from).expect("read dir").filter_map(Result::ok) {
+            let target = to.join(entry.file_name());
+            if entry.path().is_dir() {
+                if entry.file_name() != "broken" {
+                    copy(&entry.path(), &target);
+                }
+            } else {
+                std::fs::copy(entry.path(), &target).expect("copy");
+            }
+        }
+    }
+    let project = dir.join("project");
+    copy(&example(), &project);
+    let policy = "telemetry half-life=\"1m\" max-age=\"1h\" {\n    throttle domain-nvlink-above=0.85 for=\"5m\" comm=\"high\"\n}\n";
+    std::fs::write(project.join("policy/telemetry.kdl"), policy).expect("write the telemetry policy");
+    project
+}
+
+#[test]
+fn a_recorded_telemetry_series_replays_with_the_trace() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let trace = example().join("traces/day.csv");
+    let series = dir.path().join("nvlink.csv");
+    std::fs::write(
+        &series,
+        "at,scope,name,utilization\n0,domain,nvl-a,0.95\n0,domain,nvl-b,0.95\n4h,domain,nvl-a,0.2\n4h,domain,nvl-b,0.2\n",
+    )
+    .expect("write the series");
+    let project = example_with_telemetry(dir.path());
+    let run = |extra: &[&str]| {
+        let mut args = vec!["simulate", arg(&project), "--trace", arg(&trace), "--format", "json"];
+        args.extend_from_slice(extra);
+        let output = placid(&args);
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("one JSON object");
+        json["report"].clone()
+    };
+    let plain = run(&[]);
+    let throttled = run(&["--telemetry", arg(&series)]);
+    assert_eq!(throttled["unfinished"], 0, "nothing waits forever: the throttle lifts at 4h: {throttled}");
+    // With both NVLink domains saturated for the first four hours, comm-high jobs wait longer.
+    assert_ne!(plain["wait_by_tier"], throttled["wait_by_tier"], "the throttle changed nothing");
+
+    // A bad series: its errors at their line, exit 1.
+    std::fs::write(&series, "at,scope,name,utilization\n0,domain,nvl-z,0.5\n").expect("write the series");
+    let output = placid(&["simulate", arg(&project), "--trace", arg(&trace), "--telemetry", arg(&series)]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("placid::E127") && stderr.contains("nvlink.csv:2:"), "{stderr}");
+}
+
+#[test]
+fn a_series_needs_the_policys_telemetry() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let series = dir.path().join("nvlink.csv");
+    std::fs::write(&series, "at,scope,name,utilization\n0,domain,nvl-a,0.95\n").expect("write the series");
+    let trace = example().join("traces/day.csv");
+    let output = placid(&["simulate", arg(&example()), "--trace", arg(&trace), "--telemetry", arg(&series)]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("placid::E098"));
+}

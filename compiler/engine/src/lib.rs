@@ -21,6 +21,7 @@ pub mod rank;
 pub mod routing;
 pub mod sim;
 pub mod synthetic;
+pub mod telemetry;
 
 pub use event::{Event, EventKind, Hold, Reject};
 pub use job::{Job, JobId, Seconds};

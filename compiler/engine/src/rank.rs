@@ -33,6 +33,10 @@ pub trait Ranker {
     fn is_neutral(&self, _job: &Job) -> bool {
         false
     }
+
+    /// The simulated time of the pass about to run, for rankers whose features change with
+    /// it (recorded telemetry); the others ignore it.
+    fn at(&mut self, _now: crate::job::Seconds) {}
 }
 
 /// The built-in ranker: every node scores 0, so the tie-break alone decides (NVLink first for
@@ -58,5 +62,9 @@ impl<R: Ranker + ?Sized> Ranker for &mut R {
 
     fn is_neutral(&self, job: &Job) -> bool {
         (**self).is_neutral(job)
+    }
+
+    fn at(&mut self, now: crate::job::Seconds) {
+        (**self).at(now);
     }
 }

@@ -21,6 +21,7 @@ use crate::place::{self, Miss, Needs, Scratch};
 use crate::plan::Promotion;
 use crate::quota::{Budgets, Charge, DAY, Quotas, cost};
 use crate::rank::Ranker;
+use crate::telemetry::Recorded;
 
 /// The most pending jobs one pass considers (Slurm's `bf_max_job_test` defaults to 500).
 pub const PASS_DEPTH: usize = 500;
@@ -133,6 +134,9 @@ pub struct Simulation<'m, R: Ranker> {
     full: HashSet<(Shape, bool)>,
     scratch: Scratch,
     out: Vec<Event>,
+    /// Recorded NVLink utilisation, whose throttling rule keeps comm-heavy jobs off
+    /// throttled domains (telemetry.rs).
+    telemetry: Option<&'m Recorded>,
 }
 
 /// What decides where a job can be placed now.
@@ -201,6 +205,17 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             full: HashSet::new(),
             scratch: Scratch::default(),
             out: Vec::new(),
+            telemetry: None,
+        }
+    }
+
+    /// Replays `recorded` with the run: the ranker sees its figures at each pass, and its
+    /// throttling rule keeps new comm-heavy jobs off throttled domains. A pass runs at each
+    /// moment a figure or a throttle may change, so a held job is tried when a throttle lifts.
+    pub fn with_telemetry(&mut self, recorded: &'m Recorded) {
+        self.telemetry = Some(recorded);
+        for time in recorded.changes() {
+            self.retry_at(time);
         }
     }
 
@@ -334,6 +349,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
     /// Handles every wake at `time`, then runs one scheduling pass.
     fn step(&mut self, time: Seconds) {
         self.now = time;
+        self.ranker.at(time);
         while let Some(Reverse((at, wake))) = self.wakes.peek().copied() {
             if at != time {
                 break;
@@ -569,8 +585,10 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         if shape.as_ref().is_some_and(|shape| self.full.contains(&(shape.clone(), avoiding))) {
             return Err(Wait::plain(if head.is_some() { Hold::Priority } else { Hold::Capacity }));
         }
+        let (telemetry, now) = (self.telemetry, self.now);
+        let throttled = |node: NodeId| telemetry.is_some_and(|recorded| recorded.refuses(model, job, node, now));
         let placed = match head {
-            None => place::place(model, reach, &self.cluster, job, pool, &mut self.ranker, &mut self.scratch, &|_| false),
+            None => place::place(model, reach, &self.cluster, job, pool, &mut self.ranker, &mut self.scratch, &throttled),
             Some(reservation) => {
                 // A job that ends after the head's start leaves it the quota it needs.
                 let cohort_charged = matches!(charge, Charge::Team(..)) && reservation.pool == pool;
@@ -586,8 +604,8 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                         reservation.spare_cohort -= milli;
                     }
                 }
-                let free = |_: NodeId| false;
-                let avoid = |node: NodeId| reservation.nodes.contains(&node);
+                let free = |node: NodeId| throttled(node);
+                let avoid = |node: NodeId| throttled(node) || reservation.nodes.contains(&node);
                 // A job that ends by the head's reserved start may use the head's nodes.
                 let blocked: &dyn Fn(NodeId) -> bool = if ends <= reservation.time { &free } else { &avoid };
                 match place::place(model, reach, &self.cluster, job, pool, &mut self.ranker, &mut self.scratch, blocked) {
@@ -787,7 +805,10 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                 if !mig_job && free < u64::from(job.gpus) {
                     continue;
                 }
-                if let Ok(placement) = place::place(model, reach, &trial, &job, pool, &mut self.ranker, &mut self.scratch, &|_| false) {
+                // A throttled domain takes no new comm-heavy job, preempting or not.
+                let (telemetry, now) = (self.telemetry, self.now);
+                let throttled = |node: NodeId| telemetry.is_some_and(|recorded| recorded.refuses(model, &job, node, now));
+                if let Ok(placement) = place::place(model, reach, &trial, &job, pool, &mut self.ranker, &mut self.scratch, &throttled) {
                     found = Some(placement);
                     break;
                 }

@@ -55,7 +55,7 @@ pub fn from_json(text: &str) -> Result<JobValues, Diagnostic> {
 
 fn check_names(values: &JobValues) -> Result<(), Diagnostic> {
     for key in values.keys() {
-        if JobParam::lookup(key).is_none() {
+        if JobParam::lookup("job", key).is_none() {
             let help = suggest::help_for(key, JobParam::ALL.iter().map(|param| param.name()))
                 .unwrap_or_else(|| "the job parameters are listed in docs/language.md".to_owned());
             return Err(invalid(format!("unknown job parameter `{key}`"), help));

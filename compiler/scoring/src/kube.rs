@@ -136,8 +136,9 @@ pub fn node_row(fields: &[Field<NodeFeature>], node: &KubeNode, codes: &mut Code
         let text = match &field.kubernetes {
             Source::Label(key) => node.metadata.labels.get(key),
             Source::Allocatable(resource) => node.status.allocatable.get(resource),
-            // A Node has no pod fields: the value is missing.
-            Source::PodRequest(_) | Source::PodLabel(_) | Source::PodNodeSelector(_) => None,
+            // A Node has no pod fields: the value is missing. Telemetry is the extender's to
+            // fill in (extender/live.rs).
+            Source::PodRequest(_) | Source::PodLabel(_) | Source::PodNodeSelector(_) | Source::Telemetry(_) => None,
         };
         row.push(typed_value(field, text.map(String::as_str), codes));
     }
@@ -152,7 +153,7 @@ pub fn pod_params(params: &[Field<JobParam>], pod: &KubePod, codes: &mut Codes) 
             Source::PodLabel(key) => typed_value(field, pod.metadata.labels.get(key).map(String::as_str), codes),
             Source::PodNodeSelector(key) => typed_value(field, pod.spec.node_selector.get(key).map(String::as_str), codes),
             // A Pod has no node fields: the value is missing.
-            Source::Label(_) | Source::Allocatable(_) => f64::NAN,
+            Source::Label(_) | Source::Allocatable(_) | Source::Telemetry(_) => f64::NAN,
         })
         .collect()
 }

@@ -10,7 +10,8 @@
 //! never stops half-way and the caller can say how often it happened.
 
 use placid_check::Checked;
-use placid_engine::{Candidate, Job, Ranker};
+use placid_engine::telemetry::Recorded;
+use placid_engine::{Candidate, Job, Ranker, Seconds};
 use placid_lang::expr::{Category, JobParam, NodeFeature};
 use placid_lang::model::{Model, NvlinkNeed, ScoreId};
 
@@ -37,6 +38,9 @@ pub struct StageScores<'m> {
     /// By score index; `None` for a score no stage uses.
     slots: Vec<Option<Slot>>,
     failures: u64,
+    /// Recorded utilisation, and the simulated time the next batches are ranked at.
+    telemetry: Option<&'m Recorded>,
+    now: Seconds,
 }
 
 impl<'m> StageScores<'m> {
@@ -50,7 +54,13 @@ impl<'m> StageScores<'m> {
                 *slot = Some(Slot::load(model, score)?);
             }
         }
-        Ok(StageScores { model, slots, failures: 0 })
+        Ok(StageScores { model, slots, failures: 0, telemetry: None, now: 0 })
+    }
+
+    /// Takes `node.nvlink_utilization` and `domain.nvlink_utilization` from `recorded` at the
+    /// simulated time, instead of the static figure.
+    pub fn with_telemetry(&mut self, recorded: &'m Recorded) {
+        self.telemetry = Some(recorded);
     }
 
     /// How many batches a plugin failed (and were ranked neutrally instead).
@@ -102,9 +112,14 @@ fn param(model: &Model, param: JobParam, job: &Job, per_pod: u32, codes: &mut Co
     }
 }
 
-/// The engine's figure for a dynamic feature of `candidate`; `None` for a static one.
-fn dynamic(feature: NodeFeature, candidate: &Candidate) -> Option<f64> {
+/// The engine's figure for a dynamic feature of `candidate` at `now`; `None` for a static one
+/// (the telemetry features without a recorded series among them).
+fn dynamic(model: &Model, telemetry: Option<&Recorded>, now: Seconds, feature: NodeFeature, candidate: &Candidate) -> Option<f64> {
     match feature {
+        NodeFeature::NvlinkUtilization => telemetry.map(|recorded| recorded.node(candidate.node, now)),
+        NodeFeature::DomainNvlinkUtilization => {
+            telemetry.zip(model.node(candidate.node).domain).map(|(recorded, domain)| recorded.domain(domain, now))
+        }
         NodeFeature::GpusFree => Some(f64::from(candidate.free_gpus)),
         NodeFeature::FreeGpuMilli => Some(candidate.free_gpu_milli as f64),
         NodeFeature::FreeCpuMilli => Some(candidate.free_cpu_milli as f64),
@@ -124,7 +139,7 @@ impl StageScores<'_> {
     }
 
     fn fill(&mut self, job: &Job, candidates: &[Candidate]) -> Option<&mut Slot> {
-        let model = self.model;
+        let (model, telemetry, now) = (self.model, self.telemetry, self.now);
         let slot = job.score.and_then(|score| self.slots.get_mut(score.index())).and_then(Option::as_mut)?;
         let largest = candidates.iter().map(|candidate| model.node(candidate.node).gpu_count()).max().unwrap_or(0);
         let per_pod = job.gpus.min(largest.max(1));
@@ -138,7 +153,9 @@ impl StageScores<'_> {
         for candidate in candidates {
             let start = candidate.node.index() * stride;
             let row = &slot.inventory[start..start + stride];
-            slot.rows.extend(slot.features.iter().zip(row).map(|(&feature, &value)| dynamic(feature, candidate).unwrap_or(value)));
+            slot.rows.extend(
+                slot.features.iter().zip(row).map(|(&feature, &value)| dynamic(model, telemetry, now, feature, candidate).unwrap_or(value)),
+            );
         }
         Some(slot)
     }
@@ -147,6 +164,10 @@ impl StageScores<'_> {
 impl Ranker for StageScores<'_> {
     fn is_neutral(&self, job: &Job) -> bool {
         job.score.and_then(|score| self.slots.get(score.index())).is_none_or(Option::is_none)
+    }
+
+    fn at(&mut self, now: Seconds) {
+        self.now = now;
     }
 
     fn rank(&mut self, job: &Job, candidates: &[Candidate], scores: &mut Vec<Option<f64>>) {

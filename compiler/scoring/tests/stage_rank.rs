@@ -134,3 +134,47 @@ fn the_stage_score_decides_where_its_trials_land() {
     // And the score matters: the tie-break alone would have chosen differently.
     assert_ne!(placed(Neutral), through_plugin, "the score changed nothing on this example");
 }
+
+/// The cluster example with telemetry and a stage scored on `domain.nvlink_utilization`
+/// over both NVLink domains (pool `nvlink`).
+const BUSY: &str = "telemetry half-life=\"1m\" max-age=\"10m\" {\n    throttle domain-nvlink-above=0.85 for=\"5m\" comm=\"high\"\n}\nscore \"busy-aware\" {\n    prefer \"min\"\n    expr \"domain.nvlink_utilization * 100 + node.nvlink_utilization\"\n}\nplan \"busy\" team=\"vision\" {\n    stage \"train\" tier=\"P1\" class=\"model-parallel\" pool=\"nvlink\" gpus=8 score=\"busy-aware\" time=\"1h\" max-time=\"2h\"\n}\n";
+
+#[test]
+fn the_engine_ranks_on_the_recorded_figures_as_the_native_evaluator() {
+    let model = support::example_with(&[("policy/busy.kdl", BUSY)], "busy-aware").model;
+    let series = "at,scope,name,utilization\n0,domain,nvl-b,0.2\n0,node,rv-b-01,0.5\n300,domain,nvl-b,0.6\n";
+    let recorded =
+        placid_engine::telemetry::Recorded::read(&model, model.telemetry.as_ref().expect("declared"), placid_lang::span::FileId(0), series)
+            .expect("the series reads");
+    let mut ranker = StageScores::new(&model).expect("the plugins load");
+    ranker.with_telemetry(&recorded);
+    ranker.at(60);
+    let (job, reach) = scored_stages(&model)
+        .into_iter()
+        .find(|(job, _)| model.score(job.score.expect("scored")).name.as_str() == "busy-aware")
+        .expect("the busy stage");
+    let candidates = candidates(&model, &reach, &[(8, 8)]);
+    // The team reaches nvl-b only; rv-b-01 is busier itself.
+    let mut rank_at = |now| {
+        ranker.at(now);
+        let mut wasm = Vec::new();
+        ranker.rank(&job, &candidates, &mut wasm);
+        let (params, rows) = ranker.batch(&job, &candidates).expect("a scored job");
+        assert!(same(&wasm, &native(&model, &job, params, rows)), "{wasm:?}");
+        let by_name = |name: &str| {
+            let index = candidates.iter().position(|candidate| model.node(candidate.node).name.as_str() == name).expect("a candidate");
+            wasm[index].expect("a score")
+        };
+        (by_name("rv-b-01"), by_name("rv-b-02"))
+    };
+    // Higher is better for the engine (the score prefers min).
+    assert_eq!(rank_at(60), (-20.5, -20.0));
+    // At 300 s the domain's sample of 0.6 moves the smoothed figure most of the way (five
+    // half-lives): 0.2 + (1 - 2^-5) x 0.4.
+    let (_, later) = rank_at(360);
+    let mut average = placid_lang::telemetry::Ewma::new(60.0);
+    let _ = average.update(0.0, 0.2);
+    let expected = average.update(300.0, 0.6).expect("a good sample");
+    assert!((expected - (0.2 + (1.0 - 1.0 / 32.0) * 0.4)).abs() < 1e-12);
+    assert_eq!(later, -(expected * 100.0), "the same Ewma as the extender's");
+}

@@ -38,8 +38,23 @@ pub fn jobs(trace: &[TraceJob]) -> Vec<Job> {
 /// Replays `trace` through the engine on `model`, ranking nodes with `ranker`. `progress` is
 /// told the number of jobs that have ended so far, every [`PROGRESS_EVERY`] of them.
 pub fn replay<R: Ranker>(model: &Model, ranker: R, trace: &[TraceJob], progress: &mut dyn FnMut(usize)) -> Report {
+    replay_with(model, ranker, trace, None, progress)
+}
+
+/// [`replay`] with a recorded telemetry series, whose throttling rule the run enforces
+/// (`placid simulate --telemetry`; the ranker takes its figures itself).
+pub fn replay_with<R: Ranker>(
+    model: &Model,
+    ranker: R,
+    trace: &[TraceJob],
+    telemetry: Option<&placid_engine::telemetry::Recorded>,
+    progress: &mut dyn FnMut(usize),
+) -> Report {
     let jobs = jobs(trace);
     let mut simulation = Simulation::new(model, ranker);
+    if let Some(recorded) = telemetry {
+        simulation.with_telemetry(recorded);
+    }
     for job in &jobs {
         simulation.submit(job.clone());
     }

@@ -135,8 +135,19 @@ pub trait Entry: Copy + 'static {
     }
 }
 
+/// The scope of an entry: `$prefix` unless the entry names another (`domain.*` features are
+/// fields of the node row too: the value of the node's domain).
+macro_rules! scope {
+    ($prefix:literal) => {
+        $prefix
+    };
+    ($prefix:literal, $scope:literal) => {
+        $scope
+    };
+}
+
 macro_rules! features {
-    ($(#[$meta:meta])* $enum:ident, $prefix:literal, $kind:literal, { $( $variant:ident = $name:literal, $ty:expr, $doc:literal; )* }) => {
+    ($(#[$meta:meta])* $enum:ident, $prefix:literal, $kind:literal, { $( $variant:ident = $name:literal $(in $scope:literal)?, $ty:expr, $doc:literal; )* }) => {
         $(#[$meta])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum $enum {
@@ -154,7 +165,12 @@ macro_rules! features {
 
             /// The full name as written in expressions (`node.gpus_free`).
             pub fn qualified_name(self) -> &'static str {
-                match self { $($enum::$variant => concat!($prefix, ".", $name),)* }
+                match self { $($enum::$variant => concat!(scope!($prefix $(, $scope)?), ".", $name),)* }
+            }
+
+            /// The scope before the name (`node`; `domain` for the domain's figures).
+            pub fn scope(self) -> &'static str {
+                match self { $($enum::$variant => scope!($prefix $(, $scope)?),)* }
             }
 
             /// The type of its values.
@@ -172,9 +188,9 @@ macro_rules! features {
                 self as usize
             }
 
-            /// The entry named `name` (without the scope).
-            pub fn lookup(name: &str) -> Option<$enum> {
-                Self::ALL.iter().copied().find(|entry| entry.name() == name)
+            /// The entry named `name` in `scope`.
+            pub fn lookup(scope: &str, name: &str) -> Option<$enum> {
+                Self::ALL.iter().copied().find(|entry| entry.scope() == scope && entry.name() == name)
             }
         }
 
@@ -212,6 +228,8 @@ features!(
         FreeGpuMilli = "free_gpu_milli", Type::Number, "GPU capacity not in use, in thousandths of a GPU summed over the node's GPUs; dynamic: the host's caller supplies it (static capacity from the inventory).";
         FreeCpuMilli = "free_cpu_milli", Type::Number, "CPU not in use, in milli-CPU (thousandths of a hardware thread); dynamic like `free_gpu_milli`.";
         FreeMemoryMib = "free_memory_mib", Type::Number, "Host memory not in use, in MiB; dynamic like `free_gpu_milli`.";
+        NvlinkUtilization = "nvlink_utilization", Type::Number, "NVLink utilisation of the node, 0-1, smoothed (the policy's `telemetry`); dynamic: the extender reads it from Prometheus and the simulator from a recorded series; 0 (idle) without telemetry.";
+        DomainNvlinkUtilization = "nvlink_utilization" in "domain", Type::Number, "NVLink saturation of the node's NVLink domain, 0-1, smoothed; dynamic like `node.nvlink_utilization`; 0 without telemetry or outside a domain.";
     }
 );
 
@@ -232,6 +250,10 @@ features!(
 );
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// The static figure of `node.nvlink_utilization` and `domain.nvlink_utilization`: what the
+/// extender and the simulator fall back to when telemetry is missing or stale.
+pub const STATIC_UTILIZATION: f64 = 0.0;
 const MIB: f64 = 1024.0 * 1024.0;
 
 impl NodeFeature {
@@ -252,6 +274,7 @@ impl NodeFeature {
             NodeFeature::FreeGpuMilli => "inventory:gpu (count) x 1000",
             NodeFeature::FreeCpuMilli => "inventory:cpu harts x 1000",
             NodeFeature::FreeMemoryMib => "inventory:memory (MiB)",
+            NodeFeature::NvlinkUtilization | NodeFeature::DomainNvlinkUtilization => "inventory:none (0: idle)",
         }
     }
 
@@ -279,6 +302,9 @@ impl NodeFeature {
             NodeFeature::FreeGpuMilli => f64::from(node.gpu_count()) * 1000.0,
             NodeFeature::FreeCpuMilli => f64::from(node.cpu.harts) * 1000.0,
             NodeFeature::FreeMemoryMib => node.memory.map_or(f64::NAN, |bytes| bytes.0 as f64 / MIB),
+            // The inventory declares bandwidth, not traffic: without telemetry NVLink counts
+            // as idle, the theoretical figure scoring used before telemetry existed.
+            NodeFeature::NvlinkUtilization | NodeFeature::DomainNvlinkUtilization => STATIC_UTILIZATION,
         }
     }
 }

@@ -93,15 +93,16 @@ impl Checker<'_> {
             [single] if single == "true" => Some(Typed::Value(Node::Bool(true), Type::Bool)),
             [single] if single == "false" => Some(Typed::Value(Node::Bool(false), Type::Bool)),
             [single] => Some(Typed::Level(single.clone())),
-            [scope, name] if scope == "node" => match NodeFeature::lookup(name) {
+            [scope, name] if NodeFeature::ALL.iter().any(|feature| feature.scope() == scope) => match NodeFeature::lookup(scope, name) {
                 Some(feature) => Some(Typed::Value(Node::Feature(feature), feature.ty())),
                 None => {
-                    let help = suggest::help_for(name, NodeFeature::ALL.iter().map(|feature| feature.name()));
-                    self.error(syntax, format!("unknown node feature `node.{name}`"), "no such feature", help);
+                    let in_scope = NodeFeature::ALL.iter().filter(|feature| feature.scope() == scope).map(|feature| feature.name());
+                    let help = suggest::help_for(name, in_scope);
+                    self.error(syntax, format!("unknown {scope} feature `{scope}.{name}`"), "no such feature", help);
                     None
                 }
             },
-            [scope, name] if scope == "job" => match JobParam::lookup(name) {
+            [scope, name] if scope == "job" => match JobParam::lookup(scope, name) {
                 Some(param) => Some(Typed::Value(Node::Param(param), param.ty())),
                 None => {
                     let help = suggest::help_for(name, JobParam::ALL.iter().map(|param| param.name()));
@@ -125,7 +126,7 @@ impl Checker<'_> {
                 qualified.clone().find(|candidate| candidate.rsplit('.').next() == Some(bare))
             })
             .map(|best| format!("did you mean `{best}`?"))
-            .or_else(|| Some("features are written `node.<name>` or `job.<name>` (see docs/expressions.md)".to_owned()));
+            .or_else(|| Some("features are written `node.<name>`, `domain.<name>` or `job.<name>` (see docs/expressions.md)".to_owned()));
         self.error(syntax, format!("unknown name `{name}`"), "not a feature, parameter or value here", help);
     }
 

@@ -18,7 +18,7 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::span::Span;
 
 pub use ast::{Arith, Compare, Function, Logic, Node};
-pub use catalogue::{Category, Entry, Interner, JobParam, NodeFeature, Type};
+pub use catalogue::{Category, Entry, Interner, JobParam, NodeFeature, STATIC_UTILIZATION, Type};
 
 /// A parsed, type-checked expression.
 #[derive(Clone, Debug, PartialEq)]

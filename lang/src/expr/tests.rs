@@ -114,3 +114,19 @@ fn every_error_of_an_expression_is_reported() {
     let diagnostics = parse(text, span_of(text), Type::Number).err().map(Diagnostics::into_vec).unwrap_or_default();
     assert_eq!(diagnostics.len(), 2);
 }
+
+#[test]
+fn telemetry_features_type_check_in_their_scopes() {
+    let expr = ok("node.cost_per_gpu_hour * (1 + domain.nvlink_utilization) + node.nvlink_utilization", Type::Number);
+    assert_eq!(
+        expr.node_features(),
+        vec![NodeFeature::CostPerGpuHour, NodeFeature::NvlinkUtilization, NodeFeature::DomainNvlinkUtilization]
+    );
+    assert_eq!(NodeFeature::DomainNvlinkUtilization.qualified_name(), "domain.nvlink_utilization");
+    fails("domain.nvlink_utilization && true", Type::Bool, Code::ExpressionType, "domain.nvlink_utilization", "number");
+    let help =
+        fails("domain.nvlink_utilisation", Type::Number, Code::ExpressionType, "domain.nvlink_utilisation", "unknown domain feature");
+    assert_eq!(help.as_deref(), Some("did you mean `nvlink_utilization`?"));
+    // `domain.*` holds only the domain's figures, not the node's.
+    fails("domain.gpus", Type::Number, Code::ExpressionType, "domain.gpus", "unknown domain feature");
+}

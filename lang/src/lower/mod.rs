@@ -12,6 +12,7 @@ mod project;
 pub(crate) mod reader;
 mod rollout;
 pub mod schema;
+mod telemetry;
 mod tests;
 mod values;
 
@@ -134,6 +135,7 @@ pub fn load(world: &dyn World) -> Compilation {
     model.routes = policy::lower_routes(&mut cx, &tables, &of_kind("route"));
     kubernetes::resolve(&mut cx, &mut model, &tables.scores);
     kubernetes::require_steps_image(&mut cx, &model);
+    model.telemetry = telemetry::lower(&mut cx, &model, &of_kind("telemetry"));
 
     let mut diagnostics = cx.diagnostics;
     diagnostics.sort();

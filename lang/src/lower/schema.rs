@@ -24,8 +24,22 @@ const fn node(path: &'static str, properties: &'static [&'static str], children:
 }
 
 /// Declarations that may appear in any policy file.
-pub const POLICY_DECLARATIONS: &[&str] =
-    &["pool", "tier", "cost-center", "team", "class", "score", "plan", "metric", "migration", "alert", "test", "admin-accounts", "route"];
+pub const POLICY_DECLARATIONS: &[&str] = &[
+    "pool",
+    "tier",
+    "cost-center",
+    "team",
+    "class",
+    "score",
+    "plan",
+    "metric",
+    "migration",
+    "alert",
+    "test",
+    "admin-accounts",
+    "route",
+    "telemetry",
+];
 
 /// Declarations that only the project file may contain.
 pub const PROJECT_DECLARATIONS: &[&str] = &["project", "inventory", "include", "target"];
@@ -42,6 +56,8 @@ pub const NODES: &[&NodeSchema] = &[
     &TARGET_KUBERNETES_EXTENDER,
     &TARGET_KUBERNETES_STEPS,
     &TARGET_WASM,
+    &TELEMETRY,
+    &TELEMETRY_THROTTLE,
     &NODE,
     &NODE_CPU,
     &NODE_CPU_PROFILE,
@@ -96,6 +112,11 @@ pub const TARGET_KUBERNETES_ARGO: NodeSchema = node("target=kubernetes/argo", &[
 pub const TARGET_KUBERNETES_EXTENDER: NodeSchema = node("target=kubernetes/extender", &["image", "ignorable", "score", "replicas"], &[]);
 /// The image of the steps placid adds to plan workflows.
 pub const TARGET_KUBERNETES_STEPS: NodeSchema = node("target=kubernetes/steps", &["image"], &[]);
+
+/// Live NVLink telemetry for scoring and throttling.
+pub const TELEMETRY: NodeSchema = node("telemetry", &["half-life", "max-age", "ttl"], &["node-query", "domain-query", "throttle"]);
+/// A throttle rule: a domain above the threshold for the hold takes no new jobs of the level.
+pub const TELEMETRY_THROTTLE: NodeSchema = node("telemetry/throttle", &["domain-nvlink-above", "for", "comm"], &[]);
 
 /// `target "wasm"`: it takes nothing, and is listed so that every target kind has its entry.
 pub const TARGET_WASM: NodeSchema = node("target=wasm", &[], &[]);

@@ -11,11 +11,13 @@ pub mod inventory;
 mod policy;
 mod routing;
 pub mod shares;
+mod telemetry;
 
 pub use ids::*;
 pub use inventory::*;
 pub use policy::*;
 pub use routing::*;
+pub use telemetry::*;
 
 use crate::span::Span;
 use crate::units::Bandwidth;
@@ -58,6 +60,8 @@ pub struct Model {
     pub admin_accounts: Vec<crate::span::Spanned<crate::name::Name>>,
     /// Tag-based tier routes, in declaration order ([`Model::routing`] resolves a tag).
     pub routes: Vec<Route>,
+    /// Live NVLink telemetry for scoring and throttling (`telemetry`), if declared.
+    pub telemetry: Option<Telemetry>,
 }
 
 impl Model {

@@ -117,12 +117,16 @@ pub enum Source {
     PodLabel(String),
     /// `pod.nodeSelector:<key>`: the Pod's `spec.nodeSelector[<key>]`.
     PodNodeSelector(String),
+    /// `telemetry:<scope>`: the host's live figure for the node (`node`) or for the node's
+    /// NVLink domain (`domain`), docs/operations.md; a host without telemetry uses the
+    /// field's static figure.
+    Telemetry(String),
 }
 
 impl Source {
     /// Every form, by its constructor.
-    const FORMS: [fn(String) -> Source; 5] =
-        [Source::Label, Source::Allocatable, Source::PodRequest, Source::PodLabel, Source::PodNodeSelector];
+    const FORMS: [fn(String) -> Source; 6] =
+        [Source::Label, Source::Allocatable, Source::PodRequest, Source::PodLabel, Source::PodNodeSelector, Source::Telemetry];
 
     /// The form (the one place each is spelled) and the argument.
     fn parts(&self) -> (&'static str, &str) {
@@ -132,6 +136,7 @@ impl Source {
             Source::PodRequest(resource) => ("pod.request", resource),
             Source::PodLabel(key) => ("pod.label", key),
             Source::PodNodeSelector(key) => ("pod.nodeSelector", key),
+            Source::Telemetry(scope) => ("telemetry", scope),
         }
     }
 

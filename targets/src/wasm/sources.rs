@@ -59,6 +59,9 @@ pub fn node_source(feature: NodeFeature, prefix: &str) -> Origin {
         NodeFeature::FreeGpuMilli => Origin { from: Source::Allocatable(GPU_RESOURCE.to_owned()), scale: 1000.0 },
         NodeFeature::FreeCpuMilli => Origin { from: Source::Allocatable("cpu".to_owned()), scale: 1000.0 },
         NodeFeature::FreeMemoryMib => Origin { from: Source::Allocatable("memory".to_owned()), scale: 1.0 / MIB },
+        // Prometheus through the extender's telemetry (the policy's `telemetry` block):
+        // `telemetry:node` by the node's name, `telemetry:domain` by its NVLink-domain label.
+        NodeFeature::NvlinkUtilization | NodeFeature::DomainNvlinkUtilization => unscaled(Source::Telemetry(feature.scope().to_owned())),
     }
 }
 

@@ -10,6 +10,7 @@
 //! the concurrency limit.
 
 pub mod client;
+pub mod live;
 mod process;
 pub mod server;
 pub mod telemetry;

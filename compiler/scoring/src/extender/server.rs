@@ -24,10 +24,14 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use placid_lang::diag::Code;
-use placid_lang::model::Model;
+use placid_lang::expr::{JobParam, NodeFeature};
+use placid_lang::model::{CommLevel, KubernetesSettings, Model, ThrottleRule};
+use placid_targets::wasm::meta::Source;
+use placid_targets::wasm::sources::param_source;
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::live::{Figures, Live};
 use super::wire::{ErrorBody, ExtenderArgs, FilterResult, HostPriority, OutNodeList};
 use crate::kube::{self, KubeNode};
 use crate::rank::{extender_priorities, failed_names, is_feasible};
@@ -88,6 +92,13 @@ pub struct Extender {
     codes: Codes,
     workers: Mutex<Vec<Worker>>,
     places: Places,
+    /// Live telemetry, when the policy declares it and the command line names Prometheus.
+    live: Option<Live>,
+    /// The row fields filled from telemetry: their index and whether they are the node's own
+    /// figure (else its domain's).
+    live_fields: Vec<(usize, bool)>,
+    /// The Pod label naming its communication level, for the throttling rule.
+    comm_label: String,
 }
 
 /// Places for requests being worked on: every request takes one of `all`, and a large one
@@ -137,7 +148,43 @@ impl Extender {
             .enumerate()
             .map(|(index, node)| (node.name.to_string(), rows.get(index * width..(index + 1) * width).unwrap_or_default().to_vec()))
             .collect();
-        Extender { plugin, settings, cached_rows, codes, workers: Mutex::new(Vec::new()), places: Places::new(settings.concurrency) }
+        let live_fields = plugin
+            .meta()
+            .node_fields
+            .iter()
+            .enumerate()
+            .filter_map(|(index, field)| match &field.kubernetes {
+                Source::Telemetry(scope) => Some((index, scope == NodeFeature::NvlinkUtilization.scope())),
+                _ => None,
+            })
+            .collect();
+        let prefix = model
+            .project
+            .kubernetes
+            .as_ref()
+            .map_or(KubernetesSettings::DEFAULT_LABEL_PREFIX, |settings| settings.label_prefix.value.as_str());
+        let comm_label = match param_source(JobParam::Comm, prefix).from {
+            Source::PodLabel(key) => key,
+            other => other.to_string(),
+        };
+        Extender {
+            plugin,
+            settings,
+            cached_rows,
+            codes,
+            workers: Mutex::new(Vec::new()),
+            places: Places::new(settings.concurrency),
+            live: None,
+            live_fields,
+            comm_label,
+        }
+    }
+
+    /// Reads `node.nvlink_utilization` and `domain.nvlink_utilization` from `live`, and
+    /// enforces its throttling rule in the filter.
+    pub fn with_live(mut self, live: Live) -> Extender {
+        self.live = Some(live);
+        self
     }
 
     fn with_worker<T>(&self, run: impl FnOnce(&mut Worker) -> Result<T, HostError>) -> Result<T, HostError> {
@@ -180,13 +227,22 @@ impl Extender {
                 names.push(node.metadata.name);
             }
         }
+        let figures = self.live.as_ref().map(Live::figures).unwrap_or_default();
+        if width > 0 && !self.live_fields.is_empty() {
+            for (row, name) in rows.chunks_exact_mut(width).zip(&names) {
+                let live = figures.of(name);
+                for &(index, own) in &self.live_fields {
+                    row[index] = if own { live.node } else { live.domain };
+                }
+            }
+        }
         let scores = if width == 0 {
             Scores { scores: vec![0.0; names.len()], failed: vec![0; names.len()], feasible: names.len() }
         } else {
             let time_left = deadline.saturating_duration_since(Instant::now());
             self.with_worker(|worker| worker.score_within(&params, &rows, time_left))?
         };
-        Ok(Batch { names, unknown, scores })
+        Ok(Batch { names, unknown, scores, figures })
     }
 
     /// One request, from its body to its answer.
@@ -260,10 +316,21 @@ impl Extender {
             }
         };
         let meta = self.plugin.meta();
+        let throttle = self.throttle_for(&args);
         let mut passing = Vec::new();
         for (index, name) in batch.names.iter().enumerate() {
             let (score, mask) = (batch.scores.scores[index], batch.scores.failed[index]);
-            if is_feasible(score, mask) {
+            if let Some(rule) = throttle
+                && batch.figures.of(name).throttled
+            {
+                let reason = format!(
+                    "placid: NVLink domain throttled (above {} for {} s; no new {}-comm jobs)",
+                    rule.threshold,
+                    rule.hold_seconds,
+                    rule.comm.as_str()
+                );
+                result.failed_nodes.insert(name.clone(), reason);
+            } else if is_feasible(score, mask) {
                 passing.push(index);
             } else if mask != 0 {
                 result.failed_nodes.insert(name.clone(), format!("placid: failed {}", failed_names(meta, mask).join(", ")));
@@ -281,6 +348,19 @@ impl Extender {
             result.nodes = Some(OutNodeList { items: passing.iter().filter_map(|index| items.get(*index).copied()).collect() });
         }
         axum::Json(result).into_response()
+    }
+
+    /// The throttling rule when it applies to the request's pod: its `comm` label is at the
+    /// rule's level or above. A pod without the label is not comm-heavy.
+    fn throttle_for(&self, args: &ExtenderArgs<'_>) -> Option<&ThrottleRule> {
+        let rule = self.live.as_ref()?.throttle()?;
+        let comm = match args.pod.metadata.labels.get(&self.comm_label)?.as_str() {
+            "low" => CommLevel::Low,
+            "medium" => CommLevel::Medium,
+            "high" => CommLevel::High,
+            _ => return None,
+        };
+        rule.refuses(comm).then_some(rule)
     }
 
     fn prioritize(&self, args: ExtenderArgs<'_>, batch: Result<Batch, HostError>) -> Response {
@@ -301,6 +381,7 @@ struct Batch {
     names: Vec<String>,
     unknown: Vec<String>,
     scores: Scores,
+    figures: Arc<Figures>,
 }
 
 /// Serves `extender` on `listener` until `shutdown` completes, then lets the requests in

@@ -6,7 +6,7 @@
 //! The client speaks plain HTTP/1.1 to one address: Prometheus runs beside the scheduler, and
 //! a full HTTP stack would be more code to trust than these few lines.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
@@ -174,6 +174,10 @@ impl Telemetry {
     /// the inventory.
     pub fn refresh(&mut self, now: f64, keys: &BTreeMap<String, f64>) -> BTreeMap<String, Reading> {
         let answer = self.prometheus.query(&self.query);
+        // Indexed once: a lookup per key would be quadratic in the cluster's size.
+        let by_key: Result<HashMap<&str, &Sample>, &QueryError> = answer
+            .as_ref()
+            .map(|samples| samples.iter().filter_map(|sample| sample.labels.get(&self.key).map(|key| (key.as_str(), sample))).collect());
         self.state.retain(|key, _| keys.contains_key(key));
         let mut readings = BTreeMap::new();
         for (key, fallback) in keys {
@@ -182,9 +186,9 @@ impl Telemetry {
                 .entry(key.clone())
                 .or_insert_with(|| (Ewma::new(self.half_life_seconds), Throttle::new(self.threshold, self.hold_seconds)));
             let mut why = None;
-            match &answer {
+            match &by_key {
                 Err(error) => why = Some(error.to_string()),
-                Ok(samples) => match samples.iter().find(|sample| sample.labels.get(&self.key) == Some(key)) {
+                Ok(by_key) => match by_key.get(key.as_str()) {
                     None => why = Some(format!("no sample for {}={key}", self.key)),
                     Some(sample) => {
                         if let Err(rejected) = average.update(sample.at, sample.value) {

@@ -140,6 +140,29 @@ proptest! {
         assert_agree(&model, &plugin, &params, &rows[..whole]);
     }
 
+    /// The telemetry features, in the 0-1 range the extender and the simulator fill in (and
+    /// NaN, which they never write but a hand-made host could), score alike in Wasm and natively.
+    #[test]
+    fn telemetry_features_agree_with_native(
+        rows in proptest::collection::vec(prop_oneof![4 => 0.0..=1.0f64, 1 => Just(f64::NAN), 1 => value()], 0..60),
+        params in proptest::collection::vec(value(), 1),
+    ) {
+        let score = Score {
+            name: name("busy-aware"),
+            span: Span::DETACHED,
+            direction: Direction::Min,
+            expr: parsed("node.cost_per_gpu_hour * (1 + domain.nvlink_utilization) + 0.5 * node.nvlink_utilization", Type::Number),
+            filters: vec![Filter { name: name("not-saturated"), expr: parsed("domain.nvlink_utilization < 0.95", Type::Bool) }],
+            penalties: vec![Penalty { span: Span::DETACHED, amount: 1.0, when: parsed("job.comm == high && node.nvlink_utilization > 0.5", Type::Bool) }],
+        };
+        let model = model_with(score);
+        let plugin = plugin_for(&model);
+        let width = Program::new(&model.scores[0]).map(|program| program.node_fields.len()).unwrap_or(1);
+        prop_assert_eq!(width, 3);
+        let whole = rows.len() / width * width;
+        assert_agree(&model, &plugin, &params, &rows[..whole]);
+    }
+
     #[test]
     fn random_expressions_agree_with_native(
         (score_root, filter_root, penalty_root) in (number_node(), bool_node(), bool_node()),

@@ -5,7 +5,11 @@
 // Each test binary and benchmark that includes this module uses part of it.
 #![allow(dead_code)]
 
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use placid_check::Checked;
 use placid_driver::build::{Selection, compile};
@@ -37,6 +41,13 @@ fn repo() -> PathBuf {
 /// The cluster example with policy-examples/openb/best-fit.kdl added, its `openb-best-fit`
 /// score loaded.
 pub fn openb_best_fit() -> Loaded {
+    let score = std::fs::read_to_string(repo().join("policy-examples/openb/best-fit.kdl")).expect("the example score");
+    example_with(&[("policy/openb-best-fit.kdl", &score)], "openb-best-fit")
+}
+
+/// The cluster example with the policy files `extra` (path, text) added, score `score`
+/// loaded.
+pub fn example_with(extra: &[(&str, &str)], score: &str) -> Loaded {
     let example = repo().join("policy-examples/cluster");
     let mut world = MemoryWorld::new();
     let mut add = |dir: &Path, prefix: &str| {
@@ -51,12 +62,13 @@ pub fn openb_best_fit() -> Loaded {
     add(&example, "");
     add(&example.join("policy"), "policy/");
     add(&example.join("inventory"), "inventory/");
-    let score = std::fs::read_to_string(repo().join("policy-examples/openb/best-fit.kdl")).expect("the example score");
-    world.insert("policy/openb-best-fit.kdl", score);
+    for (path, text) in extra {
+        world.insert(path, *text);
+    }
     let build = compile(&world, &Selection::default());
     assert!(!build.diagnostics.has_errors(), "{:?}", build.diagnostics);
     let model = build.model.into_checked().expect("the project checks");
-    placid_scoring::load(model, Some("openb-best-fit")).unwrap_or_else(|error| panic!("cannot load the score: {error:?}"))
+    placid_scoring::load(model, Some(score)).unwrap_or_else(|error| panic!("cannot load the score: {error:?}"))
 }
 
 /// The openb default trace from ../shared/traces, or `None` when it is absent (an error
@@ -77,4 +89,78 @@ pub fn openb_default_trace() -> Option<Trace> {
     );
     assert!(diagnostics.is_empty(), "{diagnostics:?}");
     trace
+}
+
+/// A `telemetry` block for the cluster example at test speed (queries `node_q` and
+/// `domain_q`, which [`prometheus`] answers) and a score on its figures.
+pub const TELEMETRY_POLICY: &str = "telemetry half-life=\"1s\" max-age=\"1m\" ttl=\"1s\" {\n    node-query \"node_q\"\n    domain-query \"domain_q\"\n    throttle domain-nvlink-above=0.85 for=\"2s\" comm=\"high\"\n}\nscore \"busy-aware\" {\n    prefer \"min\"\n    expr \"domain.nvlink_utilization * 100 + node.nvlink_utilization\"\n}\n";
+
+/// The extender's telemetry settings of `model`'s `telemetry` block, reading `prometheus`.
+pub fn live_settings(model: &placid_lang::model::Model, prometheus: SocketAddr) -> placid_scoring::extender::live::LiveSettings {
+    let telemetry = model.telemetry.clone().expect("the policy declares telemetry");
+    placid_scoring::extender::live::LiveSettings {
+        prometheus: placid_scoring::extender::telemetry::Prometheus { address: prometheus, timeout: Duration::from_secs(2) },
+        node_query: telemetry.node_query.map(|query| query.value).unwrap_or_default(),
+        domain_query: telemetry.domain_query.map(|query| query.value).unwrap_or_default(),
+        half_life: Duration::from_secs(telemetry.half_life_seconds),
+        max_age: Duration::from_secs(telemetry.max_age_seconds),
+        ttl: Duration::from_secs(telemetry.ttl_seconds),
+        throttle: telemetry.throttle,
+    }
+}
+
+/// What the stand-in Prometheus answers: figures by domain and by node, or an HTTP error.
+#[derive(Clone)]
+pub enum Answer {
+    /// `(key, value)` pairs of the domain query (`domain_q`) and of any other query.
+    Figures { domains: Vec<(String, String)>, nodes: Vec<(String, String)> },
+    /// 503.
+    Down,
+}
+
+impl Answer {
+    /// Figures from borrowed pairs.
+    pub fn figures(domains: &[(&str, &str)], nodes: &[(&str, &str)]) -> Answer {
+        let owned = |pairs: &[(&str, &str)]| pairs.iter().map(|(key, value)| ((*key).to_owned(), (*value).to_owned())).collect();
+        Answer::Figures { domains: owned(domains), nodes: owned(nodes) }
+    }
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|since| since.as_secs_f64()).unwrap_or_default()
+}
+
+/// A stand-in for Prometheus's `/api/v1/query` on loopback: one thread answering every
+/// connection with the current answer, samples stamped now. It lives as long as the process.
+pub fn prometheus(answer: Arc<Mutex<Answer>>) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap_or_else(|error| panic!("{error}"));
+    let address = listener.local_addr().unwrap_or_else(|error| panic!("{error}"));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            // As Prometheus (Go) does: without it, the answer's last segment waits for the
+            // client's delayed ACK, and the bench would measure 40 ms timers.
+            let _ = stream.set_nodelay(true);
+            let mut head = [0u8; 4096];
+            let read = stream.read(&mut head).unwrap_or(0);
+            let request = String::from_utf8_lossy(&head[..read]).into_owned();
+            let current = answer.lock().map(|answer| answer.clone()).unwrap_or(Answer::Down);
+            let reply = match current {
+                Answer::Down => "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned(),
+                Answer::Figures { domains, nodes } => {
+                    let (label, figures) = if request.contains("domain_q") { ("nvlink_domain", domains) } else { ("node", nodes) };
+                    let now = unix_now();
+                    let result: Vec<serde_json::Value> =
+                        figures.iter().map(|(key, value)| serde_json::json!({"metric": {label: key}, "value": [now, value]})).collect();
+                    let body = serde_json::json!({"status": "success", "data": {"resultType": "vector", "result": result}}).to_string();
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                }
+            };
+            let _ = stream.write_all(reply.as_bytes());
+        }
+    });
+    address
 }

@@ -1,0 +1,186 @@
+//! The policy's `telemetry` in the extender: the figures of `node.nvlink_utilization` and
+//! `domain.nvlink_utilization` for every inventory node, refreshed from Prometheus at most
+//! once per TTL (two queries, whatever the request rate), and the throttled domains the
+//! filter refuses comm-heavy pods on.
+//!
+//! Invariants: a request never waits on more than one refresh, bounded by the client's
+//! timeout; bad or missing telemetry gives the static figure (`STATIC_UTILIZATION`) and never
+//! throttles; a fallback is logged when its reason changes for a key, not on every refresh,
+//! so a Prometheus that is down logs once per node and domain rather than once per TTL.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use placid_lang::expr::STATIC_UTILIZATION;
+use placid_lang::model::{Model, ThrottleRule};
+
+use super::telemetry::{Prometheus, Reading, Rule, Telemetry};
+
+/// Where the extender writes its log lines (the CLI's standard error).
+pub type Log = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The label of the node series and of the domain series (targets/src/ops/usage.rs).
+pub const NODE_LABEL: &str = "node";
+/// See [`NODE_LABEL`].
+pub const DOMAIN_LABEL: &str = "nvlink_domain";
+
+/// What the extender needs of the policy's `telemetry` and of its command line.
+#[derive(Clone, Debug)]
+pub struct LiveSettings {
+    /// The server.
+    pub prometheus: Prometheus,
+    /// PromQL of the node series (one sample per `node`).
+    pub node_query: String,
+    /// PromQL of the domain series (one sample per `nvlink_domain`).
+    pub domain_query: String,
+    /// The moving average's half-life.
+    pub half_life: Duration,
+    /// Samples older than this fall back to the static figure.
+    pub max_age: Duration,
+    /// An answer is reused this long.
+    pub ttl: Duration,
+    /// The throttling rule.
+    pub throttle: Option<ThrottleRule>,
+}
+
+/// One node's live figures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NodeFigures {
+    /// `node.nvlink_utilization`.
+    pub node: f64,
+    /// `domain.nvlink_utilization` of its domain.
+    pub domain: f64,
+    /// Whether its domain is throttled.
+    pub throttled: bool,
+}
+
+impl NodeFigures {
+    /// The figures without telemetry.
+    pub const STATIC: NodeFigures = NodeFigures { node: STATIC_UTILIZATION, domain: STATIC_UTILIZATION, throttled: false };
+}
+
+/// The figures of every inventory node at one refresh.
+#[derive(Debug, Default)]
+pub struct Figures {
+    by_node: HashMap<String, NodeFigures>,
+}
+
+impl Figures {
+    /// The figures of the node called `name`; static for a node outside the inventory.
+    pub fn of(&self, name: &str) -> NodeFigures {
+        self.by_node.get(name).copied().unwrap_or(NodeFigures::STATIC)
+    }
+}
+
+struct State {
+    node: Telemetry,
+    domain: Telemetry,
+    refreshed: Option<Instant>,
+    figures: Arc<Figures>,
+    logged: HashMap<String, String>,
+}
+
+/// Live telemetry of one extender.
+pub struct Live {
+    ttl: Duration,
+    throttle: Option<ThrottleRule>,
+    /// Each inventory node with its domain, if any.
+    nodes: Vec<(String, Option<String>)>,
+    node_keys: BTreeMap<String, f64>,
+    domain_keys: BTreeMap<String, f64>,
+    log: Log,
+    state: Mutex<State>,
+}
+
+impl Live {
+    /// Telemetry of `model`'s nodes and domains under `settings`, logging to `log`.
+    pub fn new(model: &Model, settings: LiveSettings, log: Log) -> Live {
+        let (threshold, hold) = settings
+            .throttle
+            .as_ref()
+            .map_or((f64::INFINITY, Duration::ZERO), |rule| (rule.threshold, Duration::from_secs(rule.hold_seconds)));
+        let rule = |query: String, key: &str, threshold: f64, hold: Duration| Rule {
+            query,
+            key: key.to_owned(),
+            half_life: settings.half_life,
+            max_age: settings.max_age,
+            threshold,
+            hold,
+        };
+        // Nodes never throttle: the rule is about domains.
+        let node = Telemetry::new(settings.prometheus, rule(settings.node_query.clone(), NODE_LABEL, f64::INFINITY, Duration::ZERO));
+        let domain = Telemetry::new(settings.prometheus, rule(settings.domain_query.clone(), DOMAIN_LABEL, threshold, hold));
+        let nodes: Vec<(String, Option<String>)> = model
+            .nodes
+            .iter()
+            .map(|node| (node.name.to_string(), node.domain.map(|domain| model.domain(domain).name.to_string())))
+            .collect();
+        let node_keys = nodes.iter().map(|(name, _)| (name.clone(), STATIC_UTILIZATION)).collect();
+        let domain_keys = model.domains.iter().map(|domain| (domain.name.to_string(), STATIC_UTILIZATION)).collect();
+        Live {
+            ttl: settings.ttl,
+            throttle: settings.throttle,
+            nodes,
+            node_keys,
+            domain_keys,
+            log,
+            state: Mutex::new(State { node, domain, refreshed: None, figures: Arc::default(), logged: HashMap::new() }),
+        }
+    }
+
+    /// The throttling rule.
+    pub fn throttle(&self) -> Option<&ThrottleRule> {
+        self.throttle.as_ref()
+    }
+
+    /// The figures now: those of the last refresh while it is younger than the TTL, else
+    /// fresh ones (two queries).
+    pub fn figures(&self) -> Arc<Figures> {
+        let Ok(mut state) = self.state.lock() else {
+            // A refresh panicked on another thread: serve static figures rather than fail.
+            return Arc::default();
+        };
+        if state.refreshed.is_some_and(|at| at.elapsed() < self.ttl) {
+            return state.figures.clone();
+        }
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |since| since.as_secs_f64());
+        let nodes = state.node.refresh(now, &self.node_keys);
+        let domains = state.domain.refresh(now, &self.domain_keys);
+        let labelled = nodes.iter().map(|reading| (NODE_LABEL, reading)).chain(domains.iter().map(|reading| (DOMAIN_LABEL, reading)));
+        for (label, (key, reading)) in labelled {
+            self.log_change(&mut state.logged, &format!("{label}={key}"), reading);
+        }
+        let by_node = self
+            .nodes
+            .iter()
+            .map(|(name, domain)| {
+                let domain = domain.as_ref().and_then(|domain| domains.get(domain));
+                let figures = NodeFigures {
+                    node: nodes.get(name).map_or(STATIC_UTILIZATION, |reading| reading.figure.value()),
+                    domain: domain.map_or(STATIC_UTILIZATION, |reading| reading.figure.value()),
+                    throttled: domain.is_some_and(|reading| reading.throttled),
+                };
+                (name.clone(), figures)
+            })
+            .collect();
+        state.figures = Arc::new(Figures { by_node });
+        state.refreshed = Some(Instant::now());
+        state.figures.clone()
+    }
+
+    fn log_change(&self, logged: &mut HashMap<String, String>, key: &str, reading: &Reading) {
+        match &reading.fallback {
+            Some(line) if logged.get(key) != Some(line) => {
+                (self.log)(line);
+                logged.insert(key.to_owned(), line.clone());
+            }
+            Some(_) => {}
+            None => {
+                if logged.remove(key).is_some() {
+                    (self.log)(&format!("placid extender: telemetry for {key} is live again"));
+                }
+            }
+        }
+    }
+}

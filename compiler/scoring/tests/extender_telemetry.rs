@@ -1,0 +1,142 @@
+//! The extender with live telemetry, against a stand-in Prometheus on loopback whose answers
+//! the test sets: `domain.nvlink_utilization` moves the scores, the filter refuses comm-heavy
+//! pods on a domain only once it has stayed above the threshold for the hold, and bad
+//! telemetry (NaN, a missing series, Prometheus down) falls back with a log line while
+//! scheduling goes on. (tests/tests/prometheus_live.rs does the same against a real
+//! Prometheus.)
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use placid_scoring::extender::client::Client;
+use placid_scoring::extender::live::{Live, Log};
+use placid_scoring::extender::{Extender, Settings, serve};
+use serde_json::{Value, json};
+
+mod support;
+use support::{Answer, prometheus};
+
+struct Server {
+    address: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn start(prometheus: SocketAddr, log: Log) -> Server {
+    let loaded = support::example_with(&[("policy/telemetry.kdl", support::TELEMETRY_POLICY)], "busy-aware");
+    let live = Live::new(&loaded.model, support::live_settings(&loaded.model, prometheus), log);
+    let extender = Arc::new(Extender::new(loaded.plugin, &loaded.model, Settings::DEFAULT).with_live(live));
+    let (address_sender, address_receiver) = std::sync::mpsc::channel();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap_or_else(|error| panic!("{error}"));
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|error| panic!("{error}"));
+            let _ = address_sender.send(listener.local_addr().unwrap_or_else(|error| panic!("{error}")));
+            serve(listener, extender, async {
+                let _ = stopped.await;
+            })
+            .await;
+        });
+    });
+    let address = address_receiver.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|error| panic!("server did not start: {error}"));
+    Server { address, stop: Some(stop), thread: Some(thread) }
+}
+
+fn args(comm: &str) -> Vec<u8> {
+    let pod = json!({"metadata": {"name": "p", "labels": {"placid.dev/comm": comm}}, "spec": {"containers": []}});
+    serde_json::to_vec(&json!({"pod": pod, "nodenames": ["rv-a-01", "rv-b-01"]})).unwrap_or_default()
+}
+
+fn post(address: SocketAddr, path: &str, body: &[u8]) -> Value {
+    let mut client = Client::connect(address).unwrap_or_else(|error| panic!("{error}"));
+    let reply = client.post(path, body).unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.body));
+    serde_json::from_slice(&reply.body).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// The nodes the filter refused because their domain is throttled.
+fn throttled(address: SocketAddr, comm: &str) -> Vec<String> {
+    let answer = post(address, "/filter", &args(comm));
+    let failed = answer.get("FailedNodes").and_then(Value::as_object).cloned().unwrap_or_default();
+    failed
+        .into_iter()
+        .filter(|(_, reason)| reason.as_str().is_some_and(|reason| reason.contains("throttled")))
+        .map(|(node, _)| node)
+        .collect()
+}
+
+/// The prioritize scores of rv-a-01 (domain nvl-a) and rv-b-01 (nvl-b).
+fn priorities(address: SocketAddr) -> (i64, i64) {
+    let answer = post(address, "/prioritize", &args("high"));
+    let score = |host: &str| {
+        answer.as_array().and_then(|hosts| hosts.iter().find(|entry| entry["Host"] == host)).and_then(|entry| entry["Score"].as_i64())
+    };
+    (score("rv-a-01").unwrap_or(-1), score("rv-b-01").unwrap_or(-1))
+}
+
+fn settle() {
+    // Past the TTL, so the next request refreshes.
+    std::thread::sleep(Duration::from_millis(1100));
+}
+
+#[test]
+fn live_figures_score_throttle_after_the_hold_and_fall_back_with_a_log_line() {
+    let answer = Arc::new(Mutex::new(Answer::figures(&[("nvl-a", "0.95"), ("nvl-b", "0.10")], &[])));
+    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink = lines.clone();
+    let log: Log = Arc::new(move |line: &str| sink.lock().map(|mut lines| lines.push(line.to_owned())).unwrap_or_default());
+    let server = start(prometheus(answer.clone()), log);
+
+    // The busy domain's node ranks below the idle one (prefer min: less utilisation is better).
+    let (busy, idle) = priorities(server.address);
+    assert!(busy < idle, "nvl-a at 95 % must rank below nvl-b at 10 %: {busy} vs {idle}");
+    // Above the threshold, but not for the hold yet: nothing is throttled.
+    assert_eq!(throttled(server.address, "high"), Vec::<String>::new());
+    // Missing node series: logged once per node, not per refresh.
+    let missing = lines.lock().map(|lines| lines.iter().filter(|line| line.contains("no sample for node=rv-a-01")).count()).unwrap_or(0);
+    assert_eq!(missing, 1, "{:?}", lines.lock().map(|lines| lines.clone()));
+
+    // Held above for the hold (2 s): comm-high pods are refused on nvl-a only; comm-low pass.
+    for _ in 0..2 {
+        settle();
+        let _ = throttled(server.address, "high");
+    }
+    settle();
+    assert_eq!(throttled(server.address, "high"), ["rv-a-01"]);
+    assert_eq!(throttled(server.address, "low"), Vec::<String>::new());
+    let missing = lines.lock().map(|lines| lines.iter().filter(|line| line.contains("no sample for node=rv-a-01")).count()).unwrap_or(0);
+    assert_eq!(missing, 1, "an unchanged fallback is not logged again");
+
+    // A NaN sample is refused with a log line; the last good figure stays.
+    *answer.lock().unwrap_or_else(|error| panic!("{error}")) = Answer::figures(&[("nvl-a", "0.95"), ("nvl-b", "NaN")], &[]);
+    settle();
+    let (busy, idle) = priorities(server.address);
+    assert!(busy < idle, "{busy} vs {idle}");
+    assert!(
+        lines
+            .lock()
+            .is_ok_and(|lines| lines.iter().any(|line| line.contains("nvlink_domain=nvl-b") && line.contains("not a finite number")))
+    );
+
+    // Prometheus down: logged, scheduling goes on (no error), the last good figures are kept
+    // until they are older than max-age.
+    *answer.lock().unwrap_or_else(|error| panic!("{error}")) = Answer::Down;
+    settle();
+    let filtered = post(server.address, "/filter", &args("high"));
+    assert_eq!(filtered.get("Error").and_then(Value::as_str).unwrap_or_default(), "");
+    assert!(lines.lock().is_ok_and(|lines| lines.iter().any(|line| line.contains("503") && line.contains("keeping the last good figure"))));
+}
