@@ -136,7 +136,12 @@ impl Object {
         let header = Header {
             api_version: kind.api_version,
             kind: kind.kind,
-            metadata: Metadata { name: self.meta.name.as_str(), namespace: self.meta.namespace.as_ref().map(ObjectName::as_str), labels, annotations },
+            metadata: Metadata {
+                name: self.meta.name.as_str(),
+                namespace: self.meta.namespace.as_ref().map(ObjectName::as_str),
+                labels,
+                annotations,
+            },
         };
         out.reserve(self.body.len() + 256);
         out.push_str(&body(&header, &[], scalars));

@@ -16,6 +16,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Display;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::ser::{self, Impossible, Serialize};
 
@@ -43,13 +44,64 @@ const MAX_SIMPLE_KEY: usize = 128;
 /// How `serde_yaml` writes each string scalar, asked once per distinct string.
 #[derive(Debug, Default)]
 pub struct Scalars {
-    rendered: HashMap<String, Box<str>>,
+    rendered: HashMap<String, Box<str>, BuildHasherDefault<Fnv>>,
+}
+
+/// FNV-1a: the keys are short names, for which SipHash's setup costs more than the lookup.
+/// Nothing here hashes input chosen to collide: the worst case is a slower build.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for byte in bytes {
+            hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = hash;
+    }
+}
+
+/// Whether serde_yaml writes `value` plain, as it is, without asking it: a name of letters,
+/// digits and `-._/` that starts with a letter is neither a number nor one of the words YAML
+/// reads as something else (those are left to serde_yaml, with a few more to be safe), and
+/// has no character libyaml quotes for.
+fn surely_plain(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    let Some(first) = bytes.first() else { return false };
+    if !first.is_ascii_alphabetic() || !bytes.iter().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'/')) {
+        return false;
+    }
+    let words = ["true", "false", "null", "inf", "infinity", "nan", "y", "n", "yes", "no", "on", "off"];
+    !words.iter().any(|word| value.eq_ignore_ascii_case(word))
+}
+
+/// Whether libyaml writes the one-line `value` plain and serde_yaml does not quote it as a
+/// look-alike of a number, boolean or null: printable ASCII starting with a letter or `(`
+/// (never a number, and no indicator), not ending in a space or `:`, without `: ` or ` #`
+/// (which start a mapping value or a comment). A sentence or a CEL expression passes; the
+/// rest is asked of serde_yaml.
+fn plain_sentence(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    let (Some(first), Some(last)) = (bytes.first(), bytes.last()) else { return false };
+    (first.is_ascii_alphabetic() || *first == b'(')
+        && bytes.iter().all(|byte| (b' '..=b'~').contains(byte))
+        && !matches!(last, b' ' | b':')
+        && bytes.contains(&b' ')
+        && !bytes.windows(2).any(|pair| pair == b": " || pair == b" #")
 }
 
 impl Scalars {
     /// The scalar as `serde_yaml` writes it on one line (plain, `'single'` or `"double"`
     /// quoted); [`Unsupported`] for a string it would write as a block.
-    fn render(&mut self, value: &str) -> Result<&str, Unsupported> {
+    fn render<'v>(&'v mut self, value: &'v str) -> Result<&'v str, Unsupported> {
+        if surely_plain(value) || plain_sentence(value) {
+            return Ok(value);
+        }
         if value.contains('\n') {
             return Err(Unsupported);
         }
@@ -299,7 +351,13 @@ impl<'w, 'a> ser::Serializer for Node<'w, 'a> {
     fn serialize_tuple_struct(self, _: &'static str, len: usize) -> Result<Compound<'w, 'a>, Unsupported> {
         self.serialize_seq(Some(len))
     }
-    fn serialize_tuple_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Self::SerializeTupleVariant, Unsupported> {
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, Unsupported> {
         Err(Unsupported)
     }
     fn serialize_map(self, _: Option<usize>) -> Result<Compound<'w, 'a>, Unsupported> {
@@ -535,7 +593,13 @@ impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
     fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeTupleStruct, Unsupported> {
         Err(Unsupported)
     }
-    fn serialize_tuple_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Self::SerializeTupleVariant, Unsupported> {
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, Unsupported> {
         Err(Unsupported)
     }
     /// The document is a mapping whose entries start at column 0, so that the object list
@@ -631,7 +695,13 @@ impl ser::Serializer for KeyName {
     fn serialize_unit_struct(self, _: &'static str) -> Result<String, Unsupported> {
         Err(Unsupported)
     }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(self, _: &'static str, _: u32, _: &'static str, _: &T) -> Result<String, Unsupported> {
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<String, Unsupported> {
         Err(Unsupported)
     }
     fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, Unsupported> {
@@ -643,7 +713,13 @@ impl ser::Serializer for KeyName {
     fn serialize_tuple_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeTupleStruct, Unsupported> {
         Err(Unsupported)
     }
-    fn serialize_tuple_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Self::SerializeTupleVariant, Unsupported> {
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, Unsupported> {
         Err(Unsupported)
     }
     fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Unsupported> {
@@ -652,7 +728,13 @@ impl ser::Serializer for KeyName {
     fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct, Unsupported> {
         Err(Unsupported)
     }
-    fn serialize_struct_variant(self, _: &'static str, _: u32, _: &'static str, _: usize) -> Result<Self::SerializeStructVariant, Unsupported> {
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, Unsupported> {
         Err(Unsupported)
     }
 }
@@ -728,6 +810,30 @@ mod tests {
         mapping.remove("weight");
         assert_eq!(out, serde_yaml::to_string(&mapping).unwrap_or_default());
         assert!(out.starts_with("mapOfLists:"), "the last entry takes the first removed one's place: {out}");
+    }
+
+    #[test]
+    fn what_is_surely_plain_is_plain_to_serde_yaml() {
+        for text in ["cpu", "nvidia.com/gpu", "team-0001", "placid.dev/team", "LowerPriority", "a_b", "Infinite", "nano", "x1.5e3"] {
+            assert!(surely_plain(text), "{text}");
+            assert_eq!(serde_yaml::to_string(text).unwrap_or_default(), format!("{text}\n"));
+        }
+        for text in ["True", "NULL", "nan", "Yes", "0", "-a", "a b", "a:b", ""] {
+            assert!(!surely_plain(text), "{text}");
+        }
+        let sentences = [
+            "pods of tier P1 must set terminationGracePeriodSeconds >= 300 (the preemption window)",
+            "(object.kind == 'Pod' && variables.queue == '') || has(spec.x) && \"q\" != 'p2-100'",
+            "a b",
+            "ends in a dot.",
+        ];
+        for text in sentences {
+            assert!(plain_sentence(text), "{text}");
+            assert_eq!(serde_yaml::to_string(text).unwrap_or_default(), format!("{text}\n"));
+        }
+        for text in ["a: b", "a #b", "a b:", "a b ", "'a b'", "1 b", "- a", "a\tb", "ü b", "nospace"] {
+            assert!(!plain_sentence(text), "{text}");
+        }
     }
 
     #[test]
