@@ -69,7 +69,7 @@ def run(command, stdout=subprocess.DEVNULL):
     _, status, usage = os.wait4(process.pid, 0)
     elapsed = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{' '.join(command)} failed:\n{error.decode(errors='replace')}")
+        sys.exit(f"{' '.join(command)} failed:\n{error.decode(errors='replace')[-2000:]}")
     return elapsed, usage.ru_maxrss / 1024, output
 
 
@@ -85,6 +85,7 @@ def verify(commands, teams, domains, out_dir):
     jsonnet_objects = len(json.loads(jsonnet_out))
     if jsonnet_objects != expected_peer:
         sys.exit(f"jrsonnet printed {jsonnet_objects} objects, expected {expected_peer}")
+    teams, domains = shape.placid_shape(teams, domains)
     run(commands["placid build -o"][0])
     queues = [name for name in os.listdir(os.path.join(out_dir, "kubernetes", "kueue")) if name.startswith("clusterqueue.")]
     entries = 0

@@ -5,7 +5,10 @@
 
 DIR/placid/   a placid project: M one-node NVLink domains (JSON inventory), one pool per
               domain (so M cells, M ResourceFlavors), 4 tiers, N teams allowed every tier,
-              target "kubernetes": N ClusterQueues of M flavor entries each.
+              target "kubernetes": N ClusterQueues of M flavor entries each. Kueue takes
+              at most 64 flavors in a ClusterQueue (placid refuses more, E056), so past
+              64 domains the project has 64 domains and N*M/64 teams: the same N*M flavor
+              entries, the figure the cost grows with.
 DIR/peer.pkl and DIR/peer.jsonnet
               the same objects as the configuration-language peers model them: 4
               PriorityClass, 4 WorkloadPriorityClass, 1 Topology, M ResourceFlavor, N*M
@@ -112,8 +115,18 @@ local pairs = [['team-%%d' %% t, f] for t in std.range(0, teams - 1) for f in fl
 """
 
 
+MAX_FLAVORS = 64
+
+
+def placid_shape(teams, domains):
+    """(teams, domains) of the placid project for a peer shape: the same flavor entries."""
+    if domains <= MAX_FLAVORS:
+        return teams, domains
+    return teams * domains // MAX_FLAVORS, MAX_FLAVORS
+
+
 def main_args(teams, domains, root):
-    placid_project(teams, domains, os.path.join(root, "placid"))
+    placid_project(*placid_shape(teams, domains), os.path.join(root, "placid"))
     tiers = ", ".join(f'Pair("{name}", {priority})' for name, priority in TIERS)
     with open(os.path.join(root, "peer.pkl"), "w") as out:
         out.write(PKL % {"teams": teams, "domains": domains, "tiers": tiers})

@@ -379,9 +379,7 @@ pub fn write_atomically(out: &Path, artifacts: &[Artifact]) -> std::io::Result<(
     for directory in directories {
         std::fs::create_dir_all(staging.path().join(directory))?;
     }
-    for artifact in artifacts {
-        std::fs::write(staging.path().join(&artifact.path), &artifact.bytes)?;
-    }
+    write_files(staging.path(), artifacts)?;
     match Existing::at(out)? {
         Existing::Nothing => {
             std::fs::rename(staging.path(), out)?;
@@ -398,6 +396,26 @@ pub fn write_atomically(out: &Path, artifacts: &[Artifact]) -> std::io::Result<(
             Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "it is a file or a symbolic link, not a directory"))
         }
     }
+}
+
+/// How many threads write a tree's files. Creating a file costs far more than writing it
+/// (strace: 85 % of a 100 teams × 64 flavors build's system time is its 909 `openat`, about
+/// 140 µs each on a nearly full ext4 disk), and two threads overlap those waits.
+const WRITERS: usize = 2;
+
+/// Writes every artifact under `root`, whose directories exist, on [`WRITERS`] threads;
+/// the first error, if any.
+fn write_files(root: &Path, artifacts: &[Artifact]) -> std::io::Result<()> {
+    let chunk = artifacts.len().div_ceil(WRITERS).max(1);
+    std::thread::scope(|scope| {
+        let writers: Vec<_> = artifacts
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || part.iter().try_for_each(|artifact| std::fs::write(root.join(&artifact.path), &artifact.bytes)))
+            })
+            .collect();
+        writers.into_iter().try_for_each(|writer| writer.join().unwrap_or_else(|_| Err(std::io::Error::other("a writer thread panicked"))))
+    })
 }
 
 /// Swaps the directories `a` and `b` in one step, so that neither path is missing at any
