@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -61,16 +62,18 @@ def native_pkl(node_modules):
 
 
 def run(command, stdout=subprocess.DEVNULL):
-    """Runs `command`; returns (seconds, peak RSS in MB, stdout bytes or None)."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.PIPE)
-    output = process.stdout.read() if stdout is None else None
-    error = process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"{' '.join(command)} failed:\n{error.decode(errors='replace')[-2000:]}")
-    return elapsed, usage.ru_maxrss / 1024, output
+    """Runs `command`; returns (seconds, peak RSS in MB, stdout bytes or None). The RSS is
+    /usr/bin/time's: a child forked from this script would count the script's own pages
+    (the peers' outputs it holds) until it execs."""
+    with tempfile.NamedTemporaryFile(mode="r") as rss:
+        start = time.perf_counter()
+        process = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name, *command],
+                                 stdout=subprocess.PIPE if stdout is None else stdout, stderr=subprocess.PIPE)
+        elapsed = time.perf_counter() - start
+        if process.returncode != 0:
+            sys.exit(f"{' '.join(command)} failed:\n{process.stderr.decode(errors='replace')[-2000:]}")
+        peak_kib = int(rss.read().split()[-1])
+    return elapsed, peak_kib / 1024, process.stdout
 
 
 def verify(commands, teams, domains, out_dir):
@@ -140,22 +143,26 @@ def main():
         return
     work = os.environ.get("PLACID_BENCH_DIR", "/var/tmp/placid-bench-run")
     os.makedirs(work, exist_ok=True)
+    names = ["pkl", "jrsonnet", "placid build -o", "placid --stdout", "placid check"]
+    header = "| shape | " + " | ".join(names) + " | build -o / peer | check / peer | RSS / peer |"
     rows = []
     for text in args.shapes.split(","):
         teams, domains = (int(part) for part in text.split("x"))
         print(f"{teams}x{domains}: {args.rounds} interleaved rounds", flush=True)
-        rows.append((text, bench_shape(args.placid, pkl, jrsonnet, teams, domains, args.rounds, work)))
-    names = ["pkl", "jrsonnet", "placid build -o", "placid --stdout", "placid check"]
-    print()
-    print("| shape | " + " | ".join(names) + " | build -o / peer | check / peer | RSS / peer |")
-    print("|---" * (len(names) + 4) + "|")
-    for text, medians in rows:
+        medians = bench_shape(args.placid, pkl, jrsonnet, teams, domains, args.rounds, work)
         cells = [f"{medians[name][0]:.3f} s / {medians[name][1]:.0f} MB" for name in names]
         peer = min(medians["pkl"][0], medians["jrsonnet"][0])
         peer_rss = min(medians["pkl"][1], medians["jrsonnet"][1])
         build, build_rss = medians["placid build -o"]
         ratios = [f"{build / peer:.3f}", f"{medians['placid check'][0] / peer:.3f}", f"{build_rss / peer_rss:.3f}"]
-        print(f"| {text} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+        rows.append(f"| {text} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+        # Each shape's row as soon as it is measured; the tree is removed to spare the disk.
+        print(rows[-1], flush=True)
+        shutil.rmtree(os.path.join(work, f"{teams}x{domains}"), ignore_errors=True)
+    print()
+    print(header)
+    print("|---" * (len(names) + 4) + "|")
+    print("\n".join(rows))
 
 
 if __name__ == "__main__":

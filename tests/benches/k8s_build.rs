@@ -72,7 +72,7 @@ fn shapes(c: &mut Criterion) {
 }
 
 fn cluster_example(c: &mut Criterion) {
-    let world = FsWorld::new(repo_root().join("policy-examples/cluster")).expect("open the cluster example");
+    let world = FsWorld::new(&repo_root().join("policy-examples/cluster")).expect("open the cluster example");
     let out = scratch().join("cluster-out");
     c.bench_function("cluster example, all targets, build -o", |b| {
         b.iter(|| {
