@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use placid_targets::TargetKind;
 
-use placid_driver::build::{Selection, write_output};
+use placid_driver::build::{Selection, Stage, compile_to, write_output};
 use placid_driver::render::Format;
 use placid_lang::diag::{Code, Diagnostic};
 use placid_lang::span::Span;
@@ -66,7 +66,6 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
 fn print_stream(args: &Args, out: &mut Output) -> Exit {
     // Diagnostics go to stderr as text, whatever `--format` says: stdout holds YAML only.
     let format = Format::Text;
-    let project = ProjectArgs { format, ..args.project.clone() };
     let not_applicable = |message: &str| {
         Diagnostic::error(Code::CommandNotApplicable, Span::DETACHED, message)
             .help("`--stdout` prints the Kubernetes objects of a project with `target \"kubernetes\"`; use `-o DIR` for the whole tree")
@@ -74,10 +73,14 @@ fn print_stream(args: &Args, out: &mut Output) -> Exit {
     if args.targets != [TargetKind::Kubernetes] {
         return pipeline::fail(out, format, not_applicable("--stdout prints Kubernetes objects only; use it with `--target kubernetes`"));
     }
-    let build = match pipeline::checked(out, &project, &Selection { only: args.targets.clone() }) {
-        Ok(build) => build,
+    let world = match pipeline::open(out, format, &args.project.dir) {
+        Ok(world) => world,
         Err(exit) => return exit,
     };
+    // Checked only: the stream below is the one emission, not a second one after the tree's.
+    let build = compile_to(&world, &Selection { only: args.targets.clone() }, Stage::Checked);
+    let exit = pipeline::report(out, format, &build.sources, &build.diagnostics, Fields::new());
+    let Ok(build) = build.clean() else { return exit };
     if !TargetKind::Kubernetes.enabled(&build.model) {
         return pipeline::fail(out, format, not_applicable("the project declares no `target \"kubernetes\"`"));
     }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use placid_check::drift;
-use placid_driver::build::Selection;
+use placid_driver::build::{Selection, Stage, compile_to};
 use placid_driver::merge;
 use placid_driver::render::Format;
 
@@ -23,10 +23,12 @@ pub struct Args {
 
 pub fn run(args: &Args, out: &mut Output) -> Exit {
     let format = args.project.format;
-    let mut build = match pipeline::compile_project(out, &args.project, &Selection::default()) {
-        Ok(compiled) => compiled.build,
+    let world = match pipeline::open(out, format, &args.project.dir) {
+        Ok(world) => world,
         Err(exit) => return exit,
     };
+    // Every target is emitted for its diagnostics, but nothing is written: no manifest.
+    let mut build = compile_to(&world, &Selection::default(), Stage::Emitted);
     let mut fields = Fields::new();
     if let Some(dir) = &args.probed {
         let paths = match merge::inventory_files_in(dir) {

@@ -36,6 +36,7 @@ pub mod routing;
 pub mod scheduler;
 pub mod webhook;
 pub mod workloads;
+pub mod yaml;
 
 use std::collections::BTreeMap;
 

@@ -14,7 +14,7 @@
 //! a silent overwrite; output order is (wave, kind, namespace, name), independent of push
 //! order, so output is byte-identical for the same model.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use placid_lang::diag::{Code, Diagnostic};
 use placid_lang::span::Span;
@@ -24,6 +24,7 @@ use serde_yaml::{Mapping, Value};
 use crate::Artifact;
 use crate::k8s::kinds::{Kind, Mutability, Retention, Scope};
 use crate::k8s::names::ObjectName;
+use crate::k8s::yaml::{self, Scalars};
 
 /// Which kustomization an object belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -82,8 +83,10 @@ impl NewObject {
 pub struct Object {
     /// Identity and placement.
     pub meta: NewObject,
-    /// Everything but `apiVersion`, `kind` and `metadata`, in the content type's field order.
-    pub content: Mapping,
+    /// Everything but `apiVersion`, `kind` and `metadata` as YAML, in the content type's
+    /// field order: serialised once, when the object is pushed, and reused by the file, the
+    /// stream and the manifest hash.
+    body: String,
 }
 
 impl Object {
@@ -104,14 +107,21 @@ impl Object {
 
     /// The full object as YAML: header, metadata, then content.
     pub fn to_yaml(&self, project: &str) -> String {
+        let mut out = String::new();
+        self.write_yaml(project, &mut Scalars::default(), &mut out);
+        out
+    }
+
+    /// Appends the full object to `out`.
+    fn write_yaml(&self, project: &str, scalars: &mut Scalars, out: &mut String) {
         let kind = self.meta.kind;
-        let mut labels: BTreeMap<String, String> = self.meta.labels.clone();
-        labels.insert("app.kubernetes.io/managed-by".into(), "placid".into());
-        labels.insert("app.kubernetes.io/part-of".into(), project.into());
+        let mut labels: BTreeMap<&str, &str> = self.meta.labels.iter().map(|(key, value)| (key.as_str(), value.as_str())).collect();
+        labels.insert("app.kubernetes.io/managed-by", "placid");
+        labels.insert("app.kubernetes.io/part-of", project);
         let mut annotations = BTreeMap::new();
         // A workload template is submitted by a team, never synced: no wave.
         if self.meta.layer != Layer::Workloads {
-            annotations.insert("argocd.argoproj.io/sync-wave".to_owned(), kind.wave.0.to_string());
+            annotations.insert("argocd.argoproj.io/sync-wave", kind.wave.0.to_string());
         }
         let mut sync_options = Vec::new();
         if kind.mutability == Mutability::Replace {
@@ -121,30 +131,41 @@ impl Object {
             sync_options.extend(["Prune=false", "Delete=false"]);
         }
         if !sync_options.is_empty() {
-            annotations.insert("argocd.argoproj.io/sync-options".to_owned(), sync_options.join(","));
+            annotations.insert("argocd.argoproj.io/sync-options", sync_options.join(","));
         }
-        let mut metadata = Mapping::new();
-        metadata.insert("name".into(), self.meta.name.as_str().into());
-        if let Some(namespace) = &self.meta.namespace {
-            metadata.insert("namespace".into(), namespace.as_str().into());
-        }
-        metadata.insert("labels".into(), string_map(labels));
-        if !annotations.is_empty() {
-            metadata.insert("annotations".into(), string_map(annotations));
-        }
-        let mut object = Mapping::new();
-        object.insert("apiVersion".into(), kind.api_version.into());
-        object.insert("kind".into(), kind.kind.into());
-        object.insert("metadata".into(), Value::Mapping(metadata));
-        for (key, value) in &self.content {
-            object.insert(key.clone(), value.clone());
-        }
-        serde_yaml::to_string(&Value::Mapping(object)).unwrap_or_default()
+        let header = Header {
+            api_version: kind.api_version,
+            kind: kind.kind,
+            metadata: Metadata {
+                name: self.meta.name.as_str(),
+                namespace: self.meta.namespace.as_ref().map(ObjectName::as_str),
+                labels,
+                annotations,
+            },
+        };
+        out.reserve(self.body.len() + 256);
+        out.push_str(&body(&header, &[], scalars));
+        out.push_str(&self.body);
     }
 }
 
-fn string_map(map: BTreeMap<String, String>) -> Value {
-    Value::Mapping(map.into_iter().map(|(key, value)| (Value::String(key), Value::String(value))).collect())
+/// What the list writes before an object's content, in this order.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Header<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: Metadata<'a>,
+}
+
+#[derive(Serialize)]
+struct Metadata<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    namespace: Option<&'a str>,
+    labels: BTreeMap<&'a str, &'a str>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    annotations: BTreeMap<&'a str, String>,
 }
 
 /// The content of an object that is nothing but its `spec`.
@@ -154,26 +175,41 @@ pub struct WithSpec<T: Serialize> {
     pub spec: T,
 }
 
-/// Turns typed content into a mapping without the fields the list owns. A k8s-openapi object
-/// serialises with its own `apiVersion`, `kind` and `metadata`; they are dropped so metadata
-/// is written in one place.
-pub fn content<T: Serialize>(value: &T) -> Mapping {
+/// The fields of typed content the list writes itself. A k8s-openapi object serialises with
+/// its own `apiVersion`, `kind` and `metadata`; they are dropped so metadata is written in
+/// one place.
+const OWNED: &[&str] = &["apiVersion", "kind", "metadata"];
+
+/// The YAML of `value`'s top-level fields but `skipped`: through [`yaml`]'s writer, or
+/// `serde_yaml` where the writer leaves the layout to it (the same bytes either way).
+fn body<T: Serialize + ?Sized>(value: &T, skipped: &'static [&'static str], scalars: &mut Scalars) -> String {
+    let mut out = String::new();
+    if yaml::write_mapping(value, skipped, scalars, &mut out).is_ok() {
+        return out;
+    }
     // Content types are structs with string keys, which serde_yaml always serialises; a
     // non-mapping (impossible for them) would become an empty body that schema tests reject.
     let mut mapping = match serde_yaml::to_value(value) {
         Ok(Value::Mapping(mapping)) => mapping,
         _ => Mapping::new(),
     };
-    for owned in ["apiVersion", "kind", "metadata"] {
-        mapping.remove(owned);
+    for owned in skipped {
+        mapping.remove(*owned);
     }
-    mapping
+    if mapping.is_empty() { String::new() } else { serde_yaml::to_string(&Value::Mapping(mapping)).unwrap_or_default() }
 }
+
+/// An object's identity: (group/version, kind, namespace, name).
+type Identity = (&'static str, &'static str, Option<String>, String);
 
 /// Every object of a build, in one place.
 #[derive(Debug, Default)]
 pub struct ObjectList {
     objects: Vec<Object>,
+    /// Where each identity is in `objects`, so a duplicate is found without a scan.
+    identities: HashMap<Identity, usize>,
+    /// The style of each string scalar, shared by every object's content.
+    scalars: Scalars,
 }
 
 impl ObjectList {
@@ -182,24 +218,29 @@ impl ObjectList {
         ObjectList::default()
     }
 
-    /// Adds an object with `content` (see [`content`]), or reports that another element
-    /// already produced an object of the same kind, namespace and name.
+    /// Adds an object with the typed `content_value` (its own `apiVersion`, `kind` and
+    /// `metadata`, if any, are dropped), or reports that another element already produced an
+    /// object of the same kind, namespace and name.
     pub fn push<T: Serialize>(&mut self, meta: NewObject, content_value: &T) -> Result<(), Diagnostic> {
-        let existing = self
-            .objects
-            .iter()
-            .find(|object| object.meta.kind == meta.kind && object.meta.namespace == meta.namespace && object.meta.name == meta.name);
-        if let Some(existing) = existing {
+        let identity: Identity = (
+            meta.kind.api_version,
+            meta.kind.kind,
+            meta.namespace.as_ref().map(|namespace| namespace.as_str().to_owned()),
+            meta.name.as_str().to_owned(),
+        );
+        if let Some(existing) = self.identities.get(&identity) {
             return Err(Diagnostic::error(
                 Code::KubernetesNameCollision,
                 meta.span,
                 format!("this would be a second {} named `{}`", meta.kind.kind, meta.name),
             )
             .label("same Kubernetes name")
-            .with_secondary(existing.meta.span, "the first one comes from here")
+            .with_secondary(self.objects[*existing].meta.span, "the first one comes from here")
             .help("rename one of them: names are lower-cased and `_` and `.` become `-`"));
         }
-        self.objects.push(Object { meta, content: content(content_value) });
+        self.identities.insert(identity, self.objects.len());
+        let body = body(content_value, OWNED, &mut self.scalars);
+        self.objects.push(Object { meta, body });
         Ok(())
     }
 
@@ -225,9 +266,11 @@ impl ObjectList {
 
     /// One file per object plus a `kustomization.yaml` per layer.
     pub fn artifacts(&self, project: &str) -> Vec<Artifact> {
-        let mut artifacts = Vec::new();
+        let mut scalars = Scalars::default();
+        let sorted = self.sorted();
+        let mut artifacts = Vec::with_capacity(sorted.len() + 2);
         for layer in [Layer::Synced, Layer::Bootstrap, Layer::Workloads] {
-            let objects: Vec<&Object> = self.sorted().into_iter().filter(|object| object.meta.layer == layer).collect();
+            let objects: Vec<&Object> = sorted.iter().copied().filter(|object| object.meta.layer == layer).collect();
             if objects.is_empty() {
                 continue;
             }
@@ -236,7 +279,9 @@ impl ObjectList {
             for object in objects {
                 let path = object.path();
                 resources.push(path.strip_prefix(&prefix).unwrap_or(&path).to_owned());
-                artifacts.push(Artifact::text(path, object.to_yaml(project)));
+                let mut text = String::new();
+                object.write_yaml(project, &mut scalars, &mut text);
+                artifacts.push(Artifact::text(path, text));
             }
             if layer != Layer::Workloads {
                 artifacts.push(Artifact::text(format!("{prefix}kustomization.yaml"), kustomization(resources)));
@@ -248,9 +293,15 @@ impl ObjectList {
 
     /// The synced objects as one multi-document YAML stream, in output order.
     pub fn stream(&self, project: &str) -> String {
-        let documents: Vec<String> =
-            self.sorted().into_iter().filter(|object| object.meta.layer == Layer::Synced).map(|object| object.to_yaml(project)).collect();
-        documents.join("---\n")
+        let mut scalars = Scalars::default();
+        let mut out = String::new();
+        for (index, object) in self.sorted().into_iter().filter(|object| object.meta.layer == Layer::Synced).enumerate() {
+            if index > 0 {
+                out.push_str("---\n");
+            }
+            object.write_yaml(project, &mut scalars, &mut out);
+        }
+        out
     }
 }
 
