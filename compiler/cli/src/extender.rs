@@ -90,12 +90,15 @@ fn live(args: &Args, model: &Model) -> Result<Option<Live>, Diagnostic> {
         ttl: Duration::from_secs(telemetry.ttl_seconds),
         throttle: telemetry.throttle.clone(),
     };
-    // Log lines come from the request threads; each is written whole, and one that cannot
-    // be written is dropped rather than stopping scheduling.
-    let log: Log = Arc::new(|line: &str| {
+    Ok(Some(Live::new(model, settings, stderr_log())))
+}
+
+/// The extender's log: lines come from the request threads; each is written whole, and one
+/// that cannot be written is dropped rather than stopping scheduling.
+fn stderr_log() -> Log {
+    Arc::new(|line: &str| {
         let _ = writeln!(std::io::stderr().lock(), "{line}");
-    });
-    Ok(Some(Live::new(model, settings, log)))
+    })
 }
 
 pub fn run(args: &Args, out: &mut Output) -> Exit {
@@ -123,7 +126,7 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
         Err(diagnostic) => return pipeline::fail(out, Format::Text, diagnostic),
     };
     let telemetry = live.as_ref().map(|_| " with live NVLink telemetry").unwrap_or_default();
-    let mut extender = Extender::new(plugin, &model, settings);
+    let mut extender = Extender::new(plugin, &model, settings).with_log(stderr_log());
     if let Some(live) = live {
         extender = extender.with_live(live);
     }

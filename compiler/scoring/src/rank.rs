@@ -29,6 +29,17 @@ pub fn is_feasible(score: f64, mask: u32) -> bool {
     mask == 0 && !score.is_nan() && score != f64::NEG_INFINITY
 }
 
+/// Whether a node passed every filter of the score but has no score: NaN, because a feature or
+/// parameter it reads is missing (a Node or Pod without the label). Such a node is not
+/// refused: a missing label must not block scheduling by accident.
+pub fn is_unranked(score: f64, mask: u32) -> bool {
+    mask == 0 && score.is_nan()
+}
+
+/// The extender score of an unranked node: the middle of kube-scheduler's 0..=10, so it is
+/// neither preferred nor avoided.
+pub const NEUTRAL_PRIORITY: i64 = 5;
+
 /// Best first: feasible nodes by score (lowest first for `min`), then the rest by name.
 pub fn rank(meta: &Meta, mut results: Vec<Ranked>) -> Vec<Ranked> {
     let prefers_min = meta.prefers_min();
@@ -46,8 +57,9 @@ pub fn rank(meta: &Meta, mut results: Vec<Ranked>) -> Vec<Ranked> {
 }
 
 /// kube-scheduler's extender scores: integers 0..=10, 10 the best. Feasible scores are
-/// min-max normalised over the batch (inverted for `min`); infeasible nodes get 0, and a batch
-/// whose feasible scores are all equal gets 10 everywhere it is feasible.
+/// min-max normalised over the batch (inverted for `min`); unranked nodes get
+/// [`NEUTRAL_PRIORITY`], infeasible ones 0, and a batch whose feasible scores are all equal
+/// gets 10 everywhere it is feasible.
 pub fn extender_priorities(meta: &Meta, scores: &[f64], masks: &[u32]) -> Vec<i64> {
     let feasible = |index: usize| is_feasible(scores[index], masks[index]) && scores[index].is_finite();
     let finite: Vec<f64> = (0..scores.len()).filter(|index| feasible(*index)).map(|index| scores[index]).collect();
@@ -55,6 +67,9 @@ pub fn extender_priorities(meta: &Meta, scores: &[f64], masks: &[u32]) -> Vec<i6
     let high = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (0..scores.len())
         .map(|index| {
+            if is_unranked(scores[index], masks[index]) {
+                return NEUTRAL_PRIORITY;
+            }
             if !feasible(index) {
                 return 0;
             }

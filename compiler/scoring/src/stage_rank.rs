@@ -17,6 +17,7 @@ use placid_lang::model::{Model, NvlinkNeed, ScoreId};
 
 use crate::host::Worker;
 use crate::job::category_value;
+use crate::rank::is_unranked;
 use crate::{Codes, LoadError};
 
 /// One score's worker and the layout of its rows and parameters.
@@ -86,6 +87,26 @@ impl Slot {
             rows: Vec::new(),
             block: Vec::new(),
         })
+    }
+}
+
+/// Gives each unranked node (filters passed, score NaN: a feature is missing) the score the
+/// extender gives it: the middle of the batch's ranked scores (its neutral priority 5 of
+/// 0..=10), or just below them when they are all equal (where the extender gives them 10).
+fn place_unranked(raw: &[f64], masks: &[u32], scores: &mut [Option<f64>]) {
+    let ranked = scores.iter().flatten().copied();
+    let (low, high) = ranked.fold((f64::INFINITY, f64::NEG_INFINITY), |(low, high), score| (low.min(score), high.max(score)));
+    let neutral = if !low.is_finite() {
+        0.0
+    } else if high > low {
+        low + (high - low) / 2.0
+    } else {
+        low - 1.0
+    };
+    for ((score, &raw), &mask) in scores.iter_mut().zip(raw).zip(masks) {
+        if is_unranked(raw, mask) {
+            *score = Some(neutral);
+        }
     }
 }
 
@@ -179,7 +200,7 @@ impl Ranker for StageScores<'_> {
         match slot.worker.score(&slot.block, &slot.rows) {
             Ok(ranked) => {
                 let prefers_min = slot.prefers_min;
-                // Higher is better for the engine; a filtered or undefined score refuses the node.
+                // Higher is better for the engine; a filtered or infinite score refuses the node.
                 scores.extend(
                     ranked
                         .scores
@@ -187,6 +208,7 @@ impl Ranker for StageScores<'_> {
                         .zip(&ranked.failed)
                         .map(|(&score, &mask)| (mask == 0 && score.is_finite()).then_some(if prefers_min { -score } else { score })),
                 );
+                place_unranked(&ranked.scores, &ranked.failed, scores);
             }
             Err(_) => {
                 self.failures += 1;

@@ -174,6 +174,25 @@ fn extender_serves_both_modes_and_refuses_bad_bodies() {
     }
 }
 
+#[test]
+fn a_pod_without_the_labels_a_score_reads_passes_unranked_with_a_neutral_score() {
+    // cost-aware reads `job.comm_gbps` from the pod's label: without it the score is NaN on
+    // every node. The filters still apply (x86-01 has no NVLink, the pod requires it), but a
+    // missing label never blocks a node: the rest pass and score 5, between worst and best.
+    let server = start(SETTINGS);
+    let mut unlabelled = pod();
+    if let Some(labels) = unlabelled["metadata"]["labels"].as_object_mut() {
+        labels.remove("placid.dev/comm-gbps");
+    }
+    let body = json!({"Pod": unlabelled, "NodeNames": ["rv-a-01", "rv-b-01", "x86-01"]});
+    let (status, filter) = post(server.address, "/filter", body.to_string().as_bytes());
+    assert_eq!(status, 200, "{filter}");
+    assert_eq!(filter["NodeNames"], json!(["rv-a-01", "rv-b-01"]), "{filter}");
+    assert_eq!(filter["FailedNodes"]["x86-01"], json!("placid: failed nvlink-if-required"));
+    let (_, priorities) = post(server.address, "/prioritize", body.to_string().as_bytes());
+    assert_eq!(priorities, json!([{"Host": "rv-a-01", "Score": 5}, {"Host": "rv-b-01", "Score": 5}, {"Host": "x86-01", "Score": 0}]));
+}
+
 /// Node names of the inventory, repeated to `count`.
 fn names(count: usize) -> Vec<&'static str> {
     ["rv-a-01", "rv-b-01", "x86-01"].into_iter().cycle().take(count).collect()

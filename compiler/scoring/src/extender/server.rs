@@ -31,10 +31,10 @@ use placid_targets::wasm::sources::param_source;
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::live::{Figures, Live};
+use super::live::{Figures, Live, Log};
 use super::wire::{ErrorBody, ExtenderArgs, FilterResult, HostPriority, OutNodeList};
 use crate::kube::{self, KubeNode};
-use crate::rank::{extender_priorities, failed_names, is_feasible};
+use crate::rank::{NEUTRAL_PRIORITY, extender_priorities, failed_names, is_feasible};
 use crate::{Codes, inventory_rows};
 
 /// Server limits (docs/targets/kubernetes.md, "Scheduler extender").
@@ -99,7 +99,14 @@ pub struct Extender {
     live_fields: Vec<(usize, bool)>,
     /// The Pod label naming its communication level, for the throttling rule.
     comm_label: String,
+    /// Where operational lines go (the command's standard error).
+    log: Option<Log>,
+    /// When the last unranked-nodes line was logged.
+    unranked_logged: Mutex<Option<Instant>>,
 }
+
+/// The least time between two lines about unranked nodes.
+const UNRANKED_LOG_EVERY: Duration = Duration::from_secs(60);
 
 /// Places for requests being worked on: every request takes one of `all`, and a large one
 /// also one of `large`, which has half as many.
@@ -177,6 +184,8 @@ impl Extender {
             live: None,
             live_fields,
             comm_label,
+            log: None,
+            unranked_logged: Mutex::new(None),
         }
     }
 
@@ -184,6 +193,12 @@ impl Extender {
     /// enforces its throttling rule in the filter.
     pub fn with_live(mut self, live: Live) -> Extender {
         self.live = Some(live);
+        self
+    }
+
+    /// Logs operational lines (unranked nodes) through `log`.
+    pub fn with_log(mut self, log: Log) -> Extender {
+        self.log = Some(log);
         self
     }
 
@@ -318,6 +333,7 @@ impl Extender {
         let meta = self.plugin.meta();
         let throttle = self.throttle_for(&args);
         let mut passing = Vec::new();
+        let mut unranked = Vec::new();
         for (index, name) in batch.names.iter().enumerate() {
             let (score, mask) = (batch.scores.scores[index], batch.scores.failed[index]);
             if let Some(rule) = throttle
@@ -335,9 +351,12 @@ impl Extender {
             } else if mask != 0 {
                 result.failed_nodes.insert(name.clone(), format!("placid: failed {}", failed_names(meta, mask).join(", ")));
             } else {
-                result.failed_nodes.insert(name.clone(), "placid: score undefined (a feature is missing)".to_owned());
+                // Unranked (a feature is missing): passed, and scored neutrally.
+                passing.push(index);
+                unranked.push(name.as_str());
             }
         }
+        self.log_unranked(&args, &unranked, batch.names.len());
         for name in &batch.unknown {
             result.failed_and_unresolvable.insert(name.clone(), "placid: node not in the inventory".to_owned());
         }
@@ -348,6 +367,23 @@ impl Extender {
             result.nodes = Some(OutNodeList { items: passing.iter().filter_map(|index| items.get(*index).copied()).collect() });
         }
         axum::Json(result).into_response()
+    }
+
+    /// Says, at most once per [`UNRANKED_LOG_EVERY`], that a pod's score was undefined on
+    /// some nodes, which passed unranked: enough to find a missing label, never a flood.
+    fn log_unranked(&self, args: &ExtenderArgs<'_>, unranked: &[&str], of: usize) {
+        let (Some(log), Some(first)) = (&self.log, unranked.first()) else { return };
+        let Ok(mut last) = self.unranked_logged.lock() else { return };
+        if last.is_some_and(|at| at.elapsed() < UNRANKED_LOG_EVERY) {
+            return;
+        }
+        *last = Some(Instant::now());
+        log(&format!(
+            "placid extender: score `{}` is undefined for pod `{}` on {} of {of} nodes (first `{first}`): a feature it reads is missing; they pass unranked (neutral score {NEUTRAL_PRIORITY})",
+            self.plugin.meta().policy,
+            args.pod.metadata.name,
+            unranked.len(),
+        ));
     }
 
     /// The throttling rule when it applies to the request's pod: its `comm` label is at the
