@@ -82,18 +82,22 @@ fn what_placid_prints_is_in_the_plain_subset() {
 #[test]
 fn text_outside_the_subset_is_declined() {
     for text in [
-        "node \"a\" arch=x86_64\n",        // a bare identifier as a value
-        "node \"a\"  arch=\"x\"\n",        // two spaces
-        "node \"a\" arch=\"x\" \n",        // a trailing space
-        "node \"a\" { gpu 0; }\n",         // several nodes on a line
-        "node \"a\" name=\"caf\u{e9}\"\n", // not ASCII
-        "node \"a\" name=\"a\\\"b\"\n",    // an escape
-        "node \"a\" n=1e3\n",              // an exponent
-        "node \"a\" n=0x10\n",             // hexadecimal
-        "node \"a\" {\n",                  // a block left open
-        "}\n",                             // a block never opened
-        "/* comment */ node \"a\"\n",      // a block comment
-        "node \"a\" n=#null\n",            // null
+        "node \"a\" arch=x86_64\n",                                  // a bare identifier as a value
+        "node \"a\"  arch=\"x\"\n",                                  // two spaces
+        "node \"a\" arch=\"x\" \n",                                  // a trailing space
+        "node \"a\" { gpu 0; }\n",                                   // several nodes on a line
+        "node \"a\" name=\"caf\u{e9}\"\n",                           // not ASCII
+        "node \"a\" name=\"a\\\"b\"\n",                              // an escape
+        "node \"a\" n=1e3\n",                                        // an exponent
+        "node \"a\" n=0x10\n",                                       // hexadecimal
+        "node \"a\" {\n",                                            // a block left open
+        "}\n",                                                       // a block never opened
+        "/* comment */ node \"a\"\n",                                // a block comment
+        "node \"a\" n=#null\n",                                      // null
+        "// x\rnode \"ghost\"\n",                                    // KDL ends the comment at the carriage return
+        "node \"a\"\r\n",                                            // a CRLF line ending
+        "node \"a\" n=0.1234567890123456789012345678901234567890\n", // digits the crate cannot hold
+        "node \"a\" n=-170141183460469231731687303715884105728\n",   // i128::MIN, which it reads unsigned
     ] {
         assert!(plain::read(text).is_none(), "accepted {text:?}");
     }

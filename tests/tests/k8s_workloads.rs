@@ -149,6 +149,8 @@ fn each_plan_is_a_workflow_template_whose_dag_follows_the_stage_order() {
                     Some(after) => {
                         let ranking = format!("promote-{}", plan.stages[after.value].name.as_str().to_ascii_lowercase());
                         assert_eq!(task["withParam"], format!("{{{{tasks.{ranking}.outputs.result}}}}").as_str(), "{}", workflow.path);
+                        // Only the stage's own trials of the winners run.
+                        assert_eq!(task["when"], format!("{{{{item.trial}}}} < {}", stage.trials).as_str(), "{}", workflow.path);
                         assert!(tasks.iter().any(|task| task["name"] == ranking.as_str() && task["depends"].is_string()));
                     }
                     None => {
@@ -235,8 +237,14 @@ fn the_promotion_step_ranks_the_trials_results_files_and_prints_the_winners() {
     assert_ne!(script, source, "the script sets its results directory");
     let output = std::process::Command::new("sh").arg("-c").arg(&script).output().expect("sh");
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let winners: Vec<String> = serde_json::from_slice(&output.stdout).unwrap_or_else(|error| panic!("stdout is not a JSON list: {error}"));
-    assert_eq!(winners, ["3", "5", "9", "0"]);
+    let winners: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap_or_else(|error| panic!("stdout is not a JSON list: {error}"));
+    // Winner i is the later stages' trial i, as on Slurm.
+    let expected = [("0", "3"), ("1", "5"), ("2", "9"), ("3", "0")];
+    let got: Vec<(&str, &str)> = winners
+        .iter()
+        .map(|winner| (winner["trial"].as_str().unwrap_or_default(), winner["promoted"].as_str().unwrap_or_default()))
+        .collect();
+    assert_eq!(got, expected);
     // No trial reported: the step fails, so the stages after it do not run.
     for entry in std::fs::read_dir(&trials).expect("read").flatten() {
         std::fs::remove_file(entry.path()).expect("rm");

@@ -11,6 +11,8 @@ use placid_lang::model::{Model, Preemption};
 pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
     if model.project.kubernetes.is_some() {
         exempt_on_kubernetes(model, diagnostics);
+        scores_on_kubernetes(model, diagnostics);
+        telemetry_on_kubernetes(model, diagnostics);
     }
     if model.project.slurm.is_some() {
         score_on_slurm(model, diagnostics);
@@ -31,6 +33,57 @@ fn exempt_on_kubernetes(model: &Model, diagnostics: &mut Diagnostics) {
             .help("accept that Kueue may preempt these jobs at once, or drop `exempt`"),
         );
     }
+}
+
+/// kube-scheduler calls one extender, which serves one score: a stage whose score is another,
+/// or any stage score without an extender, is placed by kube-scheduler's own scoring there.
+fn scores_on_kubernetes(model: &Model, diagnostics: &mut Diagnostics) {
+    let served =
+        model.project.kubernetes.as_ref().and_then(|settings| settings.extender.as_ref()).and_then(|extender| extender.score.as_ref());
+    for plan in &model.plans {
+        for stage in &plan.stages {
+            let Some(score) = &stage.score else { continue };
+            if served.is_some_and(|served| served.value == score.value) {
+                continue;
+            }
+            let why = match served {
+                Some(served) => format!("the extender serves score `{}`", model.score(served.value).name),
+                None => "the target deploys no extender".to_owned(),
+            };
+            diagnostics.push(
+                Diagnostic::warning(
+                    Code::StageScoreNotServed,
+                    score.span,
+                    format!(
+                        "Kubernetes places stage `{}` of plan `{}` without score `{}`: {why}",
+                        stage.name,
+                        plan.name,
+                        model.score(score.value).name
+                    ),
+                )
+                .label("not served to kube-scheduler")
+                .help("serve this score with the target's `extender score=`, or drop the stage's `score` for Kubernetes"),
+            );
+        }
+    }
+}
+
+/// The deployed extender loads only its plugin (`placid extender --plugin`): it has no
+/// policy, so the `telemetry` block's figures and throttle do not reach it.
+fn telemetry_on_kubernetes(model: &Model, diagnostics: &mut Diagnostics) {
+    let Some(telemetry) = &model.telemetry else { return };
+    if model.project.kubernetes.as_ref().is_none_or(|settings| settings.extender.is_none()) {
+        return;
+    }
+    diagnostics.push(
+        Diagnostic::warning(
+            Code::TelemetryNotDeployed,
+            telemetry.span,
+            "the deployed extender does not read this telemetry: it scores NVLink utilisation as 0 and throttles nothing",
+        )
+        .label("takes effect in `placid extender DIR --prometheus` and `placid simulate --telemetry` only")
+        .help("run the extender from the project with `--prometheus`, or accept static figures on Kubernetes"),
+    );
 }
 
 /// Slurm has no node scoring placid can program: a stage's score ranks nodes through the
@@ -91,6 +144,20 @@ mod tests {
         assert_eq!(codes(KUBERNETES, EXEMPT, ""), [Code::ExemptNotOnKubernetes]);
         assert_eq!(codes(SLURM, EXEMPT, ""), []);
         assert_eq!(codes(KUBERNETES, WINDOW, ""), []);
+    }
+
+    #[test]
+    fn a_stage_score_the_extender_does_not_serve_warns_on_kubernetes() {
+        let bare = "target \"kubernetes\" version=\"1.34\"\n";
+        assert_eq!(codes(bare, WINDOW, "score=\"s\""), [Code::ScoreWithoutExtender, Code::StageScoreNotServed]);
+        assert_eq!(codes(KUBERNETES, WINDOW, "score=\"s\""), []);
+    }
+
+    #[test]
+    fn telemetry_warns_that_the_deployed_extender_does_not_read_it() {
+        let telemetry = format!("{KUBERNETES}telemetry half-life=\"5m\"\n");
+        assert_eq!(codes(&telemetry, WINDOW, ""), [Code::TelemetryNotDeployed]);
+        assert_eq!(codes("telemetry half-life=\"5m\"\n", WINDOW, ""), []);
     }
 
     #[test]

@@ -29,7 +29,8 @@ pub fn read(text: &str) -> Option<KdlDocument> {
 /// the next is built; an item `None` means `text` is not in the plain subset (the items before
 /// it must then be discarded).
 pub fn nodes(text: &str) -> Nodes<'_> {
-    Nodes { lines: text.split_inclusive('\n'), offset: 0, open: Vec::new(), ascii: text.is_ascii(), done: false }
+    let plain = text.bytes().all(|byte| byte.is_ascii() && (byte == b'\n' || !byte.is_ascii_control()));
+    Nodes { lines: text.split_inclusive('\n'), offset: 0, open: Vec::new(), plain, done: false }
 }
 
 /// The iterator of [`nodes`].
@@ -38,7 +39,7 @@ pub struct Nodes<'a> {
     offset: usize,
     /// Blocks being filled, one per open `{`.
     open: Vec<(KdlNode, KdlDocument)>,
-    ascii: bool,
+    plain: bool,
     done: bool,
 }
 
@@ -58,7 +59,9 @@ impl Iterator for Nodes<'_> {
 
 impl Nodes<'_> {
     fn step(&mut self) -> Option<Option<KdlNode>> {
-        if !self.ascii {
+        // Not ASCII, or with a control character: KDL ends a comment at `\r`, VT or FF, which
+        // a line-based reader would not see.
+        if !self.plain {
             return Some(None);
         }
         for line in self.lines.by_ref() {
@@ -209,7 +212,9 @@ fn value(literal: &str) -> Option<KdlValue> {
         Some((whole, fraction)) => (whole, Some(fraction)),
         None => (digits, None),
     };
-    let decimal = |part: &str| !part.is_empty() && part.bytes().all(|byte| byte.is_ascii_digit());
+    // The crate reads each run of digits as an unsigned 128-bit integer: longer runs (more
+    // than 38 digits) are its errors, so they leave the subset.
+    let decimal = |part: &str| !part.is_empty() && part.len() <= 38 && part.bytes().all(|byte| byte.is_ascii_digit());
     if !decimal(whole) {
         return None;
     }

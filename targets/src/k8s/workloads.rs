@@ -29,7 +29,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use placid_lang::diag::{Diagnostic, Diagnostics};
 use placid_lang::expr::JobParam;
-use placid_lang::model::{Class, Locality, Model, NvlinkNeed, Plan, Preemption, Promote, Stage};
+use placid_lang::model::{Class, Locality, Model, NvlinkNeed, Plan, Preemption, Promote, ScoreId, Stage};
 use placid_lang::name::LabelKey;
 use placid_lang::span::Spanned;
 use serde::Serialize;
@@ -187,11 +187,21 @@ fn emit_plan(model: &Model, layout: &Layout, plan: &Plan, list: &mut ObjectList)
             .map(|after| &plan.stages[after.value])
             .map(|after| if after.promote.is_some() { promote_task(after) } else { task_name(after) })
             .collect();
-        let (with_sequence, with_param) = match fed_by {
-            Some(fed_by) => (None, Some(format!("{{{{tasks.{}.outputs.result}}}}", promote_task(fed_by)))),
-            None => ((stage.trials > 1).then(|| Sequence { count: stage.trials.to_string() }), None),
+        // A stage fed by a promotion runs winner i as its trial i, as Slurm's array task i
+        // does, and only its own `trials` of them.
+        let (with_sequence, with_param, when) = match fed_by {
+            Some(fed_by) => (
+                None,
+                Some(format!("{{{{tasks.{}.outputs.result}}}}", promote_task(fed_by))),
+                Some(format!("{{{{item.trial}}}} < {}", stage.trials)),
+            ),
+            None => ((stage.trials > 1).then(|| Sequence { count: stage.trials.to_string() }), None, None),
         };
-        let trial = if with_sequence.is_some() || with_param.is_some() { "{{item}}" } else { "0" };
+        let arguments = match (&with_sequence, &with_param) {
+            (_, Some(_)) => role.arguments("{{item.trial}}", "{{item.promoted}}"),
+            (Some(_), None) => role.arguments("{{item}}", ""),
+            (None, None) => role.arguments("0", ""),
+        };
         tasks.push(DagTask {
             name: task_name(stage),
             template: stage_name.as_str().to_owned(),
@@ -199,21 +209,11 @@ fn emit_plan(model: &Model, layout: &Layout, plan: &Plan, list: &mut ObjectList)
             depends: None,
             with_sequence,
             with_param,
-            arguments: role.arguments(trial),
+            when,
+            arguments,
         });
         if let (Some(promote), Some(image)) = (&stage.promote, steps_image) {
-            // A stage after this one runs one winner per trial, as its Slurm array does: the
-            // list holds no more winners than the largest of them has trials.
-            let runs = plan
-                .stages
-                .iter()
-                .filter(|later| {
-                    later.after.iter().map(|after| &plan.stages[after.value]).find(|after| after.promote.is_some()) == Some(stage)
-                })
-                .map(|later| later.trials)
-                .max()
-                .unwrap_or(promote.top);
-            let script = promotion_script(stage_name.as_str(), promote, runs.min(promote.top));
+            let script = promotion_script(stage_name.as_str(), promote);
             templates.push(Template::promote(&promote_task(stage), image, &script));
             // Every trial ended, however: a failed or preempted trial is not ranked, and
             // cannot stall the plan (the Slurm step's `afterany`).
@@ -225,6 +225,7 @@ fn emit_plan(model: &Model, layout: &Layout, plan: &Plan, list: &mut ObjectList)
                 depends: Some(format!("{task}.Succeeded || {task}.Failed || {task}.Errored")),
                 with_sequence: None,
                 with_param: None,
+                when: None,
                 arguments: None,
             });
         }
@@ -242,17 +243,17 @@ fn promote_task(stage: &Stage) -> String {
 
 /// The ranking step's script: the Slurm promotion job's ranking on the workflow's results
 /// volume, then the winners as a JSON list on stdout, which the stages after it fan out over.
-/// Its log lines go to stderr, since Argo takes stdout as the step's result. It keeps at most
-/// `winners` (the policy's `top`, or fewer when the stages after it run fewer trials).
-fn promotion_script(stage: &str, promote: &Promote, winners: u32) -> String {
+/// Its log lines go to stderr, since Argo takes stdout as the step's result. Each winner is
+/// `{"trial": i, "promoted": its trial}`: the stages after it run winner i as their trial i.
+fn promotion_script(stage: &str, promote: &Promote) -> String {
     format!(
         "set -eu\nresults={RESULTS_DIR}\nstage={}\nmetric={}\ntop={}\nsort_order={}\n{{\n{}}} >&2\n{}",
         shell_word(stage),
         shell_word(promote.by.as_str()),
-        winners,
+        promote.top,
         crate::results::sort_order(promote.order),
         crate::results::RANK_TRIALS,
-        r#"awk 'BEGIN { printf "[" } { printf "%s\"%s\"", (NR > 1 ? "," : ""), $1 } END { print "]" }' "$results/$stage.promoted""#,
+        r#"awk 'BEGIN { printf "[" } { printf "%s{\"trial\":\"%d\",\"promoted\":\"%s\"}", (NR > 1 ? "," : ""), NR - 1, $1 } END { print "]" }' "$results/$stage.promoted""#,
     )
 }
 
@@ -282,13 +283,13 @@ impl Results {
         if self.promotes {
             env.push(variable("PLACID_RESULT_FILE", format!("{RESULTS_DIR}/{stage}/{{{{inputs.parameters.trial}}}}.result")));
             if let Some(image) = steps_image {
-                pod.init_containers = Some(vec![Container {
+                pod.init_containers.get_or_insert_with(Vec::new).push(Container {
                     name: "results-dir".to_owned(),
                     image: Some(image.value.clone()),
                     command: Some(vec!["mkdir".to_owned(), "-p".to_owned(), format!("{RESULTS_DIR}/{stage}")]),
                     volume_mounts: Some(vec![mount.clone()]),
                     ..Container::default()
-                }]);
+                });
             }
         }
         if self.fed {
@@ -321,9 +322,10 @@ impl Results {
     }
 
     /// The task's arguments for them: the trial (the sequence item, or the promoted trial).
-    fn arguments(&self, trial: &str) -> Option<Arguments> {
+    fn arguments(&self, trial: &str, promoted: &str) -> Option<Arguments> {
+        let value = |name: &str| if name == "promoted" { promoted } else { trial };
         let parameters: Vec<Parameter> =
-            self.parameters().into_iter().map(|name| Parameter { name: name.to_owned(), value: Some(trial.to_owned()) }).collect();
+            self.parameters().into_iter().map(|name| Parameter { name: name.to_owned(), value: Some(value(name).to_owned()) }).collect();
         (!parameters.is_empty()).then_some(Arguments { parameters })
     }
 }
@@ -348,6 +350,11 @@ fn nvlink_requirements(layout: &Layout, class: &Class) -> Result<Vec<NodeSelecto
         requirements.push(at_least(layout.keys.fact(NodeFact::NvlinkBisectionGbps)?, gbps));
     }
     Ok(requirements)
+}
+
+/// The score the deployed extender serves, if any.
+fn served_score(model: &Model) -> Option<ScoreId> {
+    model.project.kubernetes.as_ref()?.extender.as_ref()?.score.as_ref().map(|score| score.value)
 }
 
 /// The DAG task of a stage: the stage's name mapped to a DNS label, which Argo accepts.
@@ -500,7 +507,13 @@ fn pod_template(
             affinity: Some(affinity),
             containers: vec![container],
             restart_policy: Some("Never".to_owned()),
-            scheduler_name: stage.score.as_ref().map(|_| SCHEDULER_NAME.to_owned()),
+            // Only the extender's own score places pods: another stage score is not served
+            // there (the checker warns, E146), and without an extender no scheduler runs.
+            scheduler_name: stage
+                .score
+                .as_ref()
+                .filter(|score| served_score(model) == Some(score.value))
+                .map(|_| SCHEDULER_NAME.to_owned()),
             termination_grace_period_seconds,
             ..PodSpec::default()
         }),
@@ -629,6 +642,9 @@ struct DagTask {
     /// One workload per promoted trial.
     #[serde(skip_serializing_if = "Option::is_none")]
     with_param: Option<String>,
+    /// Which of those items run (a fed stage's own `trials`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    when: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     arguments: Option<Arguments>,
 }

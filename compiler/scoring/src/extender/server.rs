@@ -34,7 +34,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::live::{Figures, Live, Log};
 use super::wire::{ErrorBody, ExtenderArgs, FilterResult, HostPriority, OutNodeList};
 use crate::kube::{self, KubeNode};
-use crate::rank::{NEUTRAL_PRIORITY, extender_priorities, failed_names, is_feasible};
+use crate::rank::{NEUTRAL_PRIORITY, extender_priorities, failed_names, is_feasible, is_unranked};
 use crate::{Codes, inventory_rows};
 
 /// Server limits (docs/targets/kubernetes.md, "Scheduler extender").
@@ -350,10 +350,13 @@ impl Extender {
                 passing.push(index);
             } else if mask != 0 {
                 result.failed_nodes.insert(name.clone(), format!("placid: failed {}", failed_names(meta, mask).join(", ")));
-            } else {
+            } else if is_unranked(score, mask) {
                 // Unranked (a feature is missing): passed, and scored neutrally.
                 passing.push(index);
                 unranked.push(name.as_str());
+            } else {
+                // The score itself refuses the node (`-inf`), as in the engine.
+                result.failed_nodes.insert(name.clone(), "placid: the score refuses the node (-inf)".to_owned());
             }
         }
         self.log_unranked(&args, &unranked, batch.names.len());
