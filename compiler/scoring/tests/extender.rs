@@ -5,16 +5,15 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use placid_scoring::extender::client::Client;
-use placid_scoring::extender::{Extender, Settings, serve};
+use placid_scoring::extender::{Extender, Settings};
 use placid_scoring::host::{Limits, Plugin};
 use serde_json::{Value, json};
 
 mod support;
-use support::example;
+use support::{Server, example, serve_on_loopback};
 
 const SETTINGS: Settings = Settings {
     max_body: 256 << 10,
@@ -28,27 +27,6 @@ const SETTINGS: Settings = Settings {
 /// Longest any test waits for something that should happen.
 const PATIENCE: Duration = Duration::from_secs(5);
 
-/// A running extender on loopback; stopped (and its thread joined) when dropped.
-struct Server {
-    address: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let joined = thread.join();
-            if !std::thread::panicking() {
-                joined.unwrap_or_else(|_| panic!("the server thread panicked"));
-            }
-        }
-    }
-}
-
 /// Starts the example's `cost-aware` extender with `settings`.
 fn start(settings: Settings) -> Server {
     let loaded = example();
@@ -56,23 +34,7 @@ fn start(settings: Settings) -> Server {
 }
 
 fn start_with(plugin: Plugin, model: &placid_lang::model::Model, settings: Settings) -> Server {
-    let extender = Arc::new(Extender::new(plugin, model, settings));
-    let (address_sender, address_receiver) = std::sync::mpsc::channel();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let thread = std::thread::spawn(move || {
-        let runtime =
-            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap_or_else(|error| panic!("{error}"));
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|error| panic!("{error}"));
-            let _ = address_sender.send(listener.local_addr().unwrap_or_else(|error| panic!("{error}")));
-            serve(listener, extender, async {
-                let _ = stopped.await;
-            })
-            .await;
-        });
-    });
-    let address = address_receiver.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|error| panic!("server did not start: {error}"));
-    Server { address, stop: Some(stop), thread: Some(thread) }
+    serve_on_loopback(Extender::new(plugin, model, settings))
 }
 
 /// A pod as kube-scheduler serialises a `v1.Pod`.

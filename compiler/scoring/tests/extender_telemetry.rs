@@ -11,49 +11,16 @@ use std::time::Duration;
 
 use placid_scoring::extender::client::Client;
 use placid_scoring::extender::live::{Live, Log};
-use placid_scoring::extender::{Extender, Settings, serve};
+use placid_scoring::extender::{Extender, Settings};
 use serde_json::{Value, json};
 
 mod support;
-use support::{Answer, prometheus};
-
-struct Server {
-    address: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
+use support::{Answer, Server, prometheus, serve_on_loopback};
 
 fn start(prometheus: SocketAddr, log: Log) -> Server {
     let loaded = support::example_with(&[("policy/telemetry.kdl", support::TELEMETRY_POLICY)], "busy-aware");
     let live = Live::new(&loaded.model, support::live_settings(&loaded.model, prometheus), log);
-    let extender = Arc::new(Extender::new(loaded.plugin, &loaded.model, Settings::DEFAULT).with_live(live));
-    let (address_sender, address_receiver) = std::sync::mpsc::channel();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let thread = std::thread::spawn(move || {
-        let runtime =
-            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap_or_else(|error| panic!("{error}"));
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|error| panic!("{error}"));
-            let _ = address_sender.send(listener.local_addr().unwrap_or_else(|error| panic!("{error}")));
-            serve(listener, extender, async {
-                let _ = stopped.await;
-            })
-            .await;
-        });
-    });
-    let address = address_receiver.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|error| panic!("server did not start: {error}"));
-    Server { address, stop: Some(stop), thread: Some(thread) }
+    serve_on_loopback(Extender::new(loaded.plugin, &loaded.model, Settings::DEFAULT).with_live(live))
 }
 
 fn args(comm: &str) -> Vec<u8> {

@@ -1,6 +1,7 @@
 //! What the scoring tests and benchmarks share: the example project, compiled through the
 //! driver as `placid` compiles it, with its `cost-aware` score loaded; the same project with
-//! the openb best-fit score added; and the openb default trace.
+//! the openb best-fit score added; the openb default trace; a stand-in Prometheus; and an
+//! extender served on loopback.
 
 // Each test binary and benchmark that includes this module uses part of it.
 #![allow(dead_code)]
@@ -163,4 +164,46 @@ pub fn prometheus(answer: Arc<Mutex<Answer>>) -> SocketAddr {
         }
     });
     address
+}
+
+/// A running extender on loopback; stopped (and its thread joined) when dropped.
+pub struct Server {
+    pub address: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let joined = thread.join();
+            if !std::thread::panicking() {
+                joined.unwrap_or_else(|_| panic!("the server thread panicked"));
+            }
+        }
+    }
+}
+
+/// Serves `extender` on a free loopback port, on a runtime of its own.
+pub fn serve_on_loopback(extender: placid_scoring::extender::Extender) -> Server {
+    let extender = Arc::new(extender);
+    let (address_sender, address_receiver) = std::sync::mpsc::channel();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap_or_else(|error| panic!("{error}"));
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|error| panic!("{error}"));
+            let _ = address_sender.send(listener.local_addr().unwrap_or_else(|error| panic!("{error}")));
+            placid_scoring::extender::serve(listener, extender, async {
+                let _ = stopped.await;
+            })
+            .await;
+        });
+    });
+    let address = address_receiver.recv_timeout(Duration::from_secs(30)).unwrap_or_else(|error| panic!("server did not start: {error}"));
+    Server { address, stop: Some(stop), thread: Some(thread) }
 }
