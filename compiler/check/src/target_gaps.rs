@@ -6,7 +6,7 @@
 //! that a policy can hit. `backfill #false` on Slurm (E168) is the same kind, in `backfill.rs`.
 
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::{Model, Preemption};
+use placid_lang::model::{KubernetesSettings, Model, Preemption};
 
 pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
     if model.project.kubernetes.is_some() {
@@ -38,16 +38,15 @@ fn exempt_on_kubernetes(model: &Model, diagnostics: &mut Diagnostics) {
 /// kube-scheduler calls one extender, which serves one score: a stage whose score is another,
 /// or any stage score without an extender, is placed by kube-scheduler's own scoring there.
 fn scores_on_kubernetes(model: &Model, diagnostics: &mut Diagnostics) {
-    let served =
-        model.project.kubernetes.as_ref().and_then(|settings| settings.extender.as_ref()).and_then(|extender| extender.score.as_ref());
+    let served = model.project.kubernetes.as_ref().and_then(KubernetesSettings::served_score);
     for plan in &model.plans {
         for stage in &plan.stages {
             let Some(score) = &stage.score else { continue };
-            if served.is_some_and(|served| served.value == score.value) {
+            if served == Some(score.value) {
                 continue;
             }
             let why = match served {
-                Some(served) => format!("the extender serves score `{}`", model.score(served.value).name),
+                Some(served) => format!("the extender serves score `{}`", model.score(served).name),
                 None => "the target deploys no extender".to_owned(),
             };
             diagnostics.push(

@@ -139,6 +139,12 @@ impl KubernetesSettings {
     /// The label prefix of a project that names none (and of the Wasm plugins of a project
     /// without a Kubernetes target, which still say which labels a cluster would hold).
     pub const DEFAULT_LABEL_PREFIX: &'static str = "placid.dev";
+
+    /// The score the deployed extender serves to kube-scheduler, if an extender is deployed:
+    /// the only score whose stages kube-scheduler places through placid.
+    pub fn served_score(&self) -> Option<ScoreId> {
+        self.extender.as_ref()?.score.as_ref().map(|score| score.value)
+    }
 }
 
 /// Argo CD settings of the Kubernetes target.

@@ -29,7 +29,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use placid_lang::diag::{Diagnostic, Diagnostics};
 use placid_lang::expr::JobParam;
-use placid_lang::model::{Class, Locality, Model, NvlinkNeed, Plan, Preemption, Promote, ScoreId, Stage};
+use placid_lang::model::{Class, KubernetesSettings, Locality, Model, NvlinkNeed, Plan, Preemption, Promote, Stage};
 use placid_lang::name::LabelKey;
 use placid_lang::span::Spanned;
 use serde::Serialize;
@@ -352,11 +352,6 @@ fn nvlink_requirements(layout: &Layout, class: &Class) -> Result<Vec<NodeSelecto
     Ok(requirements)
 }
 
-/// The score the deployed extender serves, if any.
-fn served_score(model: &Model) -> Option<ScoreId> {
-    model.project.kubernetes.as_ref()?.extender.as_ref()?.score.as_ref().map(|score| score.value)
-}
-
 /// The DAG task of a stage: the stage's name mapped to a DNS label, which Argo accepts.
 fn task_name(stage: &Stage) -> String {
     stage.name.as_str().to_ascii_lowercase().replace(['_', '.'], "-")
@@ -512,7 +507,7 @@ fn pod_template(
             scheduler_name: stage
                 .score
                 .as_ref()
-                .filter(|score| served_score(model) == Some(score.value))
+                .filter(|score| model.project.kubernetes.as_ref().and_then(KubernetesSettings::served_score) == Some(score.value))
                 .map(|_| SCHEDULER_NAME.to_owned()),
             termination_grace_period_seconds,
             ..PodSpec::default()
