@@ -4,7 +4,7 @@
 //! extender's Deployment mounts it from a ConfigMap): the pods then need no project, and read
 //! every node's features from the Node objects kube-scheduler sends.
 
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -141,9 +141,6 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
 /// Reads and loads a plugin module, refusing one larger than the host accepts before reading
 /// the rest of it.
 fn read_plugin(out: &mut Output, path: &Path) -> Result<Plugin, Exit> {
-    let limit = Limits::DEFAULT.module_bytes as u64;
-    let file = std::fs::File::open(path).map_err(|error| pipeline::unreadable(out, Format::Text, "the plugin", path, error))?;
-    let mut bytes = Vec::new();
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(|error| pipeline::unreadable(out, Format::Text, "the plugin", path, error))?;
+    let bytes = pipeline::read_at_most(out, Format::Text, "the plugin", path, Limits::DEFAULT.module_bytes as u64)?;
     Plugin::load(&bytes, Limits::DEFAULT).map_err(|error| pipeline::fail(out, Format::Text, Diagnostic::from(error)))
 }

@@ -3,6 +3,7 @@
 //! exit code. A command's own findings join the same report, so `--format json` prints one
 //! document, and a command's own failures are coded diagnostics like the policy's.
 
+use std::io::Read as _;
 use std::path::Path;
 
 use placid_driver::build::{Build, Clean, Selection, compile};
@@ -125,6 +126,16 @@ pub fn unreadable(out: &mut Output, format: Format, what: &str, path: &Path, err
     let diagnostic = Diagnostic::error(Code::InputUnreadable, Span::DETACHED, format!("cannot read {what} {}: {error}", path.display()))
         .help("check the path and its permissions");
     fail(out, format, diagnostic)
+}
+
+/// The bytes of input `path` (`what`, for the message), read up to one byte past `limit` so
+/// the caller can tell an oversized file without reading the rest of it; [`unreadable`] when
+/// it cannot be opened or read.
+pub fn read_at_most(out: &mut Output, format: Format, what: &str, path: &Path, limit: u64) -> Result<Vec<u8>, Exit> {
+    let file = std::fs::File::open(path).map_err(|error| unreadable(out, format, what, path, error))?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(|error| unreadable(out, format, what, path, error))?;
+    Ok(bytes)
 }
 
 /// [`fail`] for an output the command cannot write.

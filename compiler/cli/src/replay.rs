@@ -1,7 +1,6 @@
 //! `placid simulate [DIR] --trace FILE`: replays a placid trace (docs/simulate.md) through the
 //! engine on the project's policy and prints what it measured, with SVG plots on request.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use placid_driver::build::{Selection, write_file_atomically};
@@ -107,9 +106,7 @@ pub fn shown_path(path: &Path) -> RelPath {
 
 /// Reads at most [`MAX_TRACE_BYTES`] of the trace as UTF-8 text.
 pub fn read_trace(out: &mut Output, format: Format, path: &Path) -> Result<String, Exit> {
-    let file = std::fs::File::open(path).map_err(|error| pipeline::unreadable(out, format, "the trace", path, error))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes).map_err(|error| pipeline::unreadable(out, format, "the trace", path, error))?;
+    let bytes = pipeline::read_at_most(out, format, "the trace", path, MAX_TRACE_BYTES)?;
     let fail = |message: String| Diagnostic::error(Code::TraceNotText, Span::DETACHED, message);
     if bytes.len() as u64 > MAX_TRACE_BYTES {
         let diagnostic =

@@ -4,7 +4,6 @@
 //! arrived. Its JSON contract (`allocation` maps "100" and "130" to the mean allocated
 //! percent over the seeds) is called by CI recipes and outside checks, so it stays stable.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use clap::ArgGroup;
@@ -268,9 +267,7 @@ impl Summary<'_> {
 /// Reads at most [`MAX_TRACE_BYTES`] of a trace file. A file that cannot be opened stops the
 /// command (exit 2); one that is too large becomes a diagnostic of the trace (`Ok(None)`).
 fn read_trace(out: &mut Output, format: Format, what: &str, path: &Path, diagnostics: &mut Diagnostics) -> Result<Option<Vec<u8>>, Exit> {
-    let file = std::fs::File::open(path).map_err(|error| pipeline::unreadable(out, format, what, path, error))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_TRACE_BYTES + 1).read_to_end(&mut bytes).map_err(|error| pipeline::unreadable(out, format, what, path, error))?;
+    let bytes = pipeline::read_at_most(out, format, what, path, MAX_TRACE_BYTES)?;
     if bytes.len() as u64 > MAX_TRACE_BYTES {
         diagnostics.push(
             Diagnostic::error(
