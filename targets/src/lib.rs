@@ -7,8 +7,9 @@
 //! (name lengths, escaping) and reports problems at the span of the model element at fault;
 //! then it emits. The schedulers' targets and Wasm depend on `placid-lang`, `placid-check`
 //! (for that proof), the migration planner ([`migration`], which imports no target) and the
-//! helpers in [`artifact`] and [`text`], not on each other; the node labels both `k8s` and
-//! `wasm` name live in [`facts`]. [`runbook`] alone reads `slurm` and `k8s`, because it must
+//! helpers in [`artifact`] and [`text`], not on each other, except that `k8s` ships what `wasm`
+//! makes (the extender's module, the pod labels a plugin reads); the node labels both `k8s`
+//! and `wasm` name live in [`facts`]. [`runbook`] alone reads `slurm` and `k8s`, because it must
 //! name exactly the scripts and objects they emit; nothing reads it.
 
 #![deny(missing_docs)]
