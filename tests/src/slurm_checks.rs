@@ -148,8 +148,14 @@ pub fn p0_cannot_exceed_its_reservation(cluster: &Cluster) {
     let within = p0("3", "nvl-a").expect("12 GPUs of P0 on nvl-a");
     assert_eq!(cluster.wait_job(&within, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
     let beyond = p0("1", "nvl-a").expect("a further P0 job is queued");
-    std::thread::sleep(Duration::from_secs(3));
-    let job = cluster.show("job", &beyond);
+    // slurmctld gives a pending job its reason at its next scheduling pass, which on a loaded
+    // machine can come seconds after the submission: wait for one, up to half a minute.
+    let started = std::time::Instant::now();
+    let mut job = cluster.show("job", &beyond);
+    while job.get("Reason").is_none_or(|reason| reason == "None") && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(500));
+        job = cluster.show("job", &beyond);
+    }
     assert_eq!(job.get("JobState").map(String::as_str), Some("PENDING"), "P0 ran past its reservation: {job:?}");
     assert!(job.get("Reason").is_some_and(|reason| reason.starts_with("QOSGrp")), "{job:?}");
     for partition in ["nvl-b", "x86-spot"] {
