@@ -17,6 +17,8 @@ use sha2::{Digest, Sha256};
 
 use placid_check::{Checked, Verdict};
 
+use crate::unchanged::{self, PreviousTree};
+
 /// A compiled project: the model, its sources, diagnostics and (when clean) artifacts. The
 /// model `M` is the checks' [`Verdict`] as [`compile`] returns it, or, in a [`Clean`] build,
 /// the [`Checked`] model that commands going on from a build (scoring, `--stdout`) hand to
@@ -379,8 +381,11 @@ pub fn write_atomically(out: &Path, artifacts: &[Artifact]) -> std::io::Result<(
     for directory in directories {
         std::fs::create_dir_all(staging.path().join(directory))?;
     }
-    write_files(staging.path(), artifacts)?;
-    match Existing::at(out)? {
+    let existing = Existing::at(out)?;
+    let previous = if existing == Existing::Directory { PreviousTree::open(out) } else { None };
+    write_files(staging.path(), artifacts, previous.as_ref())?;
+    drop(previous);
+    match existing {
         Existing::Nothing => {
             std::fs::rename(staging.path(), out)?;
             // Moved into place: nothing left for the temp dir to clean up.
@@ -404,16 +409,26 @@ pub fn write_atomically(out: &Path, artifacts: &[Artifact]) -> std::io::Result<(
 const WRITERS: usize = 2;
 
 /// Writes every artifact under `root`, whose directories exist, on [`WRITERS`] threads;
-/// the first error, if any.
-fn write_files(root: &Path, artifacts: &[Artifact]) -> std::io::Result<()> {
-    let chunk = artifacts.len().div_ceil(WRITERS).max(1);
+/// the first error, if any. Over a `previous` tree, unchanged files are linked instead
+/// (unchanged.rs), after the first file, created anew, has told which mode a new file gets.
+fn write_files(root: &Path, artifacts: &[Artifact], previous: Option<&PreviousTree>) -> std::io::Result<()> {
+    let Some((first, rest)) = artifacts.split_first() else { return Ok(()) };
+    let first_path = root.join(&first.path);
+    std::fs::write(&first_path, &first.bytes)?;
+    let reuse = match previous {
+        Some(previous) => Some((previous, unchanged::mode_of(&first_path)?)),
+        None => None,
+    };
+    let write = |artifact: &Artifact| {
+        let staged = root.join(&artifact.path);
+        match reuse {
+            Some((previous, mode)) if previous.link_if_unchanged(&artifact.path, &artifact.bytes, mode, &staged) => Ok(()),
+            _ => std::fs::write(staged, &artifact.bytes),
+        }
+    };
+    let chunk = rest.len().div_ceil(WRITERS).max(1);
     std::thread::scope(|scope| {
-        let writers: Vec<_> = artifacts
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || part.iter().try_for_each(|artifact| std::fs::write(root.join(&artifact.path), &artifact.bytes)))
-            })
-            .collect();
+        let writers: Vec<_> = rest.chunks(chunk).map(|part| scope.spawn(|| part.iter().try_for_each(write))).collect();
         writers.into_iter().try_for_each(|writer| writer.join().unwrap_or_else(|_| Err(std::io::Error::other("a writer thread panicked"))))
     })
 }
@@ -529,6 +544,51 @@ mod tests {
         assert_eq!(std::fs::read_to_string(a.join("from")).expect("a exists"), "b");
         assert_eq!(std::fs::read_to_string(b.join("from")).expect("b exists"), "a");
         assert_eq!(std::fs::read_dir(dir).expect("list").count(), 2, "nothing but the two trees is left");
+    }
+
+    #[cfg(target_os = "linux")]
+    fn inode(path: &Path) -> u64 {
+        std::os::unix::fs::MetadataExt::ino(&std::fs::symlink_metadata(path).expect("stat"))
+    }
+
+    /// A rebuild links each file whose bytes and mode are unchanged (same inode, one link once
+    /// the previous tree is gone) and creates every other one; a file the user changed, made
+    /// executable or replaced by a symlink, or one below a symlinked directory, is written anew,
+    /// and so is the first file, which tells the mode a new file gets.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_rebuild_keeps_the_inodes_of_unchanged_files_only() {
+        use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = dir.path().join("out");
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(elsewhere.join("d")).expect("mkdir");
+        std::fs::write(elsewhere.join("d/linked"), "same").expect("write");
+        let names = ["0-first", "a/same", "a/edited", "a/chmod", "a/symlink", "d/linked", "grown", "manifest.json"];
+        let artifacts: Vec<Artifact> = names.iter().map(|name| Artifact::text(*name, "same")).collect();
+        write_atomically(&out, &artifacts).expect("first build");
+        std::fs::write(out.join("a/edited"), "user's").expect("edit");
+        std::fs::set_permissions(out.join("a/chmod"), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        std::fs::remove_file(out.join("a/symlink")).expect("rm");
+        std::os::unix::fs::symlink(elsewhere.join("d/linked"), out.join("a/symlink")).expect("symlink");
+        std::fs::remove_dir_all(out.join("d")).expect("rm -r");
+        std::os::unix::fs::symlink(elsewhere.join("d"), out.join("d")).expect("symlink");
+        std::fs::write(out.join("grown"), "same and more").expect("grow");
+        let before: Vec<u64> = names.iter().map(|name| inode(&out.join(name))).collect();
+
+        write_atomically(&out, &artifacts).expect("rebuild");
+        for (name, before) in names.iter().zip(before) {
+            let path = out.join(name);
+            let stat = std::fs::symlink_metadata(&path).expect("stat");
+            assert!(stat.file_type().is_file(), "{name} is a regular file again");
+            assert_eq!(std::fs::read_to_string(&path).expect("read"), "same", "{name} holds the build's bytes");
+            assert_eq!(stat.nlink(), 1, "{name} has one link once the previous tree is removed");
+            let kept = stat.ino() == before;
+            assert_eq!(kept, ["a/same", "manifest.json"].contains(name), "{name}: inode kept = {kept}");
+        }
+        assert_eq!(std::fs::read_to_string(elsewhere.join("d/linked")).expect("read"), "same", "nothing outside is touched");
+        assert_eq!(std::fs::symlink_metadata(elsewhere.join("d/linked")).expect("stat").nlink(), 1, "nor linked");
+        assert_ne!(std::fs::metadata(out.join("a/chmod")).expect("stat").permissions().mode() & 0o111, 0o111, "a new file's mode");
     }
 
     #[test]

@@ -9,4 +9,5 @@
 pub mod build;
 pub mod merge;
 pub mod render;
+mod unchanged;
 pub mod world;
