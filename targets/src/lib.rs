@@ -14,6 +14,7 @@
 
 #![deny(missing_docs)]
 
+pub mod alert_pages;
 pub mod artifact;
 pub mod facts;
 pub mod k8s;
@@ -68,13 +69,14 @@ impl TargetKind {
     }
 
     /// Whether the project enables this target: a `target` node for the schedulers and Wasm,
-    /// a `migration` or an NVLink domain for the runbooks (migrations and playbooks, whichever schedulers run them).
+    /// a `migration`, an NVLink domain or an alert page ([`alert_pages::has_page`]) for the
+    /// runbooks (migrations, playbooks and alerts, whichever schedulers run them).
     pub fn enabled(self, model: &Model) -> bool {
         match self {
             TargetKind::Slurm => model.project.slurm.is_some(),
             TargetKind::Kubernetes => model.project.kubernetes.is_some(),
             TargetKind::Wasm => model.project.wasm.is_some(),
-            TargetKind::Runbooks => !model.migrations.is_empty() || !model.domains.is_empty(),
+            TargetKind::Runbooks => !model.migrations.is_empty() || !model.domains.is_empty() || alert_pages::has_page(model),
         }
     }
 

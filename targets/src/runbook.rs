@@ -25,11 +25,13 @@ use crate::migration::plan::MigrationPlan;
 use crate::slurm::migrations::{Script, accounts, apply_commands, node_list, reservation_name, revert_commands, script_path};
 use crate::text::shell_quote;
 
-/// The runbook of every migration and the playbooks ([`crate::playbooks`]), sorted by path.
+/// The runbook of every migration, the playbooks ([`crate::playbooks`]) and the alerts' page
+/// ([`crate::alert_pages`]), sorted by path.
 pub fn emit(model: &Checked) -> Vec<Artifact> {
     let mut artifacts: Vec<Artifact> =
         model.migrations.iter().map(|migration| runbook(model, &MigrationPlan::new(model, migration))).collect();
     artifacts.extend(crate::playbooks::emit(model));
+    artifacts.extend(crate::alert_pages::emit(model));
     artifacts.sort();
     artifacts
 }
@@ -247,7 +249,7 @@ fn write_conditions(
 }
 
 /// A fenced code block whose fence is longer than any run of backticks in `code`.
-fn fenced(language: &str, code: &str) -> String {
+pub(crate) fn fenced(language: &str, code: &str) -> String {
     let longest_run = code.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest_run.max(2) + 1);
     format!("{fence}{language}\n{code}\n{fence}\n")

@@ -146,6 +146,14 @@ const ENTRIES: &[Entry] = &[
     // The project file.
     on("project", C, PROJECT, "project", SetArgument(0, "\"ml\""), &[Kubernetes]),
     on("project@currency", C, PROJECT, "project", Set("currency", "\"eur\""), &[Checker("currency-mismatch")]),
+    on(
+        "project@runbooks",
+        C,
+        PROJECT,
+        "project",
+        Set("runbooks", "\"https://git.example.com/ml/out/-/blob/main\""),
+        &[Kubernetes, Prometheus],
+    ),
     on("inventory", C, PROJECT, "inventory", SetArgument(0, "\"inventory/nvl-*.kdl\""), &[Checker("empty-pool")]),
     on("include", C, PROJECT, "include", SetArgument(0, "\"policy/[a-s]*.kdl\""), &[Checker("unresolved-reference")]),
     parts("target"),

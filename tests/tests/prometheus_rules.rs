@@ -174,3 +174,31 @@ fn the_dashboard_ships_in_a_sidecar_configmap_and_its_panels_are_the_checked_que
         }
     }
 }
+
+/// Every alert of every example links a section of a page the same build wrote.
+#[test]
+fn every_alert_links_a_runbook_section_the_build_wrote() {
+    let mut alerts = 0;
+    for name in examples() {
+        let build = build_clean(&name);
+        let Some(rules) = build.artifacts.iter().find(|artifact| artifact.path == RULES) else { continue };
+        let rules: serde_yaml::Value = serde_yaml::from_slice(&rules.bytes).unwrap_or_else(|error| panic!("{name}: {error}"));
+        let groups = rules["groups"].as_sequence().cloned().unwrap_or_default();
+        for rule in groups.iter().flat_map(|group| group["rules"].as_sequence().cloned().unwrap_or_default()) {
+            let Some(alert) = rule["alert"].as_str() else { continue };
+            alerts += 1;
+            let url = rule["annotations"]["runbook_url"].as_str().unwrap_or_else(|| panic!("{name}: {alert} has no runbook_url"));
+            let (page, section) = url.split_once('#').unwrap_or_else(|| panic!("{name}: {alert}'s {url} names no section"));
+            let written = build
+                .artifacts
+                .iter()
+                .find(|artifact| artifact.path == page)
+                .unwrap_or_else(|| panic!("{name}: {alert} links {page}, which the build did not write"));
+            let text = String::from_utf8_lossy(&written.bytes);
+            assert!(text.contains(&format!("<a id=\"{section}\"></a>")), "{name}: {page} has no section {section} for {alert}");
+            let placid_name = rule["labels"]["placid_alert"].as_str().unwrap_or_default();
+            assert_eq!(section, format!("alert-{placid_name}"), "{name}: {alert} links another alert's section");
+        }
+    }
+    assert!(alerts >= 2, "the examples have alerts to check ({alerts})");
+}

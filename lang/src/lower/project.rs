@@ -88,6 +88,33 @@ fn lower_project(cx: &mut Cx, node: &NodeReader<'_>, project: &mut Project) {
             ),
         }
     }
+    if let Some(value) = props.get("runbooks")
+        && let Some(url) = value.string(cx)
+    {
+        match runbooks_base(&url.value) {
+            Ok(base) => project.runbooks = Some(base.to_owned()),
+            Err(why) => cx.error(
+                Diagnostic::error(Code::InvalidValue, value.span, format!("`runbooks` {why}"))
+                    .label("not a base URL")
+                    .help("give the http(s) address the build output is published at, such as `https://git.example.com/ops/cluster-out/-/blob/main`"),
+            ),
+        }
+    }
+}
+
+/// The base URL of `runbooks=` without its trailing `/`, or why it is not one. Alert
+/// annotations and Markdown links carry it, so only characters that need no quoting in
+/// either pass, and no query or fragment, which the page path appended to it would break.
+fn runbooks_base(url: &str) -> Result<&str, &'static str> {
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://")).ok_or("must start with `https://` or `http://`")?;
+    if rest.is_empty() || rest.starts_with('/') {
+        return Err("needs a host after the scheme");
+    }
+    let allowed = |byte: u8| byte.is_ascii_alphanumeric() || b"-._~/:@!$&*+,;=%".contains(&byte);
+    if !rest.bytes().all(allowed) {
+        return Err("may hold only letters, digits and `-._~/:@!$&*+,;=%` (no spaces, quotes, brackets, `?` or `#`)");
+    }
+    Ok(url.trim_end_matches('/'))
 }
 
 const TARGETS: &[&str] = &["slurm", "kubernetes", "wasm"];
@@ -264,4 +291,29 @@ fn lower_argo(cx: &mut Cx, node: &NodeReader<'_>) -> Option<ArgoSettings> {
         None => Name::new("argocd").ok()?,
     };
     Some(ArgoSettings { repo: repo?, path: path?, revision: revision?, namespace })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runbooks_base;
+
+    #[test]
+    fn a_runbooks_base_is_an_http_address_that_needs_no_quoting() {
+        assert_eq!(runbooks_base("https://git.example.com/ops/out/-/blob/main/"), Ok("https://git.example.com/ops/out/-/blob/main"));
+        assert_eq!(runbooks_base("http://10.0.0.1:8080/out"), Ok("http://10.0.0.1:8080/out"));
+        for bad in [
+            "git.example.com/out",
+            "ftp://host/out",
+            "https://",
+            "https:///out",
+            "https://host/a b",
+            "https://host/\"x",
+            "https://host/x#y",
+            "https://host/x?y",
+            "https://host/(x)",
+            "https://host/x\n",
+        ] {
+            assert!(runbooks_base(bad).is_err(), "{bad:?} is refused");
+        }
+    }
 }

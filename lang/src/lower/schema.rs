@@ -100,7 +100,7 @@ pub const NODES: &[&NodeSchema] = &[
 ];
 
 /// `project "name" currency=`.
-pub const PROJECT: NodeSchema = node("project", &["currency"], &[]);
+pub const PROJECT: NodeSchema = node("project", &["currency", "runbooks"], &[]);
 /// `target "slurm"`.
 pub const TARGET_SLURM: NodeSchema = node("target=slurm", &["version", "cluster", "accounting", "templates"], &[]);
 /// `target "kubernetes"`.

@@ -17,6 +17,9 @@ pub struct Project {
     pub span: Span,
     /// The currency every amount of the project is in.
     pub currency: Currency,
+    /// Where the build output is published (`https://…`, no trailing `/`), so each alert's
+    /// `runbook_url` is a link; `None`: the path inside the build output.
+    pub runbooks: Option<String>,
     /// The Slurm target, when enabled.
     pub slurm: Option<SlurmSettings>,
     /// The Kubernetes target, when enabled.
@@ -31,6 +34,7 @@ impl Default for Project {
             name: Name::new("unnamed").unwrap_or_else(|_| unreachable!("a valid literal name")),
             span: Span::DETACHED,
             currency: Currency::Usd,
+            runbooks: None,
             slurm: None,
             kubernetes: None,
             wasm: None,

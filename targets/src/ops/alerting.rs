@@ -76,8 +76,8 @@ pub fn metric_rule(metric: &Metric) -> Rule {
     Rule::record(&metric_series(metric), format!("({})", metric.query.value))
 }
 
-/// The alerting rule of `alert`, linking `runbook_url` when it has a playbook.
-pub fn rule(model: &Model, alert: &Alert, runbook_url: Option<String>) -> Result<Rule, Diagnostic> {
+/// The alerting rule of `alert`, linking its runbook at `runbook_url` ([`crate::alert_pages::url`]).
+pub fn rule(model: &Model, alert: &Alert, runbook_url: String) -> Result<Rule, Diagnostic> {
     let limit = limit(alert)?;
     let metric = model.metric(alert.condition.metric.value);
     let duration = alert.condition.duration.map(|duration| duration.to_string());
@@ -85,10 +85,7 @@ pub fn rule(model: &Model, alert: &Alert, runbook_url: Option<String>) -> Result
         Some(duration) => format!("{} {} {} for {duration}", metric.name, limit.side, limit.shown),
         None => format!("{} {} {}", metric.name, limit.side, limit.shown),
     };
-    let mut annotations = BTreeMap::from([("summary".to_owned(), summary)]);
-    if let Some(url) = runbook_url {
-        annotations.insert("runbook_url".to_owned(), url);
-    }
+    let annotations = BTreeMap::from([("summary".to_owned(), summary), ("runbook_url".to_owned(), runbook_url)]);
     Ok(Rule {
         record: None,
         alert: Some(alert_name(alert.name.as_str())),

@@ -33,7 +33,7 @@ pub fn groups(model: &Model, project: &str) -> Result<Vec<Group>, Diagnostics> {
             recorded.push(metric);
             alerts.push(alerting::metric_rule(model.metric(metric)));
         }
-        match alerting::rule(model, alert, None) {
+        match alerting::rule(model, alert, crate::alert_pages::url(model, alert)) {
             Ok(rule) => alerts.push(rule),
             Err(diagnostic) => diagnostics.push(diagnostic),
         }
