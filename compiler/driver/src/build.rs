@@ -553,7 +553,8 @@ mod tests {
 
     /// A rebuild links each file whose bytes and mode are unchanged (same inode, one link once
     /// the previous tree is gone) and creates every other one; a file the user changed, made
-    /// executable or replaced by a symlink, or one below a symlinked directory, is written anew,
+    /// executable or replaced by a symlink or a named pipe (without blocking on it), or one below
+    /// a symlinked directory, is written anew,
     /// and so is the first file, which tells the mode a new file gets.
     #[cfg(target_os = "linux")]
     #[test]
@@ -564,11 +565,14 @@ mod tests {
         let elsewhere = dir.path().join("elsewhere");
         std::fs::create_dir_all(elsewhere.join("d")).expect("mkdir");
         std::fs::write(elsewhere.join("d/linked"), "same").expect("write");
-        let names = ["0-first", "a/same", "a/edited", "a/chmod", "a/symlink", "d/linked", "grown", "manifest.json"];
+        let names = ["0-first", "a/same", "a/edited", "a/chmod", "a/fifo", "a/symlink", "d/linked", "grown", "manifest.json"];
         let artifacts: Vec<Artifact> = names.iter().map(|name| Artifact::text(*name, "same")).collect();
         write_atomically(&out, &artifacts).expect("first build");
         std::fs::write(out.join("a/edited"), "user's").expect("edit");
         std::fs::set_permissions(out.join("a/chmod"), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        std::fs::remove_file(out.join("a/fifo")).expect("rm");
+        rustix::fs::mknodat(rustix::fs::CWD, out.join("a/fifo"), rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o644), 0)
+            .expect("mkfifo");
         std::fs::remove_file(out.join("a/symlink")).expect("rm");
         std::os::unix::fs::symlink(elsewhere.join("d/linked"), out.join("a/symlink")).expect("symlink");
         std::fs::remove_dir_all(out.join("d")).expect("rm -r");

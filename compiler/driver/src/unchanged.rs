@@ -61,7 +61,10 @@ impl PreviousTree {
         use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, ResolveFlags, fstat, linkat, openat2};
 
         let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-        let fd = openat2(&self.dir, path, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty(), resolve)?;
+        // NONBLOCK: a named pipe the user put in the old tree must not block the open (the
+        // fstat below then refuses it); it does nothing to a regular file's reads.
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY;
+        let fd = openat2(&self.dir, path, flags, Mode::empty(), resolve)?;
         let stat = fstat(&fd)?;
         let same_shape = FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile
             && stat.st_nlink == 1
