@@ -1,8 +1,8 @@
 //! Rebuilding over an earlier tree, a file whose bytes did not change keeps its inode: the
 //! staging tree gets a hard link to the previous tree's file instead of a new file.
 //!
-//! Why: creating a file is most of a build written to disk. On ext4 without a journal (this
-//! project's CI disks) the inode allocator also skips every inode freed in the last 30 s, one
+//! Why: creating a file is most of a build written to disk. On ext4 without a journal (the
+//! disks placid's benchmarks ran on) the inode allocator also skips every inode freed in the last 30 s, one
 //! buffer lookup each, so a rebuild that frees the previous tree's inodes and allocates as
 //! many new ones grows quadratically in files. Linking allocates nothing, and removing the
 //! previous tree then frees nothing. Unchanged files also keep their mtime, which tools that
@@ -20,6 +20,9 @@ use std::path::Path;
 pub struct PreviousTree {
     #[cfg(target_os = "linux")]
     dir: rustix::fd::OwnedFd,
+    /// Who may own a file that is linked: this process's effective user.
+    #[cfg(target_os = "linux")]
+    uid: u32,
 }
 
 impl PreviousTree {
@@ -30,7 +33,7 @@ impl PreviousTree {
         {
             use rustix::fs::{Mode, OFlags, open};
             let dir = open(out, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty()).ok()?;
-            Some(PreviousTree { dir })
+            Some(PreviousTree { dir, uid: rustix::process::geteuid().as_raw() })
         }
         #[cfg(not(target_os = "linux"))]
         {
@@ -68,7 +71,7 @@ impl PreviousTree {
         let stat = fstat(&fd)?;
         let same_shape = FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile
             && stat.st_nlink == 1
-            && stat.st_uid == rustix::process::geteuid().as_raw()
+            && stat.st_uid == self.uid
             && stat.st_mode & 0o7777 == mode
             && u64::try_from(stat.st_size).is_ok_and(|size| size == bytes.len() as u64);
         if !same_shape {
