@@ -11,7 +11,7 @@ use placid_lang::model::{Alert, Model};
 
 use crate::Artifact;
 use crate::ops::alerting;
-use crate::playbooks::DOMAIN_FAILURE_DIR;
+use crate::playbooks;
 use crate::runbook::{GENERATED, fenced};
 
 /// The page's path in the build output.
@@ -64,9 +64,10 @@ fn write_section(out: &mut String, model: &Model, alert: &Alert, rule: &crate::o
     writeln!(out, "\n`{}` records the policy's metric `{}`:\n", alerting::metric_series(metric), metric.name)?;
     out.push_str(&fenced("promql", &metric.query.value));
     writeln!(out, "\nWhat to run:\n")?;
-    if !model.domains.is_empty() {
-        let page = DOMAIN_FAILURE_DIR.trim_start_matches("runbooks/");
-        writeln!(out, "- an NVLink domain is down or degraded: [NVLink domain failure]({page}.md), one script per domain and scheduler")?;
+    for playbook in playbooks::written(model) {
+        // The page is under runbooks/, like the playbooks.
+        let page = playbook.page.trim_start_matches("runbooks/");
+        writeln!(out, "- {}: [{}]({page}.md)", playbook.when, playbook.title)?;
     }
     writeln!(
         out,

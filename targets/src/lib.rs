@@ -69,14 +69,15 @@ impl TargetKind {
     }
 
     /// Whether the project enables this target: a `target` node for the schedulers and Wasm,
-    /// a `migration`, an NVLink domain or an alert page ([`alert_pages::has_page`]) for the
-    /// runbooks (migrations, playbooks and alerts, whichever schedulers run them).
+    /// a `migration`, a playbook ([`playbooks::written`]: an NVLink domain, a preemptible
+    /// tier) or an alert page ([`alert_pages::has_page`]) for the runbooks (migrations,
+    /// playbooks and alerts, whichever schedulers run them).
     pub fn enabled(self, model: &Model) -> bool {
         match self {
             TargetKind::Slurm => model.project.slurm.is_some(),
             TargetKind::Kubernetes => model.project.kubernetes.is_some(),
             TargetKind::Wasm => model.project.wasm.is_some(),
-            TargetKind::Runbooks => !model.migrations.is_empty() || !model.domains.is_empty() || alert_pages::has_page(model),
+            TargetKind::Runbooks => !model.migrations.is_empty() || !playbooks::written(model).is_empty() || alert_pages::has_page(model),
         }
     }
 

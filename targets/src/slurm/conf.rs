@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 
-use placid_lang::model::{Model, Node, NodeId, PoolId, Preemption};
+use placid_lang::model::{Model, Node, NodeId, PoolId, Preemption, Tier};
 
 use super::billing;
 use super::names;
@@ -190,6 +190,29 @@ fn node_weight(node: &Node) -> u64 {
     node.cost_per_gpu_hour.map_or(1, |price| u64::try_from(price.minor).unwrap_or(0).max(1))
 }
 
+/// The QOS slurm.conf lets run in `pool`'s partitions (with accounting): the tiers
+/// [`reserved::allowed`] there.
+pub fn pool_qos(model: &Model, pool: PoolId) -> Vec<String> {
+    model.tiers.iter().filter(|tier| reserved::allowed(model, tier, pool)).map(names::qos).collect()
+}
+
+/// The nodes of `tier`'s partition (without accounting), in inventory order: those of every
+/// pool the tier may use, so a reserving tier its reserved pools, a never-preempted one no
+/// spot node. Without QOS there is no GPU cap, so a reserving tier may fill its pools
+/// (docs/targets/slurm.md).
+pub fn tier_partition_nodes(model: &Model, tier: &Tier) -> Vec<NodeId> {
+    (0..model.nodes.len())
+        .map(NodeId::from_index)
+        .filter(|id| {
+            model
+                .pools
+                .iter()
+                .enumerate()
+                .any(|(pool, members)| members.nodes.contains(id) && reserved::allowed(model, tier, PoolId::from_index(pool)))
+        })
+        .collect()
+}
+
 fn write_partitions(out: &mut String, model: &Model, accounting: bool) {
     // No DefaultTime: a job that names no run time gets its tier's maximum (job_submit.lua with
     // accounting, the tier partition's DefaultTime without), never a site-wide hour. MaxTime
@@ -205,8 +228,7 @@ fn write_partitions(out: &mut String, model: &Model, accounting: bool) {
     if accounting {
         let open = (0..model.pools.len()).find(|index| !model.is_fenced(PoolId::from_index(*index))).unwrap_or(0);
         for (index, pool) in model.pools.iter().enumerate() {
-            let tiers: Vec<String> =
-                model.tiers.iter().filter(|tier| reserved::allowed(model, tier, PoolId::from_index(index))).map(names::qos).collect();
+            let tiers = pool_qos(model, PoolId::from_index(index));
             // A pool no tier may use is still a partition (jobs name it), but an inactive one.
             let access = if tiers.is_empty() { " State=INACTIVE".to_owned() } else { format!(" AllowQos={}", tiers.join(",")) };
             for (rank, partition) in billing::partitions(model, pool).into_iter().enumerate() {
@@ -234,24 +256,7 @@ fn write_partitions(out: &mut String, model: &Model, accounting: bool) {
             }
         };
         let limit = super::slurm_time(tier.max_run_time().seconds);
-        // The tier partition spans the nodes of every pool the tier may use: a reserving tier
-        // its reserved pools, a never-preempted one no spot node. Without QOS there is no GPU
-        // cap, so a reserving tier may fill its pools (docs/targets/slurm.md).
-        let nodes: Vec<&str> = model
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(index, _)| {
-                let id = NodeId::from_index(*index);
-                model
-                    .pools
-                    .iter()
-                    .enumerate()
-                    .any(|(pool, members)| members.nodes.contains(&id) && reserved::allowed(model, tier, PoolId::from_index(pool)))
-            })
-            .map(|(_, node)| node.name.as_str())
-            .collect();
-        let all_nodes = nodes.join(",");
+        let all_nodes = tier_partition_nodes(model, tier).into_iter().map(|id| model.node(id).name.as_str()).collect::<Vec<_>>().join(",");
         let _ = writeln!(
             out,
             "PartitionName={} Nodes={all_nodes} PriorityTier={} PriorityJobFactor={} {preemption} DefaultTime={limit} MaxTime={limit}{memory}{}",

@@ -9,14 +9,14 @@
 
 mod accounts;
 pub mod billing;
-mod conf;
+pub(crate) mod conf;
 mod gres;
 mod lua;
 pub mod migrations;
 pub mod names;
 mod promote;
 mod reserved;
-mod sbatch;
+pub(crate) mod sbatch;
 pub mod site;
 #[cfg(test)]
 mod tests;

@@ -22,6 +22,11 @@ use placid_lang::span::Span;
 use super::{SlurmTemplates, names, promote};
 use crate::Artifact;
 
+/// The directive of placid's stage template that makes `USR1` the job's checkpoint signal:
+/// the playbooks signal only jobs whose batch script carries it, since `USR1` kills a shell
+/// without a handler.
+pub const CHECKPOINT_SIGNAL: &str = "#SBATCH --signal=B:USR1@";
+
 /// The built-in template of one stage.
 pub const STAGE_TEMPLATE: &str = "stage.sbatch.j2";
 /// The built-in template of a plan's submit script.
