@@ -80,12 +80,48 @@ fn what_placid_prints_is_in_the_plain_subset() {
 }
 
 #[test]
+fn generated_policy_is_read_as_the_crate_reads_it() {
+    // As bench/shape.py writes a large project's policy: a declaration's block on its line.
+    let text = concat!(
+        "pool \"pool-0000\" { select nvlink-domain=\"nvl-0000\" }\n",
+        "tier \"p0\" { priority 1000; preemption window=\"3m\" mode=\"requeue\" }\n",
+        "cost-center \"cc\" { budget daily=(usd)100000000 }\n",
+        "team \"team-0000\" { share 10; cost-center \"cc\"; tiers \"p0\" \"p1\"; budget daily=(usd)2000.50 }\n",
+        "project \"bench\" currency=\"usd\"\n",
+    );
+    assert!(agree(text), "generated policy is not in the plain subset");
+}
+
+#[test]
+fn shipped_policy_in_the_plain_subset_is_read_as_the_crate_reads_it() {
+    // Hand-written policy is mostly outside the subset (comments after code, multi-line
+    // strings); what is inside must read the same, as lowering takes the plain path for it.
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policy-examples");
+    let mut files = 0;
+    for example in std::fs::read_dir(&examples).expect("examples").flatten() {
+        let project = example.path().join("placid.kdl");
+        let policy = std::fs::read_dir(example.path().join("policy")).into_iter().flatten().flatten().map(|file| file.path());
+        for path in std::iter::once(project).chain(policy).filter(|path| path.is_file()) {
+            agree(&std::fs::read_to_string(&path).expect("read"));
+            files += 1;
+        }
+    }
+    assert!(files >= 5, "only {files} policy files");
+}
+
+#[test]
 fn text_outside_the_subset_is_declined() {
     for text in [
         "node \"a\" arch=x86_64\n",                                  // a bare identifier as a value
         "node \"a\"  arch=\"x\"\n",                                  // two spaces
         "node \"a\" arch=\"x\" \n",                                  // a trailing space
-        "node \"a\" { gpu 0; }\n",                                   // several nodes on a line
+        "node \"a\" { gpu 0; }\n",                                   // a `;` before the line's `}`
+        "node \"a\" { gpu { link 1 } }\n",                           // a block on the line nested deeper
+        "node \"a\" { }\n",                                          // an empty block on the line
+        "node \"a\" {gpu 0}\n",                                      // braces without spaces
+        "node \"a\" { gpu 0 }}\n",                                   // a stray brace
+        "node \"a\" { gpu 0;; nic 1 }\n",                            // an empty node between `;`s
+        "node \"a\" { gpu 0 } n=1\n",                                // entries after the block
         "node \"a\" name=\"caf\u{e9}\"\n",                           // not ASCII
         "node \"a\" name=\"a\\\"b\"\n",                              // an escape
         "node \"a\" n=1e3\n",                                        // an exponent
@@ -124,14 +160,17 @@ fn entry() -> impl Strategy<Value = String> {
     })
 }
 
+fn head() -> impl Strategy<Value = String> {
+    ("[a-z][a-z0-9-]{0,6}", proptest::collection::vec(entry(), 0..5))
+        .prop_map(|(name, entries)| std::iter::once(name).chain(entries).collect::<Vec<_>>().join(" "))
+}
+
 fn line() -> impl Strategy<Value = String> {
-    ("[a-z][a-z0-9-]{0,6}", proptest::collection::vec(entry(), 0..5), 0u8..3).prop_map(|(name, entries, kind)| {
-        let head = std::iter::once(name).chain(entries).collect::<Vec<_>>().join(" ");
-        match kind {
-            0 => format!("{head} {{"),
-            1 => "}".to_owned(),
-            _ => head,
-        }
+    (head(), proptest::collection::vec(head(), 1..4), 0u8..4).prop_map(|(head, children, kind)| match kind {
+        0 => format!("{head} {{"),
+        1 => "}".to_owned(),
+        2 => format!("{head} {{ {} }}", children.join("; ")),
+        _ => head,
     })
 }
 

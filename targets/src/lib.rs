@@ -89,6 +89,16 @@ impl TargetKind {
         }
     }
 
+    /// Every error [`TargetKind::emit_with`] would report, without the bytes of the
+    /// artifacts where making them is most of the work (`placid check`, which writes nothing).
+    pub fn validate_with(self, model: &Checked, inputs: &Inputs) -> Result<(), Diagnostics> {
+        match self {
+            // Every Kubernetes diagnostic comes from building the objects, none from their YAML.
+            TargetKind::Kubernetes => k8s::objects(model).map(drop),
+            TargetKind::Slurm | TargetKind::Wasm | TargetKind::Runbooks => self.emit_with(model, inputs).map(drop),
+        }
+    }
+
     /// Emits this target's artifacts, given the project files the compiler read for it.
     pub fn emit_with(self, model: &Checked, inputs: &Inputs) -> Result<Vec<Artifact>, Diagnostics> {
         match self {

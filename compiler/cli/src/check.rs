@@ -27,8 +27,8 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
         Ok(world) => world,
         Err(exit) => return exit,
     };
-    // Every target is emitted for its diagnostics, but nothing is written: no manifest.
-    let mut build = compile_to(&world, &Selection::default(), Stage::Emitted);
+    // Every target is validated for its diagnostics, but nothing is written: no artifacts.
+    let mut build = compile_to(&world, &Selection::default(), Stage::Validated);
     let mut fields = Fields::new();
     if let Some(dir) = &args.probed {
         let paths = match merge::inventory_files_in(dir) {

@@ -65,9 +65,9 @@ pub enum Stage {
     /// Load and check, with the selected targets' warnings; nothing emitted (`placid build
     /// --stdout`, which emits its one stream itself).
     Checked,
-    /// Every selected artifact, for its diagnostics, without the manifest: nothing is
-    /// written, so no source hash (`placid check`).
-    Emitted,
+    /// Every diagnostic emitting the selected targets would report, without their artifacts:
+    /// nothing is written (`placid check`).
+    Validated,
     /// The artifacts and their manifest, ready to be written.
     Tree,
 }
@@ -97,10 +97,12 @@ pub fn compile_to(world: &dyn World, selection: &Selection, stage: Stage) -> Bui
             continue;
         }
         build.diagnostics.extend(target.warnings(model));
-        if stage == Stage::Checked {
-            continue;
-        }
-        match target.emit_with(model, &inputs) {
+        let emitted = match stage {
+            Stage::Checked => continue,
+            Stage::Validated => target.validate_with(model, &inputs).map(|()| Vec::new()),
+            Stage::Tree => target.emit_with(model, &inputs),
+        };
+        match emitted {
             Ok(emitted) => artifacts.extend(emitted),
             Err(errors) => build.diagnostics.extend(errors),
         }

@@ -1,13 +1,16 @@
-//! A fast reader for the plain KDL that machines write: `placid-probe`'s inventories and
-//! `placid inventory merge`'s output, where a 4 MB file made the `kdl` crate's parser (which
-//! keeps every byte of formatting) twenty times slower than the same inventory in JSON.
+//! A fast reader for the plain KDL that machines write: `placid-probe`'s inventories,
+//! `placid inventory merge`'s output and generated policy, where a 4 MB file made the `kdl`
+//! crate's parser (which keeps every byte of formatting) twenty times slower than the same
+//! inventory in JSON.
 //!
 //! The subset is one node per line, entries separated by single spaces, `{` at the end of a
-//! node's line and `}` alone on its own, full-line `//` comments, ASCII only, and values that
-//! are quoted strings without escapes, decimal integers and floats, `#true`/`#false`, with an
-//! optional `(type)` annotation. It builds the same [`KdlDocument`] the crate would, with the
-//! same spans of names and entries (what the lowering reads), so every later step and every
-//! diagnostic is unchanged; nodes carry no span of their own, which nothing reads.
+//! node's line and `}` alone on its own, or a block opened and closed on the node's line
+//! (`team "a" { share 10; tiers "p0" }`: one level, children separated by `; `), full-line
+//! `//` comments, ASCII only, and values that are quoted strings without escapes, decimal
+//! integers and floats, `#true`/`#false`, with an optional `(type)` annotation. It builds the
+//! same [`KdlDocument`] the crate would, with the same spans of names and entries (what the
+//! lowering reads), so every later step and every diagnostic is unchanged; nodes carry no span
+//! of their own, which nothing reads.
 //!
 //! Invariant: [`read`] returns `None` for any text outside the subset, valid KDL or not, and
 //! the caller parses it with the crate instead. It never accepts what the crate would refuse
@@ -79,13 +82,14 @@ impl Nodes<'_> {
                 node
             } else {
                 let Some((node, opens)) = node(content, start + indent) else { return Some(None) };
+                // Deeper than the crate's guard allows (a block on the line nests too): its
+                // path reports it (E017).
+                if (opens || node.children().is_some()) && self.open.len() >= super::MAX_NESTING {
+                    return Some(None);
+                }
                 if !opens {
                     node
                 } else {
-                    // Deeper than the crate's guard allows: its path reports it (E017).
-                    if self.open.len() >= super::MAX_NESTING {
-                        return Some(None);
-                    }
                     self.open.push((node, KdlDocument::new()));
                     continue;
                 }
@@ -100,23 +104,52 @@ impl Nodes<'_> {
     }
 }
 
-/// One node line (without its indentation, which starts at `at`): the node and whether it
-/// opens a block.
+/// One node line (without its indentation, which starts at `at`): the node, with its
+/// children when the line holds its whole block, and whether it opens a block.
 fn node(content: &str, at: usize) -> Option<(KdlNode, bool)> {
     if content.ends_with(' ') {
         return None;
     }
-    let (content, opens) = match content.strip_suffix(" {") {
-        Some(head) => (head, true),
-        None => (content, false),
-    };
-    let mut words = Words { text: content, at: 0 };
-    let (name, name_at) = words.next()?;
-    let mut node = KdlNode::new(identifier(name, at + name_at)?);
-    for (word, word_at) in words {
-        node.entries_mut().push(entry(word, at + word_at)?);
+    let words: Vec<(&str, usize)> = Words { text: content, at: 0 }.map(|(word, word_at)| (word, at + word_at)).collect();
+    if let Some((_, head)) = words.split_last().filter(|(last, _)| last.0 == "{") {
+        return Some((node_of(head)?, true));
     }
-    Some((node, opens))
+    let Some(open) = words.iter().position(|(word, _)| *word == "{") else { return Some((node_of(&words)?, false)) };
+    let (_, inside) = words[open + 1..].split_last().filter(|(last, _)| last.0 == "}")?;
+    let mut node = node_of(&words[..open])?;
+    node.set_children(line_children(inside)?);
+    Some((node, false))
+}
+
+/// A node of its name and entries, the words of one line (offsets in the file).
+fn node_of(words: &[(&str, usize)]) -> Option<KdlNode> {
+    let ((name, name_at), entries) = words.split_first()?;
+    let mut node = KdlNode::new(identifier(name, *name_at)?);
+    for (word, word_at) in entries {
+        node.entries_mut().push(entry(word, *word_at)?);
+    }
+    Some(node)
+}
+
+/// The children of a block opened and closed on one line, the words between its braces:
+/// nodes ended by a `;` on their last word, the last one by the `}` alone. An empty node, a
+/// brace (a deeper block) or a `;` before the `}` leaves the subset.
+fn line_children(words: &[(&str, usize)]) -> Option<KdlDocument> {
+    let mut children = KdlDocument::new();
+    let mut child = Vec::new();
+    for (index, (word, word_at)) in words.iter().enumerate() {
+        match word.strip_suffix(';') {
+            Some(_) if index + 1 == words.len() => return None,
+            Some(last) => {
+                child.push((last, *word_at));
+                children.nodes_mut().push(node_of(&child)?);
+                child.clear();
+            }
+            None => child.push((word, *word_at)),
+        }
+    }
+    children.nodes_mut().push(node_of(&child)?);
+    Some(children)
 }
 
 /// The space-separated words of a line, with their offsets; a quoted string is one word.

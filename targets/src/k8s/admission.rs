@@ -212,7 +212,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             }),
             ..ValidatingAdmissionPolicy::default()
         };
-        push_team_policy(list, diagnostics, layout, names, team, &policy_name, &policy);
+        push_team_policy(list, diagnostics, layout, names, team, &policy_name, policy);
     }
 }
 
@@ -224,12 +224,12 @@ pub(super) fn push_team_policy(
     names: &TeamNames,
     team: &Team,
     policy_name: &ObjectName,
-    policy: &ValidatingAdmissionPolicy,
+    policy: ValidatingAdmissionPolicy,
 ) {
     let binding = team_binding(layout, names, policy_name);
     for result in [
         list.push(NewObject::cluster(&kinds::VALIDATING_ADMISSION_POLICY, policy_name.clone(), team.span), policy),
-        list.push(NewObject::cluster(&kinds::VALIDATING_ADMISSION_POLICY_BINDING, policy_name.clone(), team.span), &binding),
+        list.push(NewObject::cluster(&kinds::VALIDATING_ADMISSION_POLICY_BINDING, policy_name.clone(), team.span), binding),
     ] {
         if let Err(diagnostic) = result {
             diagnostics.push(diagnostic);

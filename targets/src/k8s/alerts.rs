@@ -21,13 +21,13 @@ use crate::ops::{self, rule::Group};
 pub const PROMTOOL_DIR: &str = "prometheus";
 
 #[derive(Serialize)]
-struct Spec<'a> {
-    groups: &'a [Group],
+struct Spec {
+    groups: Vec<Group>,
 }
 
 #[derive(Serialize)]
-struct PrometheusRule<'a> {
-    spec: Spec<'a>,
+struct PrometheusRule {
+    spec: Spec,
 }
 
 /// Pushes the PrometheusRule.
@@ -36,13 +36,13 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
         Ok(groups) => groups,
         Err(errors) => return diagnostics.extend(errors),
     };
-    let object = PrometheusRule { spec: Spec { groups: &groups } };
+    let object = PrometheusRule { spec: Spec { groups } };
     let name = match ObjectName::fixed(&format!("placid-{}", layout.project), model.project.span) {
         Ok(name) => name,
         Err(diagnostic) => return diagnostics.push(diagnostic),
     };
     if let Err(diagnostic) =
-        list.push(NewObject::namespaced(&kinds::PROMETHEUS_RULE, layout.namespace.clone(), name, model.project.span), &object)
+        list.push(NewObject::namespaced(&kinds::PROMETHEUS_RULE, layout.namespace.clone(), name, model.project.span), object)
     {
         diagnostics.push(diagnostic);
     }
@@ -59,7 +59,7 @@ pub fn emit_dashboard(model: &Model, layout: &Layout, list: &mut ObjectList, dia
     let result = ObjectName::fixed(&format!("placid-{}-dashboard", layout.project), model.project.span).and_then(|name| {
         let mut meta = NewObject::namespaced(&kinds::CONFIG_MAP, layout.namespace.clone(), name, model.project.span);
         meta.labels.insert(SIDECAR_LABEL.0.to_owned(), SIDECAR_LABEL.1.to_owned());
-        list.push(meta, &config_map)
+        list.push(meta, config_map)
     });
     if let Err(diagnostic) = result {
         diagnostics.push(diagnostic);

@@ -202,9 +202,9 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
         labels: BTreeMap::new(),
     };
     let results = [
-        list.push(bootstrap(&kinds::APP_PROJECT, layout.project.clone()), &WithSpec { spec: project }),
-        list.push(bootstrap(&kinds::APPLICATION, layout.project.clone()), &WithSpec { spec: application }),
-        ObjectName::fixed("placid-cmp-plugin", span).and_then(|name| list.push(bootstrap(&kinds::CONFIG_MAP, name), &plugin_map)),
+        list.push(bootstrap(&kinds::APP_PROJECT, layout.project.clone()), WithSpec { spec: project }),
+        list.push(bootstrap(&kinds::APPLICATION, layout.project.clone()), WithSpec { spec: application }),
+        ObjectName::fixed("placid-cmp-plugin", span).and_then(|name| list.push(bootstrap(&kinds::CONFIG_MAP, name), plugin_map)),
     ];
     Extend::extend(diagnostics, results.into_iter().filter_map(Result::err));
 }

@@ -79,15 +79,15 @@ pub fn emit(model: &Checked, layout: &Layout, list: &mut ObjectList, diagnostics
         let name = || ObjectName::fixed(NAME, extender.span);
         let at = |kind| Ok::<_, Diagnostic>(NewObject::namespaced(kind, layout.namespace.clone(), name()?, extender.span));
         let plugin = ConfigMap { binary_data: Some(BTreeMap::from([(PLUGIN_KEY.to_owned(), ByteString(module))])), ..ConfigMap::default() };
-        list.push(at(&kinds::CONFIG_MAP)?, &plugin)?;
+        list.push(at(&kinds::CONFIG_MAP)?, plugin)?;
         list.push(
             at(&kinds::SERVICE_ACCOUNT)?,
-            &ServiceAccount { automount_service_account_token: Some(false), ..ServiceAccount::default() },
+            ServiceAccount { automount_service_account_token: Some(false), ..ServiceAccount::default() },
         )?;
         let annotation = layout.keys.pod("plugin-sha256", extender.span)?;
-        list.push(at(&kinds::DEPLOYMENT)?, &WithSpec { spec: deployment(extender, annotation, digest) })?;
-        list.push(at(&kinds::SERVICE)?, &WithSpec { spec: service() })?;
-        list.push(at(&kinds::POD_DISRUPTION_BUDGET)?, &WithSpec { spec: disruption_budget(extender) })?;
+        list.push(at(&kinds::DEPLOYMENT)?, WithSpec { spec: deployment(extender, annotation, digest) })?;
+        list.push(at(&kinds::SERVICE)?, WithSpec { spec: service() })?;
+        list.push(at(&kinds::POD_DISRUPTION_BUDGET)?, WithSpec { spec: disruption_budget(extender) })?;
         Ok(())
     })();
     if let Err(diagnostic) = result {

@@ -42,18 +42,13 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
         .chain([HOSTNAME_LABEL])
         .map(|label| TopologyLevel { node_label: label.to_owned() })
         .collect();
-    push(
-        list,
-        diagnostics,
-        NewObject::cluster(&kinds::TOPOLOGY, layout.project.clone(), span),
-        &WithSpec { spec: TopologySpec { levels } },
-    );
-    push(list, diagnostics, NewObject::cluster(&kinds::COHORT, layout.project.clone(), span), &WithSpec { spec: CohortSpec {} });
+    push(list, diagnostics, NewObject::cluster(&kinds::TOPOLOGY, layout.project.clone(), span), WithSpec { spec: TopologySpec { levels } });
+    push(list, diagnostics, NewObject::cluster(&kinds::COHORT, layout.project.clone(), span), WithSpec { spec: CohortSpec {} });
     for cell in &layout.cells.cells {
         let flavor = flavor_spec(layout, cell);
         // The span of the pool the cell is named after is the nearest policy element.
         let span = cell.pools.first().map_or(span, |pool| model.pool(*pool).span);
-        push(list, diagnostics, NewObject::cluster(&kinds::RESOURCE_FLAVOR, cell.name.clone(), span), &WithSpec { spec: flavor });
+        push(list, diagnostics, NewObject::cluster(&kinds::RESOURCE_FLAVOR, cell.name.clone(), span), WithSpec { spec: flavor });
     }
     let quotas = Quotas::new(model, &layout.cells);
     for (team_index, team) in model.teams.iter().enumerate() {
@@ -63,7 +58,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             list,
             diagnostics,
             NewObject::cluster(&kinds::CLUSTER_QUEUE, layout.teams[team_index].object.clone(), team.span),
-            &WithSpec { spec },
+            WithSpec { spec },
         );
     }
     for (tier_index, tier) in model.tiers.iter().enumerate() {
@@ -81,7 +76,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             );
         }
         diagnostics.extend(webhook::check_cluster_queue(&spec, tier.span));
-        push(list, diagnostics, NewObject::cluster(&kinds::CLUSTER_QUEUE, queue.clone(), tier.span), &WithSpec { spec });
+        push(list, diagnostics, NewObject::cluster(&kinds::CLUSTER_QUEUE, queue.clone(), tier.span), WithSpec { spec });
     }
     for (team_index, team) in model.teams.iter().enumerate() {
         let names = &layout.teams[team_index];
@@ -89,12 +84,12 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             let tier_names = layout.tier(tier.value);
             let cluster_queue = tier_names.reserved_queue.clone().unwrap_or_else(|| names.object.clone());
             let meta = NewObject::namespaced(&kinds::LOCAL_QUEUE, names.namespace.clone(), tier_names.object.clone(), tier.span);
-            push(list, diagnostics, meta, &WithSpec { spec: LocalQueueSpec { cluster_queue } });
+            push(list, diagnostics, meta, WithSpec { spec: LocalQueueSpec { cluster_queue } });
         }
     }
 }
 
-fn push<T: Serialize>(list: &mut ObjectList, diagnostics: &mut Diagnostics, meta: NewObject, content: &T) {
+fn push<T: Serialize + 'static>(list: &mut ObjectList, diagnostics: &mut Diagnostics, meta: NewObject, content: T) {
     if let Err(diagnostic) = list.push(meta, content) {
         diagnostics.push(diagnostic);
     }

@@ -102,7 +102,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
     let text = serde_yaml::to_string(&configuration(layout)).unwrap_or_default();
     let config_map = ConfigMap { data: Some(BTreeMap::from([(CONFIG_KEY.to_owned(), text)])), ..ConfigMap::default() };
     let result = ObjectName::fixed("placid-kueue-config", model.project.span).and_then(|name| {
-        list.push(NewObject::namespaced(&kinds::CONFIG_MAP, layout.namespace.clone(), name, model.project.span), &config_map)
+        list.push(NewObject::namespaced(&kinds::CONFIG_MAP, layout.namespace.clone(), name, model.project.span), config_map)
     });
     if let Err(diagnostic) = result {
         diagnostics.push(diagnostic);

@@ -97,21 +97,20 @@ pub fn stream(model: &Checked) -> Result<String, Diagnostics> {
 /// placid's namespace and one namespace per team, labelled with the team so that
 /// ClusterQueues and admission policies can select it.
 fn namespaces(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
-    let namespace = Namespace::default();
     if let Err(diagnostic) = list.push(
         NewObject::cluster(
             &kinds::NAMESPACE,
             layout.namespace.clone(),
             model.project.kubernetes.as_ref().map_or(model.project.span, |settings| settings.span),
         ),
-        &namespace,
+        Namespace::default(),
     ) {
         diagnostics.push(diagnostic);
     }
     for (team, names) in model.teams.iter().zip(&layout.teams) {
         let mut meta = NewObject::cluster(&kinds::NAMESPACE, names.namespace.clone(), team.span);
         meta.labels = BTreeMap::from([(layout.team_label.as_str().to_owned(), names.object.as_str().to_owned())]);
-        if let Err(diagnostic) = list.push(meta, &namespace) {
+        if let Err(diagnostic) = list.push(meta, Namespace::default()) {
             diagnostics.push(diagnostic);
         }
     }

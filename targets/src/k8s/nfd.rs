@@ -84,7 +84,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
         rule.name = format!("placid nodes from {}", first_node(rule));
     }
     let object = NodeFeatureRule { spec: Spec { rules } };
-    if let Err(diagnostic) = list.push(NewObject::cluster(&kinds::NODE_FEATURE_RULE, layout.project.clone(), model.project.span), &object) {
+    if let Err(diagnostic) = list.push(NewObject::cluster(&kinds::NODE_FEATURE_RULE, layout.project.clone(), model.project.span), object) {
         diagnostics.push(diagnostic);
     }
 }

@@ -1,7 +1,9 @@
 //! The one list every Kubernetes object passes through before it becomes a file.
 //!
 //! Emitters build typed content (k8s-openapi types, or the typed CRD structs of this module's
-//! siblings) and [`ObjectList::push`] it with its [`Kind`], name and namespace. The list owns
+//! siblings) and [`ObjectList::push`] it with its [`Kind`], name and namespace. The list keeps
+//! the content typed and writes its YAML only when a file or the stream is asked for: `placid
+//! check` builds every object for its diagnostics and never needs their bytes. The list owns
 //! what is the same for every object: `apiVersion`, `kind`, `metadata` (placid's labels, the
 //! Argo CD sync wave and `Replace=true` for kinds with immutable fields), the file path, the
 //! `kustomization.yaml` of each layer and the multi-document stream that the Argo CD plugin
@@ -78,15 +80,31 @@ impl NewObject {
     }
 }
 
+/// Typed content, kept until its YAML is written.
+trait Content {
+    /// Appends everything but `apiVersion`, `kind` and `metadata` to `out`, in the content
+    /// type's field order.
+    fn write_body(&self, scalars: &mut Scalars, out: &mut String);
+}
+
+impl<T: Serialize> Content for T {
+    fn write_body(&self, scalars: &mut Scalars, out: &mut String) {
+        write_mapping(self, OWNED, scalars, out);
+    }
+}
+
 /// An object in the list.
-#[derive(Clone, Debug)]
 pub struct Object {
     /// Identity and placement.
     pub meta: NewObject,
-    /// Everything but `apiVersion`, `kind` and `metadata` as YAML, in the content type's
-    /// field order: serialised once, when the object is pushed, and reused by the file, the
-    /// stream and the manifest hash.
-    body: String,
+    content: Box<dyn Content>,
+}
+
+impl std::fmt::Debug for Object {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Content is any serialisable type, not always `Debug`: `to_yaml` shows it.
+        formatter.debug_struct("Object").field("meta", &self.meta).finish_non_exhaustive()
+    }
 }
 
 impl Object {
@@ -143,9 +161,8 @@ impl Object {
                 annotations,
             },
         };
-        out.reserve(self.body.len() + 256);
-        out.push_str(&body(&header, &[], scalars));
-        out.push_str(&self.body);
+        write_mapping(&header, &[], scalars, out);
+        self.content.write_body(scalars, out);
     }
 }
 
@@ -180,13 +197,16 @@ pub struct WithSpec<T: Serialize> {
 /// one place.
 const OWNED: &[&str] = &["apiVersion", "kind", "metadata"];
 
-/// The YAML of `value`'s top-level fields but `skipped`: through [`yaml`]'s writer, or
-/// `serde_yaml` where the writer leaves the layout to it (the same bytes either way).
-fn body<T: Serialize + ?Sized>(value: &T, skipped: &'static [&'static str], scalars: &mut Scalars) -> String {
-    let mut out = String::new();
-    if yaml::write_mapping(value, skipped, scalars, &mut out).is_ok() {
-        return out;
+/// Appends the YAML of `value`'s top-level fields but `skipped` to `out`: through [`yaml`]'s
+/// writer, or `serde_yaml` where the writer leaves the layout to it (the same bytes either
+/// way).
+fn write_mapping<T: Serialize + ?Sized>(value: &T, skipped: &'static [&'static str], scalars: &mut Scalars, out: &mut String) {
+    let start = out.len();
+    if yaml::write_mapping(value, skipped, scalars, out).is_ok() {
+        return;
     }
+    // The writer may have left a part of the mapping.
+    out.truncate(start);
     // Content types are structs with string keys, which serde_yaml always serialises; a
     // non-mapping (impossible for them) would become an empty body that schema tests reject.
     let mut mapping = match serde_yaml::to_value(value) {
@@ -196,7 +216,9 @@ fn body<T: Serialize + ?Sized>(value: &T, skipped: &'static [&'static str], scal
     for owned in skipped {
         mapping.remove(*owned);
     }
-    if mapping.is_empty() { String::new() } else { serde_yaml::to_string(&Value::Mapping(mapping)).unwrap_or_default() }
+    if !mapping.is_empty() {
+        out.push_str(&serde_yaml::to_string(&Value::Mapping(mapping)).unwrap_or_default());
+    }
 }
 
 /// An object's identity: (group/version, kind, namespace, name).
@@ -208,8 +230,6 @@ pub struct ObjectList {
     objects: Vec<Object>,
     /// Where each identity is in `objects`, so a duplicate is found without a scan.
     identities: HashMap<Identity, usize>,
-    /// The style of each string scalar, shared by every object's content.
-    scalars: Scalars,
 }
 
 impl ObjectList {
@@ -218,10 +238,10 @@ impl ObjectList {
         ObjectList::default()
     }
 
-    /// Adds an object with the typed `content_value` (its own `apiVersion`, `kind` and
-    /// `metadata`, if any, are dropped), or reports that another element already produced an
-    /// object of the same kind, namespace and name.
-    pub fn push<T: Serialize>(&mut self, meta: NewObject, content_value: &T) -> Result<(), Diagnostic> {
+    /// Adds an object with the typed `content` (its own `apiVersion`, `kind` and `metadata`,
+    /// if any, are dropped when it is written), or reports that another element already
+    /// produced an object of the same kind, namespace and name.
+    pub fn push<T: Serialize + 'static>(&mut self, meta: NewObject, content: T) -> Result<(), Diagnostic> {
         let identity: Identity = (
             meta.kind.api_version,
             meta.kind.kind,
@@ -239,8 +259,7 @@ impl ObjectList {
             .help("rename one of them: names are lower-cased and `_` and `.` become `-`"));
         }
         self.identities.insert(identity, self.objects.len());
-        let body = body(content_value, OWNED, &mut self.scalars);
-        self.objects.push(Object { meta, body });
+        self.objects.push(Object { meta, content: Box::new(content) });
         Ok(())
     }
 
@@ -329,31 +348,28 @@ mod tests {
         ObjectName::fixed(text, Span::DETACHED).unwrap_or_else(|diagnostic| panic!("{}", diagnostic.message))
     }
 
-    #[derive(Serialize)]
-    struct Spec {
-        spec: BTreeMap<String, u32>,
+    fn empty_spec() -> WithSpec<BTreeMap<String, u32>> {
+        WithSpec { spec: BTreeMap::new() }
     }
 
     #[test]
     fn duplicates_are_reported_not_overwritten() {
         let mut list = ObjectList::new();
-        let body = Spec { spec: BTreeMap::new() };
-        assert!(list.push(NewObject::cluster(&kinds::COHORT, name("a"), Span::DETACHED), &body).is_ok());
-        let second = list.push(NewObject::cluster(&kinds::COHORT, name("a"), Span::DETACHED), &body);
+        assert!(list.push(NewObject::cluster(&kinds::COHORT, name("a"), Span::DETACHED), empty_spec()).is_ok());
+        let second = list.push(NewObject::cluster(&kinds::COHORT, name("a"), Span::DETACHED), empty_spec());
         assert_eq!(second.map_err(|diagnostic| diagnostic.code), Err(Code::KubernetesNameCollision));
-        assert!(list.push(NewObject::cluster(&kinds::TOPOLOGY, name("a"), Span::DETACHED), &body).is_ok());
+        assert!(list.push(NewObject::cluster(&kinds::TOPOLOGY, name("a"), Span::DETACHED), empty_spec()).is_ok());
     }
 
     #[test]
     fn output_is_ordered_by_wave_and_carries_sync_annotations() {
         let mut list = ObjectList::new();
-        let body = Spec { spec: BTreeMap::new() };
         for (kind, object) in [(&kinds::LOCAL_QUEUE, "lq"), (&kinds::NAMESPACE, "team")] {
             let meta = match kind.scope {
                 Scope::Cluster => NewObject::cluster(kind, name(object), Span::DETACHED),
                 Scope::Namespaced => NewObject::namespaced(kind, name("team"), name(object), Span::DETACHED),
             };
-            assert!(list.push(meta, &body).is_ok());
+            assert!(list.push(meta, empty_spec()).is_ok());
         }
         let stream = list.stream("demo");
         let namespace_at = stream.find("kind: Namespace").unwrap_or(usize::MAX);

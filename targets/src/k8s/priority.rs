@@ -66,12 +66,12 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             description: Some(description(tier)),
             ..PriorityClass::default()
         };
-        if let Err(diagnostic) = list.push(NewObject::cluster(&kinds::PRIORITY_CLASS, names.priority_class.clone(), tier.span), &class) {
+        if let Err(diagnostic) = list.push(NewObject::cluster(&kinds::PRIORITY_CLASS, names.priority_class.clone(), tier.span), class) {
             diagnostics.push(diagnostic);
         }
         let workload_class = WorkloadPriorityClass { value, description: description(tier) };
         if let Err(diagnostic) =
-            list.push(NewObject::cluster(&kinds::WORKLOAD_PRIORITY_CLASS, names.object.clone(), tier.span), &workload_class)
+            list.push(NewObject::cluster(&kinds::WORKLOAD_PRIORITY_CLASS, names.object.clone(), tier.span), workload_class)
         {
             diagnostics.push(diagnostic);
         }

@@ -204,7 +204,7 @@ fn migration_objects(model: &Model, migration: &Migration, placement: &Placement
             .ok()?;
         let metric = analysis_metric(model.metric(condition.metric.value).name.to_string(), measure(model, migration, condition, role));
         let spec = AnalysisTemplateSpec { metrics: vec![metric] };
-        if let Err(diagnostic) = list.push(placement.meta(&kinds::ANALYSIS_TEMPLATE, name.clone(), condition.span), &WithSpec { spec }) {
+        if let Err(diagnostic) = list.push(placement.meta(&kinds::ANALYSIS_TEMPLATE, name.clone(), condition.span), WithSpec { spec }) {
             diagnostics.push(diagnostic);
         }
         Some(TemplateRef { template_name: name })
@@ -230,7 +230,7 @@ fn migration_objects(model: &Model, migration: &Migration, placement: &Placement
             },
             workload_ref: WorkloadRef { api_version: "apps/v1", kind: "Deployment", name: name.clone(), scale_down: "progressively" },
         };
-        if let Err(diagnostic) = list.push(placement.meta(&kinds::ROLLOUT, name, service.span), &WithSpec { spec }) {
+        if let Err(diagnostic) = list.push(placement.meta(&kinds::ROLLOUT, name, service.span), WithSpec { spec }) {
             diagnostics.push(diagnostic);
         }
     }

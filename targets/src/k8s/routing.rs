@@ -120,6 +120,6 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             }),
             ..ValidatingAdmissionPolicy::default()
         };
-        push_team_policy(list, diagnostics, layout, names, team, &policy_name, &policy);
+        push_team_policy(list, diagnostics, layout, names, team, &policy_name, policy);
     }
 }

@@ -78,13 +78,13 @@ fn shape(model: &Model, stage: &Stage) -> Shape {
 }
 
 /// The JobSet content (`jobset.x-k8s.io/v1alpha2`): one replicated Job of all the gang's pods.
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct JobSetSpec {
     replicated_jobs: Vec<ReplicatedJob>,
 }
 
-#[derive(Serialize)]
+#[derive(Clone, Serialize)]
 struct ReplicatedJob {
     name: String,
     replicas: i32,
@@ -165,9 +165,10 @@ fn emit_plan(model: &Model, layout: &Layout, plan: &Plan, list: &mut ObjectList)
         let mut meta = NewObject::namespaced(workload.kind(), team.namespace.clone(), name.clone(), stage.span);
         meta.layer = Layer::Workloads;
         meta.labels = labels.clone();
+        // A copy: the template's workload is wired to the results below, the object is not.
         match &workload {
-            Workload::Job(spec) => list.push(meta, &WithSpec { spec })?,
-            Workload::JobSet(spec) => list.push(meta, &WithSpec { spec })?,
+            Workload::Job(spec) => list.push(meta, WithSpec { spec: spec.clone() })?,
+            Workload::JobSet(spec) => list.push(meta, WithSpec { spec: spec.clone() })?,
         }
         // The stage whose winners this one runs, if any (the first promoting `after`).
         let fed_by = stage.after.iter().map(|after| &plan.stages[after.value]).find(|after| after.promote.is_some());
@@ -233,7 +234,7 @@ fn emit_plan(model: &Model, layout: &Layout, plan: &Plan, list: &mut ObjectList)
     templates[0] = Template::dag(&plan_name, tasks, promotes);
     let volume_claim_templates = promotes.then(|| vec![ResultsClaim::new()]);
     let spec = WorkflowTemplateSpec { entrypoint: plan_name.as_str().to_owned(), templates, volume_claim_templates };
-    list.push(NewObject::namespaced(&kinds::WORKFLOW_TEMPLATE, team.namespace.clone(), plan_name, plan.span), &WithSpec { spec })
+    list.push(NewObject::namespaced(&kinds::WORKFLOW_TEMPLATE, team.namespace.clone(), plan_name, plan.span), WithSpec { spec })
 }
 
 /// The name of a promoting stage's ranking task and template.
