@@ -6,6 +6,7 @@
 
 #![deny(missing_docs)]
 
+pub mod address;
 pub mod codes;
 pub mod cpulist;
 pub mod diag;

@@ -19,9 +19,10 @@ use placid_probe::exporter::{Identity, serve};
 use placid_probe::nvml::GpuSource;
 use placid_probe::nvml::recorded::Recorded;
 use placid_scoring::extender::client::Client;
-use placid_scoring::extender::live::{Live, LiveSettings, Log};
+use placid_scoring::extender::live::{Live, Log};
 use placid_scoring::extender::telemetry::{Prometheus, Rule, Telemetry};
 use placid_scoring::extender::{Extender, Settings};
+use placid_targets::k8s::telemetry_config::DeployedTelemetry;
 use placid_tests::prometheus::tool;
 use placid_tests::slurm::wait_until;
 use placid_tests::{build, build_clean, copy_tree, example};
@@ -74,23 +75,14 @@ impl Extended {
         std::fs::write(project.join("policy/telemetry.kdl"), POLICY).expect("write the telemetry policy");
         let model = build(&project).clean().unwrap_or_else(|_| panic!("the telemetry policy does not compile")).model;
         let loaded = placid_scoring::load(model, Some("busy-aware")).unwrap_or_else(|error| panic!("{error:?}"));
-        let telemetry = loaded.model.telemetry.clone().expect("declared");
-        let query = |query: Option<placid_lang::span::Spanned<String>>| query.map(|query| query.value).unwrap_or_default();
-        let settings = LiveSettings {
-            prometheus: Prometheus { address: prometheus, timeout: Duration::from_secs(2) },
-            node_query: query(telemetry.node_query),
-            domain_query: query(telemetry.domain_query),
-            half_life: Duration::from_secs(telemetry.half_life_seconds),
-            max_age: Duration::from_secs(telemetry.max_age_seconds),
-            ttl: Duration::from_secs(telemetry.ttl_seconds),
-            throttle: telemetry.throttle,
-        };
+        let config = DeployedTelemetry::of(&loaded.model).expect("declared");
+        let prometheus = Prometheus::at(prometheus, Duration::from_secs(2));
         let log: Log = Arc::new(move |line: &str| lines.lock().map(|mut lines| lines.push(line.to_owned())).unwrap_or_default());
         // The extender's filter reads the same figures as `live` (one cache each: both
         // refresh from the same Prometheus at most once a second).
-        let live = Arc::new(Live::new(&loaded.model, settings.clone(), log.clone()));
+        let live = Arc::new(Live::new(&config, prometheus.clone(), log.clone()));
         let extender =
-            Arc::new(Extender::new(loaded.plugin, &loaded.model, Settings::DEFAULT).with_live(Live::new(&loaded.model, settings, log)));
+            Arc::new(Extender::new(loaded.plugin, &loaded.model, Settings::DEFAULT).with_live(Live::new(&config, prometheus, log)));
         let (address_sender, address_receiver) = std::sync::mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -177,7 +169,7 @@ fn the_extender_reads_smoothed_utilisation_from_a_real_prometheus_and_throttles_
         .spawn()
         .expect("start prometheus");
     let mut child = Stop(child);
-    let api = Prometheus { address, timeout: Duration::from_secs(2) };
+    let api = Prometheus::at(address, Duration::from_secs(2));
     assert!(
         wait_until(Duration::from_secs(30), || api.query("up").is_ok_and(|up| up.iter().any(|sample| sample.value == 1.0))),
         "Prometheus never scraped the exporter"
@@ -193,7 +185,7 @@ fn the_extender_reads_smoothed_utilisation_from_a_real_prometheus_and_throttles_
         threshold: 0.85,
         hold: Duration::from_secs(3),
     };
-    let mut telemetry = Telemetry::new(api, rule);
+    let mut telemetry = Telemetry::new(api.clone(), rule);
     let keys = BTreeMap::from([("rv-a-01".to_owned(), 0.25)]);
     let lines = Arc::new(Mutex::new(Vec::<String>::new()));
     let extender = Extended::start(dir.path(), address, lines.clone());

@@ -67,22 +67,33 @@ fn scores_on_kubernetes(model: &Model, diagnostics: &mut Diagnostics) {
     }
 }
 
-/// The deployed extender loads only its plugin (`placid extender --plugin`): it has no
-/// policy, so the `telemetry` block's figures and throttle do not reach it.
+/// The deployed extender reads the policy's telemetry from the Prometheus its `prometheus=`
+/// names: a telemetry block without one does not reach it (a warning), and an address without
+/// a telemetry block would be ignored (an error).
 fn telemetry_on_kubernetes(model: &Model, diagnostics: &mut Diagnostics) {
-    let Some(telemetry) = &model.telemetry else { return };
-    if model.project.kubernetes.as_ref().is_none_or(|settings| settings.extender.is_none()) {
-        return;
+    let Some(extender) = model.project.kubernetes.as_ref().and_then(|settings| settings.extender.as_ref()) else { return };
+    match (&model.telemetry, &extender.prometheus) {
+        (Some(telemetry), None) => diagnostics.push(
+            Diagnostic::warning(
+                Code::TelemetryNotDeployed,
+                telemetry.span,
+                "the deployed extender reads no Prometheus: it scores NVLink utilisation as 0 and throttles nothing",
+            )
+            .label("takes effect in `placid extender DIR --prometheus` and `placid simulate --telemetry` only")
+            .with_secondary(extender.span, "no `prometheus=`")
+            .help("name the cluster's Prometheus: `extender ... prometheus=\"prometheus-operated.monitoring.svc:9090\"`"),
+        ),
+        (None, Some(prometheus)) => diagnostics.push(
+            Diagnostic::error(
+                Code::ExtenderPrometheusWithoutTelemetry,
+                prometheus.span,
+                "the extender names a Prometheus, but the policy reads no telemetry",
+            )
+            .label("nothing to read here")
+            .help("declare a `telemetry` block (docs/language.md, \"Telemetry\"), or remove `prometheus=`"),
+        ),
+        _ => {}
     }
-    diagnostics.push(
-        Diagnostic::warning(
-            Code::TelemetryNotDeployed,
-            telemetry.span,
-            "the deployed extender does not read this telemetry: it scores NVLink utilisation as 0 and throttles nothing",
-        )
-        .label("takes effect in `placid extender DIR --prometheus` and `placid simulate --telemetry` only")
-        .help("run the extender from the project with `--prometheus`, or accept static figures on Kubernetes"),
-    );
 }
 
 /// Slurm has no node scoring placid can program: a stage's score ranks nodes through the
@@ -120,6 +131,13 @@ mod tests {
     /// The codes `check` reports for a project with `targets`, a tier with `preemption`, and a
     /// plan whose first stage has `first` (properties).
     fn codes(targets: &str, preemption: &str, first: &str) -> Vec<Code> {
+        let (codes, has_errors) = all_codes(targets, preemption, first);
+        assert!(!has_errors, "{codes:?}");
+        codes
+    }
+
+    /// [`codes`], errors included, and whether there were any.
+    fn all_codes(targets: &str, preemption: &str, first: &str) -> (Vec<Code>, bool) {
         let mut world = MemoryWorld::new();
         world.insert("placid.kdl", format!("project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n{targets}"));
         world.insert("nodes.kdl", "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n}\n");
@@ -131,8 +149,7 @@ mod tests {
         );
         let compilation = placid_lang::load(&world);
         let (_, diagnostics) = super::super::check(compilation.model, compilation.diagnostics);
-        assert!(!diagnostics.has_errors(), "{diagnostics:?}");
-        diagnostics.iter().map(|diagnostic| diagnostic.code).collect()
+        (diagnostics.iter().map(|diagnostic| diagnostic.code).collect(), diagnostics.has_errors())
     }
 
     const WINDOW: &str = "preemption window=\"1m\"";
@@ -157,6 +174,9 @@ mod tests {
         let telemetry = format!("{KUBERNETES}telemetry half-life=\"5m\"\n");
         assert_eq!(codes(&telemetry, WINDOW, ""), [Code::TelemetryNotDeployed]);
         assert_eq!(codes("telemetry half-life=\"5m\"\n", WINDOW, ""), []);
+        let with_prometheus = KUBERNETES.replace("ignorable=#false", "ignorable=#false prometheus=\"prom.monitoring.svc:9090\"");
+        assert_eq!(codes(&format!("{with_prometheus}telemetry half-life=\"5m\"\n"), WINDOW, ""), []);
+        assert_eq!(all_codes(&with_prometheus, WINDOW, ""), (vec![Code::ExtenderPrometheusWithoutTelemetry], true));
     }
 
     #[test]

@@ -11,15 +11,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use placid_driver::render::Format;
+use placid_lang::address::HostPort;
 use placid_lang::diag::{Code, Diagnostic};
 use placid_lang::model::Model;
 use placid_lang::span::Span;
-use placid_scoring::extender::live::{Live, LiveSettings, Log};
+use placid_scoring::extender::live::{Live, Log};
 use placid_scoring::extender::telemetry::Prometheus;
 use placid_scoring::extender::{self, Extender, Settings};
 use placid_scoring::host::{Limits, Plugin};
 use placid_targets::k8s::scheduler::EXTENDER_PORT;
-use placid_targets::ops::usage;
+use placid_targets::k8s::telemetry_config::{self, DeployedTelemetry};
 
 use crate::pipeline;
 use crate::{Exit, Output, ScoreArgs};
@@ -54,43 +55,47 @@ pub struct Args {
     /// Connections served at once (more wait until one closes).
     #[arg(long, default_value_t = Settings::DEFAULT.max_connections)]
     max_connections: usize,
-    /// Prometheus to read the policy's `telemetry` from (`HOST:PORT`, its HTTP API); without
-    /// it, `node.nvlink_utilization` and `domain.nvlink_utilization` are static (0) and
-    /// nothing is throttled.
-    /// The policy's `telemetry` comes with its project: not with `--plugin`.
-    #[arg(long, conflicts_with = "plugin")]
-    prometheus: Option<SocketAddr>,
+    /// Prometheus to read the policy's `telemetry` from (`HOST:PORT`, its HTTP API; the host
+    /// may be a DNS name, resolved at each query); without it, `node.nvlink_utilization` and
+    /// `domain.nvlink_utilization` are static (0) and nothing is throttled.
+    #[arg(long)]
+    prometheus: Option<HostPort>,
+    /// With `--plugin`: the policy's telemetry and the inventory's NVLink domains, as the
+    /// Kubernetes target writes them (`telemetry.json`); from a project, its own are used.
+    #[arg(long, requires = "plugin", requires = "prometheus")]
+    telemetry: Option<PathBuf>,
     /// Time limit of connecting to Prometheus and of each read, in milliseconds.
     #[arg(long, default_value_t = 500)]
     prometheus_timeout_ms: u64,
 }
 
-/// The extender's telemetry: the policy's `telemetry` block read from `--prometheus`.
-fn live(args: &Args, model: &Model) -> Result<Option<Live>, Diagnostic> {
-    let (Some(prometheus), Some(telemetry)) = (args.prometheus, &model.telemetry) else {
-        return match args.prometheus {
-            Some(_) => Err(Diagnostic::error(
-                Code::CommandNotApplicable,
-                Span::DETACHED,
-                "--prometheus is given but the policy declares no `telemetry`",
-            )
-            .help("add a `telemetry` block (docs/language.md, \"Telemetry\"), or leave --prometheus out")),
-            None => Ok(None),
-        };
+/// The extender's telemetry: the policy's `telemetry` block (from the project, or the
+/// deployed `--telemetry` file) read from `--prometheus`.
+fn live(out: &mut Output, args: &Args, model: &Model) -> Result<Option<Live>, Exit> {
+    let Some(prometheus) = &args.prometheus else { return Ok(None) };
+    let config = match &args.telemetry {
+        Some(path) => {
+            let bytes = pipeline::read_at_most(out, Format::Text, "the telemetry file", path, telemetry_config::MAX_BYTES)?;
+            let config = DeployedTelemetry::parse(&bytes).map_err(|problem| {
+                let message = format!("the telemetry file {} {problem}", path.display());
+                pipeline::fail(
+                    out,
+                    Format::Text,
+                    Diagnostic::error(Code::CommandNotApplicable, Span::DETACHED, message)
+                        .help("pass the `telemetry.json` the Kubernetes target writes beside the plugin"),
+                )
+            })?;
+            Some(config)
+        }
+        None => DeployedTelemetry::of(model),
     };
-    let query = |declared: &Option<placid_lang::span::Spanned<String>>, default: &str| {
-        declared.as_ref().map_or_else(|| default.to_owned(), |query| query.value.clone())
+    let Some(config) = config else {
+        let diagnostic = Diagnostic::error(Code::CommandNotApplicable, Span::DETACHED, "--prometheus is given but the policy declares no `telemetry`")
+            .help("add a `telemetry` block (docs/language.md, \"Telemetry\"), pass the deployed `--telemetry` file with `--plugin`, or leave --prometheus out");
+        return Err(pipeline::fail(out, Format::Text, diagnostic));
     };
-    let settings = LiveSettings {
-        prometheus: Prometheus { address: prometheus, timeout: Duration::from_millis(args.prometheus_timeout_ms) },
-        node_query: query(&telemetry.node_query, usage::NODE_UTILIZATION),
-        domain_query: query(&telemetry.domain_query, usage::DOMAIN_UTILIZATION),
-        half_life: Duration::from_secs(telemetry.half_life_seconds),
-        max_age: Duration::from_secs(telemetry.max_age_seconds),
-        ttl: Duration::from_secs(telemetry.ttl_seconds),
-        throttle: telemetry.throttle.clone(),
-    };
-    Ok(Some(Live::new(model, settings, stderr_log())))
+    let prometheus = Prometheus { address: prometheus.clone(), timeout: Duration::from_millis(args.prometheus_timeout_ms) };
+    Ok(Some(Live::new(&config, prometheus, stderr_log())))
 }
 
 /// The extender's log: lines come from the request threads; each is written whole, and one
@@ -121,9 +126,9 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
         max_connections: args.max_connections,
     };
     let policy = plugin.meta().policy.clone();
-    let live = match live(args, &model) {
+    let live = match live(out, args, &model) {
         Ok(live) => live,
-        Err(diagnostic) => return pipeline::fail(out, Format::Text, diagnostic),
+        Err(exit) => return exit,
     };
     let telemetry = live.as_ref().map(|_| " with live NVLink telemetry").unwrap_or_default();
     let mut extender = Extender::new(plugin, &model, settings).with_log(stderr_log());

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use placid_scoring::extender::client::Client;
-use placid_scoring::extender::live::{Live, Log};
+use placid_scoring::extender::live::Log;
 use placid_scoring::extender::{Extender, Settings};
 use serde_json::{Value, json};
 
@@ -19,7 +19,7 @@ use support::{Answer, Server, prometheus, serve_on_loopback};
 
 fn start(prometheus: SocketAddr, log: Log) -> Server {
     let loaded = support::example_with(&[("policy/telemetry.kdl", support::TELEMETRY_POLICY)], "busy-aware");
-    let live = Live::new(&loaded.model, support::live_settings(&loaded.model, prometheus), log);
+    let live = support::live(&loaded.model, prometheus, log);
     serve_on_loopback(Extender::new(loaded.plugin, &loaded.model, Settings::DEFAULT).with_live(live))
 }
 

@@ -30,7 +30,28 @@ pub(super) fn lower_extender(cx: &mut Cx, node: &NodeReader<'_>) -> Option<Exten
         Some(value) => value.in_range(cx, 1..=MAX_REPLICAS, "the extender is one stateless service per cluster")?,
         None => 2,
     };
-    Some(ExtenderSettings { span: node.name_span(), image: image?, score: None, score_name, replicas, ignorable: ignorable? })
+    let prometheus = match props.get("prometheus") {
+        Some(value) => {
+            let text = value.string(cx)?;
+            Some(prometheus_address(cx, text)?)
+        }
+        None => None,
+    };
+    Some(ExtenderSettings { span: node.name_span(), image: image?, score: None, score_name, replicas, ignorable: ignorable?, prometheus })
+}
+
+/// `HOST:PORT`, the host a DNS name or an IP address (IPv6 in brackets), the port 1-65535:
+/// what the extender's `--prometheus` takes, written into the Deployment's arguments.
+fn prometheus_address(cx: &mut Cx, text: Spanned<String>) -> Option<Spanned<String>> {
+    if crate::address::HostPort::parse(&text.value).is_some() {
+        return Some(text);
+    }
+    cx.error(
+        Diagnostic::error(Code::InvalidValue, text.span, format!("`{}` is not a Prometheus address", text.value.escape_debug()))
+            .label("not HOST:PORT")
+            .help("write the host and port of Prometheus's HTTP API, such as \"prometheus-operated.monitoring.svc:9090\""),
+    );
+    None
 }
 
 pub(super) fn lower_steps(cx: &mut Cx, node: &NodeReader<'_>) -> Option<Spanned<String>> {

@@ -109,7 +109,8 @@ pub const TARGET_KUBERNETES: NodeSchema =
 /// The Argo CD application of the Kubernetes target.
 pub const TARGET_KUBERNETES_ARGO: NodeSchema = node("target=kubernetes/argo", &["repo", "path", "revision", "namespace"], &[]);
 /// The scheduler extender's deployment.
-pub const TARGET_KUBERNETES_EXTENDER: NodeSchema = node("target=kubernetes/extender", &["image", "ignorable", "score", "replicas"], &[]);
+pub const TARGET_KUBERNETES_EXTENDER: NodeSchema =
+    node("target=kubernetes/extender", &["image", "ignorable", "score", "replicas", "prometheus"], &[]);
 /// The image of the steps placid adds to plan workflows.
 pub const TARGET_KUBERNETES_STEPS: NodeSchema = node("target=kubernetes/steps", &["image"], &[]);
 

@@ -87,16 +87,7 @@ fn query(cx: &mut Cx, node: &NodeReader<'_>) -> Option<Spanned<String>> {
     node.children(cx, &[]);
     let args = node.expect_args(cx, 1, 1, "the PromQL query")?;
     let text = args[0].string(cx)?;
-    let problem = if text.value.trim().is_empty() {
-        Some("is empty".to_owned())
-    } else if text.value.len() > Telemetry::MAX_QUERY_BYTES {
-        Some(format!("is longer than {} bytes", Telemetry::MAX_QUERY_BYTES))
-    } else if text.value.chars().any(char::is_control) {
-        Some("holds a control character".to_owned())
-    } else {
-        None
-    };
-    if let Some(problem) = problem {
+    if let Some(problem) = Telemetry::query_problem(&text.value) {
         cx.error(
             Diagnostic::error(Code::TelemetryQueryInvalid, text.span, format!("the `{}` query {problem}", node.kind()))
                 .label("not a usable query")
@@ -119,7 +110,7 @@ fn throttle(cx: &mut Cx, model: &Model, node: &NodeReader<'_>) -> Option<Throttl
     };
     let threshold = above.and_then(|value| {
         let number = value.number(cx)?;
-        if number > 0.0 && number <= 1.0 {
+        if ThrottleRule::is_threshold(number) {
             return Some(number);
         }
         cx.error(

@@ -137,6 +137,9 @@ pub struct ExtenderSettings {
     /// Whether kube-scheduler places GPU pods without the extender when it is unreachable:
     /// the policy must choose, since neither answer is safe for every cluster.
     pub ignorable: bool,
+    /// The Prometheus the deployed extender reads the policy's `telemetry` from, `HOST:PORT`
+    /// (`prometheus-operated.monitoring.svc:9090`); `None`: it reads none (warning E147).
+    pub prometheus: Option<Spanned<String>>,
 }
 
 impl KubernetesSettings {

@@ -44,6 +44,20 @@ impl Telemetry {
     pub const MAX_SECONDS: u64 = 86_400;
     /// The longest query text.
     pub const MAX_QUERY_BYTES: usize = 4096;
+
+    /// What is wrong with a query text, if anything: the extender sends it in a URL, so it is
+    /// one non-empty line of at most [`Telemetry::MAX_QUERY_BYTES`].
+    pub fn query_problem(text: &str) -> Option<String> {
+        if text.trim().is_empty() {
+            Some("is empty".to_owned())
+        } else if text.len() > Telemetry::MAX_QUERY_BYTES {
+            Some(format!("is longer than {} bytes", Telemetry::MAX_QUERY_BYTES))
+        } else if text.chars().any(char::is_control) {
+            Some("holds a control character".to_owned())
+        } else {
+            None
+        }
+    }
 }
 
 /// `throttle domain-nvlink-above= for= comm=`: an NVLink domain whose smoothed utilisation
@@ -62,6 +76,12 @@ pub struct ThrottleRule {
 }
 
 impl ThrottleRule {
+    /// Whether `threshold` is a fraction of a domain's NVLink capacity a rule may compare with:
+    /// above 0 (which would throttle any traffic), at most 1.
+    pub fn is_threshold(threshold: f64) -> bool {
+        threshold > 0.0 && threshold <= 1.0
+    }
+
     /// Whether a job of communication level `comm` is refused by a throttled domain.
     pub fn refuses(&self, comm: CommLevel) -> bool {
         comm >= self.comm

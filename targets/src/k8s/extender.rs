@@ -11,6 +11,9 @@
 //! - The pods are as locked down as a scheduler component can be: non-root, read-only root
 //!   filesystem, no privilege escalation, every capability dropped, the runtime's seccomp
 //!   profile. The plugin is the only file they read.
+//! - With `prometheus=`, the policy's telemetry and the inventory's NVLink domains go in a
+//!   second ConfigMap ([`super::telemetry_config`]) that the pods read with `--telemetry`, its
+//!   SHA-256 an annotation like the plugin's, so a changed policy or inventory rolls them too.
 //! - The PodDisruptionBudget keeps all but one replica through a drain; with one replica it
 //!   allows the drain, since a budget that can never be met would block node maintenance.
 
@@ -36,6 +39,7 @@ use crate::k8s::layout::Layout;
 use crate::k8s::names::ObjectName;
 use crate::k8s::objects::{NewObject, ObjectList, WithSpec};
 use crate::k8s::scheduler::EXTENDER_PORT;
+use crate::k8s::telemetry_config::{DeployedTelemetry, FILE as TELEMETRY_FILE};
 
 /// The name of every extender object, and the value of its `app.kubernetes.io/name` label.
 pub const NAME: &str = "placid-extender";
@@ -43,6 +47,10 @@ pub const NAME: &str = "placid-extender";
 pub const PLUGIN_DIR: &str = "/etc/placid/plugin";
 /// The ConfigMap key (and file name) of the plugin.
 pub const PLUGIN_KEY: &str = "plugin.wasm";
+/// The ConfigMap of the deployed telemetry.
+const TELEMETRY_NAME: &str = "placid-extender-telemetry";
+/// Where the telemetry ConfigMap is mounted in the pods.
+pub const TELEMETRY_DIR: &str = "/etc/placid/telemetry";
 /// ConfigMaps hold at most 1 MiB (etcd's object limit), base64 included.
 const MAX_CONFIG_MAP_BYTES: usize = 1 << 20;
 /// An unprivileged user id (distroless's `nonroot`), so the pods never run as root even when
@@ -75,6 +83,9 @@ pub fn emit(model: &Checked, layout: &Layout, list: &mut ObjectList, diagnostics
         return;
     }
     let digest = hex::encode(Sha256::digest(&module));
+    // The checker refuses `prometheus=` without `telemetry` (E148).
+    let telemetry =
+        extender.prometheus.as_ref().zip(DeployedTelemetry::of(model)).map(|(prometheus, config)| (prometheus, config.to_json()));
     let result = (|| -> Result<(), Diagnostic> {
         let name = || ObjectName::fixed(NAME, extender.span);
         let at = |kind| Ok::<_, Diagnostic>(NewObject::namespaced(kind, layout.namespace.clone(), name()?, extender.span));
@@ -84,8 +95,24 @@ pub fn emit(model: &Checked, layout: &Layout, list: &mut ObjectList, diagnostics
             at(&kinds::SERVICE_ACCOUNT)?,
             ServiceAccount { automount_service_account_token: Some(false), ..ServiceAccount::default() },
         )?;
-        let annotation = layout.keys.pod("plugin-sha256", extender.span)?;
-        list.push(at(&kinds::DEPLOYMENT)?, WithSpec { spec: deployment(extender, annotation, digest) })?;
+        let mut annotations = BTreeMap::from([(layout.keys.pod("plugin-sha256", extender.span)?, digest)]);
+        let mut live = None;
+        if let Some((prometheus, json)) = telemetry {
+            annotations.insert(layout.keys.pod("telemetry-sha256", extender.span)?, hex::encode(Sha256::digest(&json)));
+            let file = String::from_utf8(json).unwrap_or_default();
+            let config = ConfigMap { data: Some(BTreeMap::from([(TELEMETRY_FILE.to_owned(), file)])), ..ConfigMap::default() };
+            list.push(
+                NewObject::namespaced(
+                    &kinds::CONFIG_MAP,
+                    layout.namespace.clone(),
+                    ObjectName::fixed(TELEMETRY_NAME, extender.span)?,
+                    extender.span,
+                ),
+                config,
+            )?;
+            live = Some(prometheus.value.as_str());
+        }
+        list.push(at(&kinds::DEPLOYMENT)?, WithSpec { spec: deployment(extender, annotations, live) })?;
         list.push(at(&kinds::SERVICE)?, WithSpec { spec: service() })?;
         list.push(at(&kinds::POD_DISRUPTION_BUDGET)?, WithSpec { spec: disruption_budget(extender) })?;
         Ok(())
@@ -104,7 +131,8 @@ fn selector() -> LabelSelector {
     LabelSelector { match_labels: Some(pod_labels()), ..LabelSelector::default() }
 }
 
-fn deployment(extender: &ExtenderSettings, annotation: String, digest: String) -> DeploymentSpec {
+/// The Deployment; `prometheus`, when the pods read the policy's telemetry from it.
+fn deployment(extender: &ExtenderSettings, annotations: BTreeMap<String, String>, prometheus: Option<&str>) -> DeploymentSpec {
     let port = i32::from(EXTENDER_PORT);
     let health = |initial_delay| Probe {
         http_get: Some(HTTPGetAction { path: Some("/healthz".into()), port: IntOrString::Int(port), ..HTTPGetAction::default() }),
@@ -113,16 +141,38 @@ fn deployment(extender: &ExtenderSettings, annotation: String, digest: String) -
         ..Probe::default()
     };
     let quantity = |text: &str| Quantity(text.to_owned());
+    let mut args: Vec<String> = vec![
+        "extender".into(),
+        "--plugin".into(),
+        format!("{PLUGIN_DIR}/{PLUGIN_KEY}"),
+        "--listen".into(),
+        format!("0.0.0.0:{EXTENDER_PORT}"),
+    ];
+    let mut mounts =
+        vec![VolumeMount { name: "plugin".into(), mount_path: PLUGIN_DIR.into(), read_only: Some(true), ..VolumeMount::default() }];
+    let mut volumes = vec![Volume {
+        name: "plugin".into(),
+        config_map: Some(ConfigMapVolumeSource { name: NAME.into(), ..ConfigMapVolumeSource::default() }),
+        ..Volume::default()
+    }];
+    if let Some(prometheus) = prometheus {
+        args.extend(["--telemetry".into(), format!("{TELEMETRY_DIR}/{TELEMETRY_FILE}"), "--prometheus".into(), prometheus.to_owned()]);
+        mounts.push(VolumeMount {
+            name: "telemetry".into(),
+            mount_path: TELEMETRY_DIR.into(),
+            read_only: Some(true),
+            ..VolumeMount::default()
+        });
+        volumes.push(Volume {
+            name: "telemetry".into(),
+            config_map: Some(ConfigMapVolumeSource { name: TELEMETRY_NAME.into(), ..ConfigMapVolumeSource::default() }),
+            ..Volume::default()
+        });
+    }
     let container = Container {
         name: "extender".into(),
         image: Some(extender.image.value.clone()),
-        args: Some(vec![
-            "extender".into(),
-            "--plugin".into(),
-            format!("{PLUGIN_DIR}/{PLUGIN_KEY}"),
-            "--listen".into(),
-            format!("0.0.0.0:{EXTENDER_PORT}"),
-        ]),
+        args: Some(args),
         ports: Some(vec![ContainerPort { name: Some("http".into()), container_port: port, ..ContainerPort::default() }]),
         readiness_probe: Some(health(1)),
         liveness_probe: Some(health(10)),
@@ -141,12 +191,7 @@ fn deployment(extender: &ExtenderSettings, annotation: String, digest: String) -
             capabilities: Some(Capabilities { drop: Some(vec!["ALL".into()]), ..Capabilities::default() }),
             ..SecurityContext::default()
         }),
-        volume_mounts: Some(vec![VolumeMount {
-            name: "plugin".into(),
-            mount_path: PLUGIN_DIR.into(),
-            read_only: Some(true),
-            ..VolumeMount::default()
-        }]),
+        volume_mounts: Some(mounts),
         ..Container::default()
     };
     let pod = PodSpec {
@@ -158,11 +203,7 @@ fn deployment(extender: &ExtenderSettings, annotation: String, digest: String) -
             ..PodSecurityContext::default()
         }),
         containers: vec![container],
-        volumes: Some(vec![Volume {
-            name: "plugin".into(),
-            config_map: Some(ConfigMapVolumeSource { name: NAME.into(), ..ConfigMapVolumeSource::default() }),
-            ..Volume::default()
-        }]),
+        volumes: Some(volumes),
         ..PodSpec::default()
     };
     DeploymentSpec {
@@ -178,11 +219,7 @@ fn deployment(extender: &ExtenderSettings, annotation: String, digest: String) -
             }),
         }),
         template: PodTemplateSpec {
-            metadata: Some(ObjectMeta {
-                labels: Some(pod_labels()),
-                annotations: Some(BTreeMap::from([(annotation, digest)])),
-                ..ObjectMeta::default()
-            }),
+            metadata: Some(ObjectMeta { labels: Some(pod_labels()), annotations: Some(annotations), ..ObjectMeta::default() }),
             spec: Some(pod),
         },
         ..DeploymentSpec::default()

@@ -34,6 +34,7 @@ pub mod quota;
 pub mod rollouts;
 pub mod routing;
 pub mod scheduler;
+pub mod telemetry_config;
 pub mod webhook;
 pub mod workloads;
 pub mod yaml;

@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use placid_lang::expr::STATIC_UTILIZATION;
-use placid_lang::model::{Model, ThrottleRule};
+use placid_lang::model::ThrottleRule;
+use placid_targets::k8s::telemetry_config::DeployedTelemetry;
 
 use super::telemetry::{Prometheus, Reading, Rule, Telemetry};
 
@@ -24,25 +25,6 @@ pub type Log = Arc<dyn Fn(&str) + Send + Sync>;
 pub const NODE_LABEL: &str = "node";
 /// See [`NODE_LABEL`].
 pub const DOMAIN_LABEL: &str = "nvlink_domain";
-
-/// What the extender needs of the policy's `telemetry` and of its command line.
-#[derive(Clone, Debug)]
-pub struct LiveSettings {
-    /// The server.
-    pub prometheus: Prometheus,
-    /// PromQL of the node series (one sample per `node`).
-    pub node_query: String,
-    /// PromQL of the domain series (one sample per `nvlink_domain`).
-    pub domain_query: String,
-    /// The moving average's half-life.
-    pub half_life: Duration,
-    /// Samples older than this fall back to the static figure.
-    pub max_age: Duration,
-    /// An answer is reused this long.
-    pub ttl: Duration,
-    /// The throttling rule.
-    pub throttle: Option<ThrottleRule>,
-}
 
 /// One node's live figures.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -94,33 +76,29 @@ pub struct Live {
 }
 
 impl Live {
-    /// Telemetry of `model`'s nodes and domains under `settings`, logging to `log`.
-    pub fn new(model: &Model, settings: LiveSettings, log: Log) -> Live {
-        let (threshold, hold) = settings
-            .throttle
-            .as_ref()
-            .map_or((f64::INFINITY, Duration::ZERO), |rule| (rule.threshold, Duration::from_secs(rule.hold_seconds)));
-        let rule = |query: String, key: &str, threshold: f64, hold: Duration| Rule {
-            query,
+    /// Telemetry of `config`'s nodes and domains (the policy's settings, from the project or
+    /// the deployed file), read from `prometheus`, logging to `log`.
+    pub fn new(config: &DeployedTelemetry, prometheus: Prometheus, log: Log) -> Live {
+        let throttle = config.throttle_rule();
+        let (threshold, hold) =
+            throttle.as_ref().map_or((f64::INFINITY, Duration::ZERO), |rule| (rule.threshold, Duration::from_secs(rule.hold_seconds)));
+        let rule = |query: &str, key: &str, threshold: f64, hold: Duration| Rule {
+            query: query.to_owned(),
             key: key.to_owned(),
-            half_life: settings.half_life,
-            max_age: settings.max_age,
+            half_life: Duration::from_secs(config.half_life_seconds),
+            max_age: Duration::from_secs(config.max_age_seconds),
             threshold,
             hold,
         };
         // Nodes never throttle: the rule is about domains.
-        let node = Telemetry::new(settings.prometheus, rule(settings.node_query.clone(), NODE_LABEL, f64::INFINITY, Duration::ZERO));
-        let domain = Telemetry::new(settings.prometheus, rule(settings.domain_query.clone(), DOMAIN_LABEL, threshold, hold));
-        let nodes: Vec<(String, Option<String>)> = model
-            .nodes
-            .iter()
-            .map(|node| (node.name.to_string(), node.domain.map(|domain| model.domain(domain).name.to_string())))
-            .collect();
+        let node = Telemetry::new(prometheus.clone(), rule(&config.node_query, NODE_LABEL, f64::INFINITY, Duration::ZERO));
+        let domain = Telemetry::new(prometheus, rule(&config.domain_query, DOMAIN_LABEL, threshold, hold));
+        let nodes: Vec<(String, Option<String>)> = config.nodes.iter().map(|(node, domain)| (node.clone(), domain.clone())).collect();
         let node_keys = nodes.iter().map(|(name, _)| (name.clone(), STATIC_UTILIZATION)).collect();
-        let domain_keys = model.domains.iter().map(|domain| (domain.name.to_string(), STATIC_UTILIZATION)).collect();
+        let domain_keys = nodes.iter().filter_map(|(_, domain)| domain.clone()).map(|domain| (domain, STATIC_UTILIZATION)).collect();
         Live {
-            ttl: settings.ttl,
-            throttle: settings.throttle,
+            ttl: Duration::from_secs(config.ttl_seconds),
+            throttle,
             nodes,
             node_keys,
             domain_keys,

@@ -8,9 +8,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read as _, Write as _};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs as _};
 use std::time::Duration;
 
+use placid_lang::address::HostPort;
 use placid_lang::telemetry::{Ewma, Figure, Rejected, Throttle};
 use serde::Deserialize;
 
@@ -24,7 +25,7 @@ pub enum QueryError {
     #[error("Prometheus at {address} is unreachable: {reason}")]
     Unreachable {
         /// Where.
-        address: SocketAddr,
+        address: HostPort,
         /// The I/O error.
         reason: String,
     },
@@ -34,10 +35,11 @@ pub enum QueryError {
 }
 
 /// One Prometheus server's query API.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Prometheus {
-    /// Its address (`127.0.0.1:9090`).
-    pub address: SocketAddr,
+    /// Its address (`127.0.0.1:9090`, `prometheus-operated.monitoring.svc:9090`), resolved at
+    /// each query, so a Service that is not resolvable yet only falls back until it is.
+    pub address: HostPort,
     /// Limit for connecting, and for each read and write.
     pub timeout: Duration,
 }
@@ -85,10 +87,21 @@ fn encode(query: &str) -> String {
 }
 
 impl Prometheus {
+    /// The server at `address`, with `timeout` for connecting and each read and write.
+    pub fn at(address: SocketAddr, timeout: Duration) -> Prometheus {
+        Prometheus { address: HostPort { host: address.ip().to_string(), port: address.port() }, timeout }
+    }
+
     /// Evaluates `query` now (`/api/v1/query`).
     pub fn query(&self, query: &str) -> Result<Vec<Sample>, QueryError> {
-        let unreachable = |error: std::io::Error| QueryError::Unreachable { address: self.address, reason: error.to_string() };
-        let mut stream = TcpStream::connect_timeout(&self.address, self.timeout).map_err(unreachable)?;
+        let unreachable = |error: std::io::Error| QueryError::Unreachable { address: self.address.clone(), reason: error.to_string() };
+        // The system resolver's own timeouts (resolv.conf) bound the lookup.
+        let socket = (self.address.host.as_str(), self.address.port)
+            .to_socket_addrs()
+            .map_err(unreachable)?
+            .next()
+            .ok_or_else(|| unreachable(std::io::Error::other("the name has no address")))?;
+        let mut stream = TcpStream::connect_timeout(&socket, self.timeout).map_err(unreachable)?;
         stream.set_read_timeout(Some(self.timeout)).map_err(unreachable)?;
         stream.set_write_timeout(Some(self.timeout)).map_err(unreachable)?;
         let request = format!("GET /api/v1/query?query={} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", encode(query), self.address);

@@ -96,18 +96,18 @@ pub fn openb_default_trace() -> Option<Trace> {
 /// `domain_q`, which [`prometheus`] answers) and a score on its figures.
 pub const TELEMETRY_POLICY: &str = "telemetry half-life=\"1s\" max-age=\"1m\" ttl=\"1s\" {\n    node-query \"node_q\"\n    domain-query \"domain_q\"\n    throttle domain-nvlink-above=0.85 for=\"2s\" comm=\"high\"\n}\nscore \"busy-aware\" {\n    prefer \"min\"\n    expr \"domain.nvlink_utilization * 100 + node.nvlink_utilization\"\n}\n";
 
-/// The extender's telemetry settings of `model`'s `telemetry` block, reading `prometheus`.
-pub fn live_settings(model: &placid_lang::model::Model, prometheus: SocketAddr) -> placid_scoring::extender::live::LiveSettings {
-    let telemetry = model.telemetry.clone().expect("the policy declares telemetry");
-    placid_scoring::extender::live::LiveSettings {
-        prometheus: placid_scoring::extender::telemetry::Prometheus { address: prometheus, timeout: Duration::from_secs(2) },
-        node_query: telemetry.node_query.map(|query| query.value).unwrap_or_default(),
-        domain_query: telemetry.domain_query.map(|query| query.value).unwrap_or_default(),
-        half_life: Duration::from_secs(telemetry.half_life_seconds),
-        max_age: Duration::from_secs(telemetry.max_age_seconds),
-        ttl: Duration::from_secs(telemetry.ttl_seconds),
-        throttle: telemetry.throttle,
-    }
+/// The extender's live telemetry of `model`'s `telemetry` block, reading `prometheus`.
+pub fn live(
+    model: &placid_lang::model::Model,
+    prometheus: SocketAddr,
+    log: placid_scoring::extender::live::Log,
+) -> placid_scoring::extender::live::Live {
+    let config = placid_targets::k8s::telemetry_config::DeployedTelemetry::of(model).expect("the policy declares telemetry");
+    placid_scoring::extender::live::Live::new(
+        &config,
+        placid_scoring::extender::telemetry::Prometheus::at(prometheus, Duration::from_secs(2)),
+        log,
+    )
 }
 
 /// What the stand-in Prometheus answers: figures by domain and by node, or an HTTP error.
