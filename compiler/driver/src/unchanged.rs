@@ -23,6 +23,9 @@ pub struct PreviousTree {
     /// Who may own a file that is linked: this process's effective user.
     #[cfg(target_os = "linux")]
     uid: u32,
+    /// Whether `linkat(AT_EMPTY_PATH)` may still work here: cleared at its first refusal.
+    #[cfg(target_os = "linux")]
+    empty_path_links: std::sync::atomic::AtomicBool,
 }
 
 impl PreviousTree {
@@ -33,7 +36,7 @@ impl PreviousTree {
         {
             use rustix::fs::{Mode, OFlags, open};
             let dir = open(out, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty()).ok()?;
-            Some(PreviousTree { dir, uid: rustix::process::geteuid().as_raw() })
+            Some(PreviousTree { dir, uid: rustix::process::geteuid().as_raw(), empty_path_links: std::sync::atomic::AtomicBool::new(true) })
         }
         #[cfg(not(target_os = "linux"))]
         {
@@ -58,8 +61,8 @@ impl PreviousTree {
 
     #[cfg(target_os = "linux")]
     fn try_link(&self, path: &str, bytes: &[u8], mode: u32, staged: &Path) -> std::io::Result<bool> {
-        use std::io::Read as _;
         use std::os::fd::AsRawFd as _;
+        use std::sync::atomic::Ordering;
 
         use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, ResolveFlags, fstat, linkat, openat2};
 
@@ -77,14 +80,24 @@ impl PreviousTree {
         if !same_shape {
             return Ok(false);
         }
-        let mut file = std::fs::File::from(fd);
-        // One byte more than expected: a file that grew since the fstat does not compare equal.
-        let mut old = Vec::with_capacity(bytes.len() + 1);
-        (&mut file).take(bytes.len() as u64 + 1).read_to_end(&mut old)?;
-        if old != bytes {
+        // One read of one byte more than expected: a regular file answers all it has up to
+        // that, so a file that grew since the fstat reads longer and does not compare equal.
+        let mut old = vec![0; bytes.len() + 1];
+        let read = rustix::io::read(&fd, &mut old)?;
+        if old[..read] != *bytes {
             return Ok(false);
         }
-        linkat(CWD, format!("/proc/self/fd/{}", file.as_raw_fd()), CWD, staged, AtFlags::SYMLINK_FOLLOW)?;
+        // Linking the open file itself: AT_EMPTY_PATH where the kernel allows it (it asks for
+        // CAP_DAC_READ_SEARCH before Linux 6.10), else its /proc/self/fd link, one path walk
+        // more. Either way the inode linked is the one compared.
+        if self.empty_path_links.load(Ordering::Relaxed) {
+            match linkat(&fd, "", CWD, staged, AtFlags::EMPTY_PATH) {
+                Ok(()) => return Ok(true),
+                Err(rustix::io::Errno::NOENT | rustix::io::Errno::PERM) => self.empty_path_links.store(false, Ordering::Relaxed),
+                Err(errno) => return Err(errno.into()),
+            }
+        }
+        linkat(CWD, format!("/proc/self/fd/{}", fd.as_raw_fd()), CWD, staged, AtFlags::SYMLINK_FOLLOW)?;
         Ok(true)
     }
 }
