@@ -70,8 +70,10 @@ fn phase_scripts_parse_as_posix_shell() {
     for (path, bytes) in generated_files().into_iter().filter(|(path, _)| path.ends_with(".sh")) {
         let file = tempfile::NamedTempFile::new().expect("temp file");
         std::fs::write(file.path(), &bytes).expect("write script");
-        let status = std::process::Command::new("sh").arg("-n").arg(file.path()).status().expect("run sh -n");
-        assert!(status.success(), "{path} does not parse as shell");
+        // The interpreter the script names: the phase scripts are POSIX sh, the playbooks bash.
+        let shell = if bytes.starts_with(b"#!/usr/bin/env bash") { "bash" } else { "sh" };
+        let status = std::process::Command::new(shell).arg("-n").arg(file.path()).status().expect("run the shell");
+        assert!(status.success(), "{path} does not parse as {shell}");
     }
     assert_eq!(generated_files().keys().filter(|path| path.ends_with("/apply.sh")).count(), 6, "one apply.sh per phase");
 }
@@ -83,10 +85,16 @@ fn the_runbook_names_every_analysis_template_and_phase_script() {
     for object in objects().iter().filter(|object| object.kind == "AnalysisTemplate") {
         assert!(runbook.contains(&format!("`{}`", object.name)), "the runbook does not name {}", object.name);
     }
-    // The operations playbooks have their own page, which runs each of its scripts.
-    let playbook = String::from_utf8_lossy(&files["runbooks/playbooks/nvlink-domain-failure.md"]).into_owned();
+    // Each operations playbook has its own page (`runbooks/playbooks/<name>.md`), which runs
+    // each of its scripts.
     for path in files.keys().filter(|path| path.ends_with(".sh")) {
-        let page = if path.starts_with("runbooks/playbooks/") { &playbook } else { &runbook };
+        let page = match path.strip_prefix("runbooks/playbooks/") {
+            Some(rest) => {
+                let name = rest.split(['/', '.']).next().unwrap_or_default();
+                String::from_utf8_lossy(&files[&format!("runbooks/playbooks/{name}.md")]).into_owned()
+            }
+            None => runbook.clone(),
+        };
         assert!(page.contains(&format!("sh {path}")), "no runbook page runs {path}");
     }
 }

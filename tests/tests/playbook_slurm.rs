@@ -76,6 +76,29 @@ impl Live {
     }
 }
 
+/// Submits a model-parallel job (job_submit.lua gives it an `nvlink_*` constraint) of all four
+/// GPUs of `node`, in the `nvlink` pool; its id.
+fn model_parallel_on(cluster: &Cluster, node: &str) -> String {
+    cluster
+        .sbatch(&[
+            "-A",
+            "vision",
+            "--qos=p1",
+            "-p",
+            "nvlink",
+            "-w",
+            node,
+            "--gpus-per-node=4",
+            "-C",
+            "class_model-parallel",
+            "-t",
+            "10",
+            "--wrap",
+            "sleep 300",
+        ])
+        .unwrap_or_else(|error| panic!("a model-parallel job on {node}: {error}"))
+}
+
 #[test]
 fn the_domain_failure_playbook_drains_the_domain_and_requeues_its_jobs() {
     let test = "the_domain_failure_playbook_drains_the_domain_and_requeues_its_jobs";
@@ -85,24 +108,7 @@ fn the_domain_failure_playbook_drains_the_domain_and_requeues_its_jobs() {
     let live = start(&test_model(), &format!("{DOMAIN_FAILURE_DIR}/nvl-a.slurm.sh"), 0);
     let cluster = &live.cluster;
 
-    let needs_nvlink = cluster
-        .sbatch(&[
-            "-A",
-            "vision",
-            "--qos=p1",
-            "-p",
-            "nvlink",
-            "-w",
-            "rv-a-01",
-            "--gpus-per-node=4",
-            "-C",
-            "class_model-parallel",
-            "-t",
-            "10",
-            "--wrap",
-            "sleep 300",
-        ])
-        .expect("a model-parallel job on nvl-a");
+    let needs_nvlink = model_parallel_on(cluster, "rv-a-01");
     let movable = cluster
         .sbatch(&["-A", "vision", "--qos=p1", "-p", "nvlink", "-w", "rv-a-02", "--gpus-per-node=1", "-t", "10", "--wrap", "sleep 300"])
         .expect("a job without NVLink needs on nvl-a");
@@ -239,24 +245,7 @@ fn the_topology_playbook_drains_the_node_and_sends_pending_jobs_to_pcie_hosts() 
     }
     let live = start(&test_model(), "runbooks/playbooks/topology-mismatch.slurm.sh", 2);
     let cluster = &live.cluster;
-    let needs_nvlink = cluster
-        .sbatch(&[
-            "-A",
-            "vision",
-            "--qos=p1",
-            "-p",
-            "nvlink",
-            "-w",
-            "rv-a-01",
-            "--gpus-per-node=4",
-            "-C",
-            "class_model-parallel",
-            "-t",
-            "10",
-            "--wrap",
-            "sleep 300",
-        ])
-        .expect("a model-parallel job on rv-a-01");
+    let needs_nvlink = model_parallel_on(cluster, "rv-a-01");
     assert_eq!(cluster.wait_job(&needs_nvlink, &["RUNNING"], Duration::from_secs(30)), "RUNNING");
     let pending = cluster
         .sbatch(&["-A", "vision", "--qos=p1", "-p", "nvlink", "--begin=now+1hour", "--gpus=1", "-t", "10", "--wrap", "sleep 1"])

@@ -48,7 +48,7 @@ const PLACEHOLDER_IMAGE: &str = "set-by-the-canary-script.invalid/nccl-tests";
 pub(super) const CONTAINER: &str = "canary";
 
 pub(super) fn applies(model: &Model) -> bool {
-    !model.domains.is_empty() && (model.project.slurm.is_some() || model.project.kubernetes.is_some())
+    !model.domains.is_empty() && super::has_scheduler(model)
 }
 
 pub(super) fn emit(model: &Model) -> Vec<Artifact> {

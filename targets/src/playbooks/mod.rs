@@ -105,6 +105,11 @@ fn stranded_classes(model: &Model) -> impl Iterator<Item = &Class> {
     model.classes.iter().filter(|class| class.nvlink == NvlinkNeed::Required)
 }
 
+/// Whether the project targets a scheduler a playbook can run on.
+fn has_scheduler(model: &Model) -> bool {
+    model.project.slurm.is_some() || model.project.kubernetes.is_some()
+}
+
 /// Whether the Slurm target uses accounting: pools are then partitions, and tiers QOS.
 fn slurm_accounting(model: &Model) -> bool {
     model.project.slurm.as_ref().is_some_and(|settings| settings.accounting)

@@ -43,7 +43,7 @@ fn tiers(model: &Model) -> impl Iterator<Item = &Tier> {
 }
 
 pub(super) fn applies(model: &Model) -> bool {
-    (model.project.slurm.is_some() || model.project.kubernetes.is_some()) && tiers(model).next().is_some()
+    super::has_scheduler(model) && tiers(model).next().is_some()
 }
 
 pub(super) fn emit(model: &Model) -> Vec<Artifact> {

@@ -34,7 +34,7 @@ pub(super) const PLAYBOOK: Playbook = Playbook {
 const REASON: &str = "placid playbook: topology mismatch (probed NVLink topology differs from the inventory)";
 
 pub(super) fn applies(model: &Model) -> bool {
-    !model.domains.is_empty() && (model.project.slurm.is_some() || model.project.kubernetes.is_some())
+    !model.domains.is_empty() && super::has_scheduler(model)
 }
 
 pub(super) fn emit(model: &Model) -> Vec<Artifact> {
