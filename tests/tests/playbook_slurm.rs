@@ -20,6 +20,8 @@ use placid_tests::slurm::{Cluster, Options, StartError, should_run, test_model, 
 /// of its own (`offset` keeps the tests of this binary on distinct ports).
 struct Live {
     cluster: Cluster,
+    /// One cluster at a time: three starting at once on two cores time out now and then.
+    _alone: std::sync::MutexGuard<'static, ()>,
     script: String,
     _generated: tempfile::TempDir,
 }
@@ -30,6 +32,9 @@ fn start(model: &Model, path: &str, offset: u16) -> Live {
 
 /// [`start`], writing the playbooks `others` too, beside the first.
 fn start_with(model: &Model, path: &str, offset: u16, others: &[&str]) -> Live {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    // A test that failed while holding it leaves it poisoned; the next still runs.
+    let alone = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let generated = tempfile::tempdir().expect("tempdir");
     write_slurm(model, generated.path());
     let script = playbooks::emit(model).into_iter().find(|artifact| artifact.path == path).unwrap_or_else(|| panic!("no playbook {path}"));
@@ -40,7 +45,9 @@ fn start_with(model: &Model, path: &str, offset: u16, others: &[&str]) -> Live {
             playbooks::emit(model).into_iter().find(|artifact| artifact.path == *other).unwrap_or_else(|| panic!("no playbook {other}"));
         std::fs::write(generated.path().join(format!("other-{index}.sh")), &artifact.bytes).expect("write the playbook");
     }
-    let port_base = 24_000 + u16::try_from(std::process::id() % 400).unwrap_or(0) * 10 + offset * 4_000;
+    // Below Linux's ephemeral ports (32768 up), which a client's connection may hold: a cluster
+    // takes its base and the 22 ports above it (slurmctld, slurmdbd, MariaDB, one per slurmd).
+    let port_base = 24_000 + u16::try_from(std::process::id() % 100).unwrap_or(0) * 25 + offset * 2_500;
     let options = Options { accounting: true, slurmds: true, port_base, root: None };
     let cluster = match Cluster::start(generated.path(), &options) {
         Ok(cluster) => cluster,
@@ -48,7 +55,7 @@ fn start_with(model: &Model, path: &str, offset: u16, others: &[&str]) -> Live {
         Err(StartError::Harness(message)) => panic!("the harness failed: {message}"),
     };
     cluster.add_root_user(&["vision".to_owned(), "speech".to_owned(), "res".to_owned()]);
-    Live { cluster, script: script_path.to_string_lossy().into_owned(), _generated: generated }
+    Live { cluster, _alone: alone, script: script_path.to_string_lossy().into_owned(), _generated: generated }
 }
 
 impl Live {

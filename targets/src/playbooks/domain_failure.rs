@@ -16,7 +16,6 @@ use placid_lang::model::{Domain, Model, NvlinkNeed};
 use super::{Playbook, Script, code_list, domain_nodes, kubernetes_keys, pod_selector, stranded_classes};
 use crate::Artifact;
 use crate::runbook::GENERATED;
-use crate::slurm::billing;
 use crate::text::shell_word;
 
 /// The directory of the domain-failure playbooks.
@@ -69,16 +68,8 @@ fn slurm_script(model: &Model, domain: &Domain, fallback: &[String]) -> String {
     ]);
     script.var("nodes", &domain_nodes(model, domain).join(","));
     script.var("reason", &format!("placid playbook: NVLink domain {} failed", domain.name));
-    // Slurm splits a pool with several prices into one partition per price; without
-    // accounting pools are node features of the tiers' partitions, and nothing is moved.
-    let partitions: Vec<String> = model
-        .pools
-        .iter()
-        .filter(|pool| super::slurm_accounting(model) && fallback.iter().any(|name| name == pool.name.as_str()))
-        .map(|pool| billing::partition_list(model, pool))
-        .collect();
     script
-        .var("fallback", &partitions.join(","))
+        .var("fallback", &super::slurm_partitions(model, fallback))
         .line("# Seconds a job has to checkpoint after USR1 before it is requeued.")
         .line("grace=\"${PLACID_CHECKPOINT_GRACE:-60}\"\n")
         .line("scontrol update NodeName=\"$nodes\" State=DRAIN Reason=\"$reason\"")

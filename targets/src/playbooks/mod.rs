@@ -24,6 +24,7 @@ use placid_lang::model::{Class, Domain, Model, NvlinkNeed};
 
 use crate::Artifact;
 use crate::k8s::names::{ObjectName, PlacidKeys};
+use crate::slurm::billing;
 use crate::text::shell_word;
 
 pub use domain_failure::DIR as DOMAIN_FAILURE_DIR;
@@ -113,6 +114,19 @@ fn has_scheduler(model: &Model) -> bool {
 /// Whether the Slurm target uses accounting: pools are then partitions, and tiers QOS.
 fn slurm_accounting(model: &Model) -> bool {
     model.project.slurm.as_ref().is_some_and(|settings| settings.accounting)
+}
+
+/// The Slurm partitions of the pools named `pools`, comma-separated, for moving jobs there: a
+/// pool with several prices is several partitions. Without accounting pools are node features
+/// of the tiers' partitions, and nothing is moved: empty.
+fn slurm_partitions(model: &Model, pools: &[String]) -> String {
+    let partitions: Vec<String> = model
+        .pools
+        .iter()
+        .filter(|pool| slurm_accounting(model) && pools.iter().any(|name| name == pool.name.as_str()))
+        .map(|pool| billing::partition_list(model, pool))
+        .collect();
+    partitions.join(",")
 }
 
 /// The keys of the Kubernetes target's labels, when it is enabled.

@@ -83,15 +83,8 @@ fn slurm_script(model: &Model, pcie: &[String]) -> String {
         "jobs, send pending jobs without NVLink needs to the PCIe hosts with the reason.",
     ]);
     checked_arguments(&mut script, model);
-    // Without accounting pools are node features of the tiers' partitions: nothing is moved.
-    let partitions: Vec<String> = model
-        .pools
-        .iter()
-        .filter(|pool| slurm_accounting(model) && pcie.iter().any(|name| name == pool.name.as_str()))
-        .map(|pool| billing::partition_list(model, pool))
-        .collect();
     script
-        .var("pcie", &partitions.join(","))
+        .var("pcie", &super::slurm_partitions(model, pcie))
         .line("nodes=$(IFS=,; printf '%s' \"$*\")")
         .line("comment=\"placid: fell back to PCIe hosts: topology mismatch on $nodes\"")
         .line("grace=\"${PLACID_CHECKPOINT_GRACE:-60}\"\n")
