@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 
 use crate::inventory_json::{JsonCpu, JsonGpu, JsonInventory, JsonMigInstances, JsonNode, JsonNuma, JsonNvLink, JsonProfile};
 use crate::model::{Cpu, Gpu, Mig, Model, Node};
+use crate::units::Money;
 
 /// The nodes of `model` as an inventory file in KDL.
 pub fn inventory_kdl(model: &Model) -> String {
@@ -71,8 +72,15 @@ fn write_node(out: &mut String, model: &Model, node: &Node) {
     if let Some(memory) = node.memory {
         let _ = writeln!(out, "    memory {}", quote(&memory.to_string()));
     }
-    if let Some(cost) = node.cost_per_gpu_hour {
-        let _ = writeln!(out, "    cost gpu-hour={cost}");
+    if node.cost_per_gpu_hour.is_some() || node.cost_per_egress_gb.is_some() {
+        out.push_str("    cost");
+        if let Some(cost) = node.cost_per_gpu_hour {
+            let _ = write!(out, " gpu-hour={cost}");
+        }
+        if let Some(egress) = node.cost_per_egress_gb {
+            let _ = write!(out, " egress-gb={egress}");
+        }
+        out.push('\n');
     }
     for gpu in &node.gpus {
         write_gpu(out, gpu);
@@ -179,15 +187,19 @@ fn json_node(model: &Model, node: &Node) -> JsonNode {
         chassis: node.chassis.as_ref().map(ToString::to_string),
         nvlink_domain: node.domain.map(|domain| model.domain(domain).name.to_string()),
         capacity: Some(node.capacity.as_str().to_owned()),
-        cost_gpu_hour: node.cost_per_gpu_hour.map(|money| {
-            let text = money.to_string();
-            text.split_once(')').map_or(text.clone(), |(_, amount)| amount.to_owned())
-        }),
+        cost_gpu_hour: node.cost_per_gpu_hour.map(json_amount),
+        cost_egress_gb: node.cost_per_egress_gb.map(json_amount),
         cpu: declares_cpu(&node.cpu).then(|| json_cpu(&node.cpu)),
         memory: node.memory.map(|memory| memory.to_string()),
         gpus: node.gpus.iter().map(json_gpu).collect(),
         labels: node.labels.iter().map(|(key, value)| (key.to_string(), value.clone())).collect(),
     }
+}
+
+/// An amount as the JSON form writes it: its digits, the currency being the project's.
+fn json_amount(money: Money) -> String {
+    let text = money.to_string();
+    text.split_once(')').map_or(text.clone(), |(_, amount)| amount.to_owned())
 }
 
 fn json_cpu(cpu: &Cpu) -> JsonCpu {
@@ -381,9 +393,10 @@ mod tests {
             gpus,
             labels,
             proptest::option::of(0i64..100_000),
+            proptest::option::of(0i64..1_000),
             0usize..3,
         )
-            .prop_map(|(host, rack, chassis, domain, cpu, gpus, labels, cost, capacity)| InventoryEntry {
+            .prop_map(|(host, rack, chassis, domain, cpu, gpus, labels, cost, egress, capacity)| InventoryEntry {
                 node: Node {
                     name: host,
                     span: Span::DETACHED,
@@ -393,6 +406,7 @@ mod tests {
                     domain: None,
                     capacity: CapacityKind::ALL[capacity],
                     cost_per_gpu_hour: cost.map(|minor| Money { currency: Currency::Usd, minor }),
+                    cost_per_egress_gb: egress.map(|minor| Money { currency: Currency::Usd, minor }),
                     cpu,
                     memory: Some(Bytes(512 << 30)),
                     gpus,

@@ -101,6 +101,18 @@ const CASES: &[Case] = &[
         code: Code::InvalidUnit,
     },
     Case {
+        what: "a negative egress price",
+        kdl: r#"node "a" arch="x86_64" { cpu harts=8; cost gpu-hour=(usd)1 egress-gb=(usd)-0.09 }"#,
+        json: r#"{"name": "a", "arch": "x86_64", "cost-gpu-hour": "1", "cost-egress-gb": "-0.09", "cpu": {"harts": 8}}"#,
+        code: Code::InvalidValue,
+    },
+    Case {
+        what: "an egress price that is no number",
+        kdl: r#"node "a" arch="x86_64" { cpu harts=8; cost egress-gb=(usd)"0.0.9" }"#,
+        json: r#"{"name": "a", "arch": "x86_64", "cost-egress-gb": "0.0.9", "cpu": {"harts": 8}}"#,
+        code: Code::InvalidUnit,
+    },
+    Case {
         what: "an invalid host name",
         kdl: r#"node "a b" arch="x86_64" { cpu harts=8 }"#,
         json: r#"{"name": "a b", "arch": "x86_64", "cpu": {"harts": 8}}"#,
@@ -248,6 +260,33 @@ fn a_node_without_a_cpu_is_accepted_in_both_forms() {
     );
     assert!(kdl_diagnostics.is_empty() && json_diagnostics.is_empty(), "{kdl_diagnostics:?}\n{json_diagnostics:?}");
     assert_eq!(kdl[0].node.cpu, json[0].node.cpu);
+}
+
+#[test]
+fn either_price_alone_is_read_the_same_in_both_forms() {
+    for (kdl, json_node) in [
+        (r#"node "a" arch="x86_64" { cost egress-gb=(usd)0.09 }"#, r#"{"name": "a", "arch": "x86_64", "cost-egress-gb": "0.09"}"#),
+        (r#"node "a" arch="x86_64" { cost gpu-hour=(usd)2 }"#, r#"{"name": "a", "arch": "x86_64", "cost-gpu-hour": "2"}"#),
+        (
+            r#"node "a" arch="x86_64" { cost gpu-hour=(usd)2 egress-gb=(usd)0.09 }"#,
+            r#"{"name": "a", "arch": "x86_64", "cost-gpu-hour": "2", "cost-egress-gb": "0.09"}"#,
+        ),
+    ] {
+        let (kdl_entries, kdl_diagnostics) = read_inventory_file(FileId(0), kdl, InventoryFormat::Kdl);
+        let (json_entries, json_diagnostics) = read_inventory_file(FileId(0), &json(json_node), InventoryFormat::Json);
+        assert!(kdl_diagnostics.is_empty() && json_diagnostics.is_empty(), "{kdl_diagnostics:?}\n{json_diagnostics:?}");
+        let prices =
+            |entries: &[placid_lang::lower::InventoryEntry]| (entries[0].node.cost_per_gpu_hour, entries[0].node.cost_per_egress_gb);
+        assert_eq!(prices(&kdl_entries), prices(&json_entries), "{kdl}");
+        assert!(kdl.contains("egress-gb") == prices(&kdl_entries).1.is_some(), "{kdl}");
+    }
+}
+
+#[test]
+fn a_cost_without_a_price_is_refused() {
+    let (entries, diagnostics) = read_inventory_file(FileId(0), r#"node "a" arch="x86_64" { cost }"#, InventoryFormat::Kdl);
+    assert!(entries.is_empty(), "the node was kept");
+    assert_eq!(codes(&diagnostics), [Code::MissingValue], "{diagnostics:?}");
 }
 
 #[test]

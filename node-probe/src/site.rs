@@ -8,7 +8,7 @@
 //! chassis "c1"
 //! nvlink-domain "nvl-a"
 //! capacity "reserved"
-//! cost gpu-hour=(usd)3.10
+//! cost gpu-hour=(usd)3.10 egress-gb=(usd)0.09
 //! label "zone" "a"
 //! ```
 
@@ -34,6 +34,8 @@ pub struct Site {
     pub capacity: Option<CapacityKind>,
     /// Price per GPU-hour.
     pub cost_per_gpu_hour: Option<Money>,
+    /// Price per GB of egress.
+    pub cost_per_egress_gb: Option<Money>,
     /// Extra labels.
     pub labels: BTreeMap<LabelKey, String>,
 }
@@ -60,18 +62,18 @@ impl Site {
                 "nvlink-domain" => site.nvlink_domain = Some(Name::new(text_arg(0)?)?),
                 "capacity" => site.capacity = Some(capacity(text_arg(0)?)?),
                 "cost" => {
-                    let entry = node.entry("gpu-hour").ok_or("`cost` needs gpu-hour=(usd)3.10")?;
-                    let currency = entry
-                        .ty()
-                        .map(|ty| ty.value())
-                        .and_then(Currency::parse)
-                        .ok_or("`gpu-hour` needs a currency, such as (usd)3.10")?;
-                    let amount = match entry.value() {
-                        KdlValue::Integer(value) => value.to_string(),
-                        KdlValue::Float(value) => value.to_string(),
-                        _ => return Err("`gpu-hour` is a number, such as (usd)3.10".to_owned()),
-                    };
-                    site.cost_per_gpu_hour = Some(Money::parse(currency, &amount).map_err(|error| error.message)?);
+                    if node.entries().is_empty() {
+                        return Err("`cost` needs gpu-hour=(usd)3.10, egress-gb=(usd)0.09 or both".to_owned());
+                    }
+                    for entry in node.entries() {
+                        let key = entry.name().map(|name| name.value());
+                        let slot = match key {
+                            Some("gpu-hour") => &mut site.cost_per_gpu_hour,
+                            Some("egress-gb") => &mut site.cost_per_egress_gb,
+                            _ => return Err("`cost` takes only gpu-hour= and egress-gb=".to_owned()),
+                        };
+                        *slot = Some(price(key.unwrap_or_default(), entry)?);
+                    }
                 }
                 "label" => {
                     let (key, value) = label(text_arg(0)?, text_arg(1)?)?;
@@ -96,9 +98,22 @@ impl Site {
         self.nvlink_domain = other.nvlink_domain.or(self.nvlink_domain);
         self.capacity = other.capacity.or(self.capacity);
         self.cost_per_gpu_hour = other.cost_per_gpu_hour.or(self.cost_per_gpu_hour);
+        self.cost_per_egress_gb = other.cost_per_egress_gb.or(self.cost_per_egress_gb);
         self.labels.extend(other.labels);
         self
     }
+}
+
+/// The price in `key=(usd)3.10`.
+fn price(key: &str, entry: &kdl::KdlEntry) -> Result<Money, String> {
+    let currency =
+        entry.ty().map(|ty| ty.value()).and_then(Currency::parse).ok_or_else(|| format!("`{key}` needs a currency, such as (usd)3.10"))?;
+    let amount = match entry.value() {
+        KdlValue::Integer(value) => value.to_string(),
+        KdlValue::Float(value) => value.to_string(),
+        _ => return Err(format!("`{key}` is a number, such as (usd)3.10")),
+    };
+    Money::parse(currency, &amount).map_err(|error| error.message)
 }
 
 /// A capacity keyword.
@@ -122,12 +137,13 @@ mod tests {
     #[test]
     fn reads_every_setting() {
         let site = Site::parse(
-            "name \"rv-a-01\"\nrack \"r1\"\nchassis \"c1\"\nnvlink-domain \"nvl-a\"\ncapacity \"reserved\"\ncost gpu-hour=(usd)3.10\nlabel \"zone\" \"a\"\n",
+            "name \"rv-a-01\"\nrack \"r1\"\nchassis \"c1\"\nnvlink-domain \"nvl-a\"\ncapacity \"reserved\"\ncost gpu-hour=(usd)3.10 egress-gb=(usd)0.09\nlabel \"zone\" \"a\"\n",
         );
         let site = site.unwrap_or_else(|error| panic!("{error}"));
         assert_eq!(site.rack.as_ref().map(Name::as_str), Some("r1"));
         assert_eq!(site.capacity, Some(CapacityKind::Reserved));
         assert_eq!(site.cost_per_gpu_hour, Some(Money { currency: Currency::Usd, minor: 310 }));
+        assert_eq!(site.cost_per_egress_gb, Some(Money { currency: Currency::Usd, minor: 9 }));
         assert_eq!(site.labels.len(), 1);
     }
 
@@ -140,7 +156,18 @@ mod tests {
 
     #[test]
     fn refuses_bad_values() {
-        for text in ["rack \"r 1\"", "capacity \"cheap\"", "cost gpu-hour=3", "label \"zone\" \"a b\"", "racks \"r1\"", "rack"] {
+        for text in [
+            "rack \"r 1\"",
+            "capacity \"cheap\"",
+            "cost gpu-hour=3",
+            "cost",
+            "cost (usd)3",
+            "cost gpu-hour=(usd)3 egress=(usd)1",
+            "cost egress-gb=\"0.09\"",
+            "label \"zone\" \"a b\"",
+            "racks \"r1\"",
+            "rack",
+        ] {
             assert!(Site::parse(text).is_err(), "{text}");
         }
     }

@@ -1,5 +1,5 @@
-//! The `placid-probe` binary's output: a reader that goes away ends it quietly, and `-o`
-//! replaces a file whole.
+//! The `placid-probe` binary's output: a reader that goes away ends it quietly, `-o`
+//! replaces a file whole, and the site's prices reach the inventory.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -43,4 +43,31 @@ fn the_output_file_is_replaced_whole_and_leaves_no_temporary_file() {
     assert!(std::fs::read_to_string(&file).expect("read").starts_with("node \"n1\""));
     let names: Vec<_> = std::fs::read_dir(&out).expect("list").map(|entry| entry.expect("entry").file_name()).collect();
     assert_eq!(names, ["n1.kdl"]);
+}
+
+#[test]
+fn prices_from_the_site_file_and_flags_reach_the_inventory_in_both_forms() {
+    use placid_lang::lower::{InventoryFormat, read_inventory_file};
+    use placid_lang::span::FileId;
+    use placid_lang::units::{Currency, Money};
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    capture(dir.path());
+    let site = dir.path().join("site.kdl");
+    std::fs::write(&site, "cost gpu-hour=(usd)3.10 egress-gb=(usd)0.12\n").expect("write");
+    let usd = |minor| Some(Money { currency: Currency::Usd, minor });
+    for (format, form) in [("kdl", InventoryFormat::Kdl), ("json", InventoryFormat::Json)] {
+        // The flag wins over the site file's egress price; its GPU-hour price stays.
+        let output = probe(dir.path())
+            .arg("--site")
+            .arg(&site)
+            .args(["--cost-egress-gb", "(usd)0.09", "--format", format])
+            .output()
+            .expect("run placid-probe");
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        let text = String::from_utf8(output.stdout).expect("utf-8");
+        let (entries, diagnostics) = read_inventory_file(FileId(0), &text, form);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}\n{text}");
+        assert_eq!((entries[0].node.cost_per_gpu_hour, entries[0].node.cost_per_egress_gb), (usd(310), usd(9)), "{text}");
+    }
 }

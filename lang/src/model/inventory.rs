@@ -103,6 +103,9 @@ pub struct Node {
     pub capacity: CapacityKind,
     /// Price of one GPU for one hour.
     pub cost_per_gpu_hour: Option<Money>,
+    /// Price of one GB (10^9 bytes) a pod on the node sends out: what storage writes,
+    /// checkpoint uploads and other traffic leaving the node cost where it is billed.
+    pub cost_per_egress_gb: Option<Money>,
     /// The host CPU.
     pub cpu: Cpu,
     /// Host memory.

@@ -94,6 +94,7 @@ pub fn panels(model: &Model) -> Vec<Panel> {
             vec![
                 query("{{team}} {{stage}} ({{currency}})", usage::MODEL_COST.to_owned()),
                 query("NVLink premium {{team}} {{stage}}", usage::MODEL_NVLINK_PREMIUM.to_owned()),
+                query("egress {{team}} {{stage}}", usage::MODEL_EGRESS_COST.to_owned()),
             ],
         ),
         panel(

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use placid_lang::diag::Diagnostic;
-use placid_lang::model::{Alert, Bound, Model};
+use placid_lang::model::{Alert, Bound, Model, Node};
 use serde::Serialize;
 
 use super::alerting;
@@ -166,10 +166,17 @@ fn nvlink(model: &Model) -> Option<TestCase> {
     })
 }
 
-/// A pod of the first team, asking two GPUs of the first priced node, for an hour.
+/// Bytes a second the test pod sends: 36 GB an hour, so that the GB figure is exact.
+const EGRESS_BYTES_PER_SECOND: u64 = 10_000_000;
+
+/// A pod of the first team, asking two GPUs of the first priced node for an hour, and
+/// sending [`EGRESS_BYTES_PER_SECOND`] when the node has an egress price.
 fn cost(model: &Model, rules: &[Rule]) -> Option<TestCase> {
     let team = model.teams.first()?;
-    let node = model.nodes.iter().find(|node| node.cost_per_gpu_hour.is_some())?;
+    // A node with both prices tests both, where there is one.
+    let priced = |node: &&Node| node.cost_per_gpu_hour.is_some();
+    let node =
+        model.nodes.iter().filter(priced).find(|node| node.cost_per_egress_gb.is_some()).or_else(|| model.nodes.iter().find(priced))?;
     let price = node.cost_per_gpu_hour?;
     let center = model.cost_centers[team.cost_center.value.index()].name.as_str();
     let currency = price.currency.code();
@@ -205,18 +212,34 @@ fn cost(model: &Model, rules: &[Rule]) -> Option<TestCase> {
     priced.insert("currency".to_owned(), currency.to_owned());
     let per_model = labels(&[("team", team.name.as_str()), ("tier", tier), ("class", class), ("stage", stage), ("currency", currency)]);
     let per_team = labels(&[("team", team.name.as_str()), ("currency", currency)]);
-    let hourly = 2.0 * price.major();
+    let gpu_hourly = 2.0 * price.major();
     let sample = |name: &str, labels: &BTreeMap<String, String>, value: f64| ExprTest {
         expr: name.to_owned(),
         eval_time: minutes(60),
         exp_samples: vec![Sample { labels: selector(name, labels), value }],
     };
-    let mut tests = vec![
-        sample(usage::POD_GPUS, &per_pod, 2.0),
-        sample(usage::POD_COST, &priced, hourly),
-        sample(usage::MODEL_COST, &per_model, hourly),
-        sample(usage::TEAM_COST, &per_team, hourly),
+    let mut tests = vec![sample(usage::POD_GPUS, &per_pod, 2.0), sample(usage::POD_COST, &priced, gpu_hourly)];
+    let mut inputs = vec![
+        Input { series: selector("kube_pod_container_resource_requests", &request), values: "2+0x60".to_owned() },
+        Input { series: selector("kube_pod_labels", &pod_labels), values: "1+0x60".to_owned() },
     ];
+    // The sums below are computed in the order the rules add, so they are the same doubles.
+    let hourly = match node.cost_per_egress_gb {
+        Some(egress_price) => {
+            let sandbox = labels(&[("namespace", namespace), ("pod", pod), ("container", ""), ("interface", "eth0")]);
+            let per_minute = EGRESS_BYTES_PER_SECOND * 60;
+            inputs.push(Input { series: selector(usage::POD_TRANSMITTED, &sandbox), values: format!("0+{per_minute}x60") });
+            let gb_per_hour = EGRESS_BYTES_PER_SECOND as f64 * 3600.0 / 1e9;
+            let egress_hourly = gb_per_hour * egress_price.major();
+            tests.push(sample(usage::POD_EGRESS, &per_pod, gb_per_hour));
+            tests.push(sample(usage::POD_EGRESS_COST, &priced, egress_hourly));
+            tests.push(sample(usage::MODEL_EGRESS_COST, &per_model, egress_hourly));
+            gpu_hourly + egress_hourly
+        }
+        None => gpu_hourly,
+    };
+    tests.push(sample(usage::MODEL_COST, &per_model, hourly));
+    tests.push(sample(usage::TEAM_COST, &per_team, hourly));
     let premium = rules.iter().find(|rule| {
         rule.record.as_deref() == Some(series::NVLINK_PREMIUM) && rule.labels.get("node").map(String::as_str) == Some(node.name.as_str())
     });
@@ -237,11 +260,8 @@ fn cost(model: &Model, rules: &[Rule]) -> Option<TestCase> {
     });
     Some(TestCase {
         name: "cost of a converged model from its pod's labels".to_owned(),
-        interval: "5m",
-        input_series: vec![
-            Input { series: selector("kube_pod_container_resource_requests", &request), values: "2+0x12".to_owned() },
-            Input { series: selector("kube_pod_labels", &pod_labels), values: "1+0x12".to_owned() },
-        ],
+        interval: "1m",
+        input_series: inputs,
         promql_expr_test: tests,
         alert_rule_test: Vec::new(),
     })

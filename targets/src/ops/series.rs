@@ -27,9 +27,12 @@ pub const PRICE: &str = "placid_gpu_hour_price";
 /// What a GPU-hour on an NVLink node costs above the cheapest GPU-hour without NVLink in the
 /// same currency, `{node, currency}`: the part of the price a job pays for NVLink.
 pub const NVLINK_PREMIUM: &str = "placid_nvlink_premium_per_gpu_hour";
+/// A node's price of one GB (10^9 bytes) sent out, `{node, currency}`.
+pub const EGRESS_PRICE: &str = "placid_egress_price_per_gb";
 
 /// Every static series name, for the check that rules read only what exists.
-pub const ALL: &[&str] = &[NVLINK_CAPACITY, DOMAIN_GPUS, RESERVED_GPUS, TEAM_SHARE, TEAM_INFO, TEAM_BUDGET, BUDGET, PRICE, NVLINK_PREMIUM];
+pub const ALL: &[&str] =
+    &[NVLINK_CAPACITY, DOMAIN_GPUS, RESERVED_GPUS, TEAM_SHARE, TEAM_INFO, TEAM_BUDGET, BUDGET, PRICE, NVLINK_PREMIUM, EGRESS_PRICE];
 
 /// A node's NVLink bandwidth in bytes per second, the sum of its GPUs' links.
 pub fn node_nvlink_bytes(node: &Node) -> u128 {
@@ -86,6 +89,9 @@ pub fn rules(model: &Model) -> Vec<Rule> {
         }
     }
     for node in &model.nodes {
+        if let Some(price) = node.cost_per_egress_gb {
+            rules.push(money(EGRESS_PRICE, price).label("node", node.name.as_str()));
+        }
         let Some(price) = node.cost_per_gpu_hour else { continue };
         rules.push(money(PRICE, price).label("node", node.name.as_str()));
         let cheapest_without = model

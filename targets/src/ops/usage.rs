@@ -1,11 +1,14 @@
 //! Recording rules over live series: NVLink utilisation per link, GPU, node and domain from
 //! the exporter's byte counters (`placid-probe --serve`, docs/probe.md), and the cost of each
-//! converged model (a plan stage's jobs) from the pod labels the workload templates carry.
+//! converged model (a plan stage's jobs) from the pod labels the workload templates carry:
+//! its GPU-hours at the node's price (the NVLink premium being part of that price) plus the
+//! bytes it sends out at the node's egress price.
 //!
 //! Pods are known to Prometheus through kube-state-metrics: `kube_pod_labels` (with
 //! `--metric-labels-allowlist=pods=[placid.dev/team,placid.dev/tier,placid.dev/class,placid.dev/stage]`)
-//! and `kube_pod_container_resource_requests`. Those are the only series the rules read that
-//! neither the exporter nor the static series produce ([`EXTERNAL`]).
+//! and `kube_pod_container_resource_requests`; their traffic through the kubelet's cAdvisor,
+//! which counts a pod's network once, on its sandbox. Those are the only series the rules read
+//! that neither the exporter nor the static series produce ([`EXTERNAL`]).
 
 use super::rule::Rule;
 use super::series;
@@ -26,13 +29,20 @@ pub const DOMAIN_UTILIZATION: &str = "placid:nvlink_domain_utilization:ratio";
 pub const POD_GPUS: &str = "placid:pod_gpus:sum";
 /// A pod's GPU-hour cost per hour (GPUs x node price).
 pub const POD_COST: &str = "placid:pod_cost_per_hour:sum";
+/// GB (10^9 bytes) a GPU pod sends out per hour, with its node, team, tier, class and stage.
+pub const POD_EGRESS: &str = "placid:pod_egress_gb_per_hour:sum";
+/// A pod's egress cost per hour ([`POD_EGRESS`] x the node's egress price).
+pub const POD_EGRESS_COST: &str = "placid:pod_egress_cost_per_hour:sum";
 /// The NVLink part of [`POD_COST`].
 pub const POD_NVLINK_PREMIUM: &str = "placid:pod_nvlink_premium_per_hour:sum";
-/// Cost per hour of each converged model: a team's stage of a class in a tier.
+/// Cost per hour of each converged model (a team's stage of a class in a tier): GPU-hours
+/// and egress.
 pub const MODEL_COST: &str = "placid:model_cost_per_hour:sum";
+/// The egress part of [`MODEL_COST`].
+pub const MODEL_EGRESS_COST: &str = "placid:model_egress_cost_per_hour:sum";
 /// The NVLink premium per hour of each converged model.
 pub const MODEL_NVLINK_PREMIUM: &str = "placid:model_nvlink_premium_per_hour:sum";
-/// A team's cost per hour.
+/// A team's cost per hour, GPU-hours and egress.
 pub const TEAM_COST: &str = "placid:team_cost_per_hour:sum";
 /// A team's cost over the last day, `{team, cost_center, currency}`: what budget alerts read.
 pub const COST_DAILY: &str = "placid_cost_daily";
@@ -44,8 +54,11 @@ pub const RECEIVED: &str = "placid_nvlink_received_bytes_total";
 /// See [`TRANSMITTED`].
 pub const LINK_BANDWIDTH: &str = "placid_nvlink_link_bandwidth_bytes_per_second";
 
-/// kube-state-metrics' series the cost rules read.
-pub const EXTERNAL: &[&str] = &["kube_pod_labels", "kube_pod_container_resource_requests"];
+/// cAdvisor's counter of the bytes a pod sends: the egress rules read it.
+pub const POD_TRANSMITTED: &str = "container_network_transmit_bytes_total";
+
+/// kube-state-metrics' and cAdvisor's series the cost rules read.
+pub const EXTERNAL: &[&str] = &["kube_pod_labels", "kube_pod_container_resource_requests", POD_TRANSMITTED];
 
 /// Every series these rules record.
 pub const RECORDED: &[&str] = &[
@@ -55,8 +68,11 @@ pub const RECORDED: &[&str] = &[
     DOMAIN_UTILIZATION,
     POD_GPUS,
     POD_COST,
+    POD_EGRESS,
+    POD_EGRESS_COST,
     POD_NVLINK_PREMIUM,
     MODEL_COST,
+    MODEL_EGRESS_COST,
     MODEL_NVLINK_PREMIUM,
     TEAM_COST,
     COST_DAILY,
@@ -73,6 +89,9 @@ const POD_LABELS: &[(&str, &str)] = &[
 
 /// What tells one converged model's cost from another's.
 const MODEL_LABELS: &str = "team, tier, class, stage, currency";
+
+/// Bytes a second over GB an hour.
+const GB_PER_HOUR: &str = "3600 / 1e9";
 
 fn traffic(by: &str) -> String {
     format!("sum by ({by}) (rate({TRANSMITTED}[{WINDOW}]) + rate({RECEIVED}[{WINDOW}]))")
@@ -107,9 +126,19 @@ fn cost() -> Vec<Rule> {
         ),
         Rule::record(POD_COST, format!("{POD_GPUS} * on (node) group_left (currency) {}", series::PRICE)),
         Rule::record(POD_NVLINK_PREMIUM, format!("{POD_GPUS} * on (node) group_left (currency) {}", series::NVLINK_PREMIUM)),
-        Rule::record(MODEL_COST, format!("sum by ({MODEL_LABELS}) ({POD_COST})")),
+        // Loopback never leaves the pod; `pod!=""` leaves out the node's own interfaces.
+        // `> bool 0` turns the GPU pod's series into a 1 that carries its labels.
+        Rule::record(
+            POD_EGRESS,
+            format!(
+                "sum by (namespace, pod) (rate({POD_TRANSMITTED}{{pod!=\"\", interface!=\"lo\"}}[{WINDOW}])) * {GB_PER_HOUR} * on (namespace, pod) group_left (node, {kept}) ({POD_GPUS} > bool 0)"
+            ),
+        ),
+        Rule::record(POD_EGRESS_COST, format!("{POD_EGRESS} * on (node) group_left (currency) {}", series::EGRESS_PRICE)),
+        Rule::record(MODEL_COST, total(MODEL_LABELS)),
+        Rule::record(MODEL_EGRESS_COST, format!("sum by ({MODEL_LABELS}) ({POD_EGRESS_COST})")),
         Rule::record(MODEL_NVLINK_PREMIUM, format!("sum by ({MODEL_LABELS}) ({POD_NVLINK_PREMIUM})")),
-        Rule::record(TEAM_COST, format!("sum by (team, currency) ({POD_COST})")),
+        Rule::record(TEAM_COST, total("team, currency")),
         // Five-minute steps over the day, each worth a twelfth of an hour; a team that ran an
         // hour pays for that hour, not for a day at that rate.
         Rule::record(
@@ -120,6 +149,15 @@ fn cost() -> Vec<Rule> {
             ),
         ),
     ]
+}
+
+/// GPU-hour and egress cost summed by `by`. Either alone where the other is missing: nodes
+/// without an egress price, or a cluster whose cAdvisor is not scraped, still cost their
+/// GPU-hours.
+fn total(by: &str) -> String {
+    let gpus = format!("sum by ({by}) ({POD_COST})");
+    let egress = format!("sum by ({by}) ({POD_EGRESS_COST})");
+    format!("{gpus} + {egress} or {gpus} or {egress}")
 }
 
 /// The live recording rules, NVLink first.

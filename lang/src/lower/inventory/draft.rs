@@ -45,6 +45,8 @@ pub(super) struct NodeDraft {
     pub memory: Given<String>,
     /// The GPU-hour price's digits, in the project's currency.
     pub cost: Given<String>,
+    /// The egress price's digits (per GB), in the project's currency.
+    pub egress: Given<String>,
     pub gpus: Vec<GpuDraft>,
     pub labels: Vec<LabelDraft>,
 }
@@ -175,6 +177,7 @@ impl NodeDraft {
             InventoryFormat::Json => format!("write the price as a decimal string in {}, such as \"3.10\"", currency.code()),
         };
         let cost = optional(self.cost, |digits| values::amount(cx, currency, &digits, help).map(|money| money.value));
+        let egress = optional(self.egress, |digits| values::amount(cx, currency, &digits, help).map(|money| money.value));
         let gpus = validate_gpus(cx, self.gpus);
         let (labels, labels_valid) = each(cx, self.labels, LabelDraft::validate);
         let node = Node {
@@ -186,6 +189,7 @@ impl NodeDraft {
             domain: None,
             capacity: capacity?.unwrap_or(CapacityKind::OnDemand),
             cost_per_gpu_hour: cost?,
+            cost_per_egress_gb: egress?,
             cpu: cpu?,
             memory: memory?,
             gpus: gpus?,

@@ -67,11 +67,21 @@ fn read_node(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<NodeDraft> {
         memory.children(cx, &[]);
         memory.expect_args(cx, 1, 1, "the host memory, such as \"512GiB\"").and_then(|args| bytes(cx, args[0]))
     });
-    let cost = NodeReader::single(cx, &children, "cost").map(|cost| {
-        let cost_props = cost.props(cx, schema::NODE_COST.properties);
-        cost.children(cx, &[]);
-        cost_props.require(cx, cost, "gpu-hour").and_then(|value| value.money_digits(cx))
-    });
+    let (cost, egress) = match NodeReader::single(cx, &children, "cost") {
+        None => (None, None),
+        Some(cost) => {
+            let cost_props = cost.props(cx, schema::NODE_COST.properties);
+            cost.children(cx, &[]);
+            let egress = cost_props.get("egress-gb").map(|value| value.money_digits(cx));
+            // Either price alone is a cost; a `cost` with neither says nothing.
+            let gpu_hour = match (cost_props.get("gpu-hour"), &egress) {
+                (Some(value), _) => Some(value.money_digits(cx)),
+                (None, Some(_)) => None,
+                (None, None) => Some(cost_props.require(cx, cost, "gpu-hour").and_then(|value| value.money_digits(cx))),
+            };
+            (gpu_hour, egress)
+        }
+    };
     let gpus = children.iter().filter(|child| child.kind() == "gpu").map(|gpu| read_gpu(cx, gpu)).collect();
     let labels = children.iter().filter(|child| child.kind() == "label").map(|label| read_label(cx, label)).collect();
     Some(NodeDraft {
@@ -86,6 +96,7 @@ fn read_node(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<NodeDraft> {
         cpu,
         memory,
         cost,
+        egress,
         gpus,
         labels,
     })
