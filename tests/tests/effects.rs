@@ -385,7 +385,7 @@ const ENTRIES: &[Entry] = &[
     given("tier/reserve@pool", M, MIGRATION_POOLS, "policy/tiers.kdl", "tier=serve/reserve", Set("pool", "\"x86-all\""), &[IMPOSSIBLE]),
     on("tier/reserve@gpus", C, TIERS, "tier=P0/reserve", Set("gpus", "8"), &[Slurm, Kubernetes, Engine]),
     parts("tier/checkpoint"),
-    on("tier/checkpoint@every", C, TIERS, "tier=P1/checkpoint", Set("every", "\"45m\""), &[Slurm, Kubernetes]),
+    on("tier/checkpoint@every", C, TIERS, "tier=P1/checkpoint", Set("every", "\"45m\""), &[Slurm, Kubernetes, Prometheus]),
     on("tier/checkpoint@incremental", C, TIERS, "tier=P0/checkpoint", RemoveProperty("incremental"), &[Slurm, Kubernetes]),
     on("tier/backfill", C, TIERS, "tier=P1/backfill", SetArgument(0, "#false"), &[Slurm, Engine, Checker("backfill-off-on-slurm")]),
     given(

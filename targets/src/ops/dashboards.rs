@@ -1,5 +1,6 @@
 //! The Grafana dashboard of the policy: NVLink utilisation per domain, queue wait and
-//! admitted GPUs per tier, cost against budget per team and per cost center, preemptions, and
+//! admitted GPUs per tier, cost against budget per team and per cost center, preemptions and
+//! the GPU-hours interruptions lost, and
 //! each migration's gates on its target pool. Shipped in a ConfigMap labelled for Grafana's
 //! dashboard sidecar (k8s/alerts.rs); every panel's PromQL is also written as a recording rule
 //! of a file promtool checks ([`check_rules`]), since Grafana would only say so on screen.
@@ -16,9 +17,9 @@ use super::rule::{Group, Rule};
 use super::{series, usage};
 use crate::migration::analysis::{Role, measure};
 
-/// Series of other exporters the panels read: kube-state-metrics' pod times and phases, and
-/// Kueue's preemption counter.
-pub const EXTERNAL: &[&str] = &["kube_pod_created", "kube_pod_start_time", "kube_pod_status_phase", "kueue_preempted_workloads_total"];
+/// Series of other exporters the panels read beside those of [`usage::EXTERNAL`]:
+/// kube-state-metrics' pod creation time and phases, and Kueue's preemption counter.
+pub const EXTERNAL: &[&str] = &["kube_pod_created", "kube_pod_status_phase", "kueue_preempted_workloads_total"];
 
 /// One query of a panel.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,7 +54,7 @@ fn panel(title: &str, unit: &'static str, queries: Vec<Query>) -> Panel {
 /// The panels of `model`, in display order.
 pub fn panels(model: &Model) -> Vec<Panel> {
     // One pod's labels as a 1, to carry `tier` onto kube-state-metrics' pod series.
-    let pod_tier = format!("(0 * {} + 1)", usage::POD_GPUS);
+    let pod_tier = usage::pod_labels(usage::POD_GPUS);
     let mut panels = vec![
         panel("NVLink utilisation per domain", "percentunit", vec![query("{{nvlink_domain}}", usage::DOMAIN_UTILIZATION.to_owned())]),
         panel(
@@ -61,7 +62,7 @@ pub fn panels(model: &Model) -> Vec<Panel> {
             "s",
             vec![query(
                 "{{tier}}",
-                format!("avg by (tier) ((kube_pod_start_time - kube_pod_created) * on (namespace, pod) group_left (tier) {pod_tier})"),
+                format!("avg by (tier) (({} - kube_pod_created) * on (namespace, pod) group_left (tier) {pod_tier})", usage::POD_STARTED),
             )],
         ),
         panel(
@@ -96,6 +97,11 @@ pub fn panels(model: &Model) -> Vec<Panel> {
                 query("NVLink premium {{team}} {{stage}}", usage::MODEL_NVLINK_PREMIUM.to_owned()),
                 query("egress {{team}} {{stage}}", usage::MODEL_EGRESS_COST.to_owned()),
             ],
+        ),
+        panel(
+            "GPU-hours lost to interruptions in the last hour, per tier",
+            "none",
+            vec![query("{{tier}}", usage::TIER_LOST_GPU_HOURS.to_owned())],
         ),
         panel(
             "Preemptions per hour",

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use placid_lang::diag::Diagnostic;
-use placid_lang::model::{Alert, Bound, Model, Node};
+use placid_lang::model::{Alert, Bound, Model, Node, Tier};
 use serde::Serialize;
 
 use super::alerting;
@@ -267,6 +267,79 @@ fn cost(model: &Model, rules: &[Rule]) -> Option<TestCase> {
     })
 }
 
+/// Pods of the first team, each started at 0 with two GPUs: one deleted at 40 minutes while
+/// running in the first tier that checkpoints (it loses the time since its last checkpoint)
+/// and one in the first that does not (it loses all 40 minutes), and one that completed at
+/// 20 minutes and was deleted at 25 (it lost nothing).
+fn lost_work(model: &Model) -> Option<TestCase> {
+    let team = model.teams.first()?;
+    let checkpointing = model.tiers.iter().find(|tier| tier.checkpoint.is_some());
+    let tiers: Vec<&Tier> = checkpointing.into_iter().chain(model.tiers.iter().find(|tier| tier.checkpoint.is_none())).collect();
+    let node = model.nodes.first()?.name.as_str();
+    let (namespace, class, stage) = (team.namespace.as_str(), "none", "train");
+    const RAN: u64 = 2400;
+    // (pod, tier, when it completed, when it was deleted), in seconds.
+    let mut pods: Vec<(String, &Tier, Option<u64>, u64)> =
+        tiers.iter().map(|tier| (format!("promtool-interrupted-{}", tier.name), *tier, None, RAN)).collect();
+    pods.push(("promtool-finished".to_owned(), tiers.first()?, Some(1200), 1500));
+    let mut inputs = Vec::new();
+    let mut expected: BTreeMap<&str, Vec<Sample>> = BTreeMap::new();
+    let mut expect = |name: &'static str, labels: &BTreeMap<String, String>, value: f64| {
+        expected.entry(name).or_default().push(Sample { labels: selector(name, labels), value });
+    };
+    for (pod, tier, completed, deleted) in &pods {
+        let pod_labels = labels(&[("namespace", namespace), ("pod", pod)]);
+        let mut request = pod_labels.clone();
+        request.extend(labels(&[("container", "main"), ("node", node), ("resource", "nvidia_com_gpu"), ("unit", "integer")]));
+        let mut labelled = pod_labels.clone();
+        labelled.extend(labels(&[
+            ("label_placid_dev_team", team.name.as_str()),
+            ("label_placid_dev_tier", tier.name.as_str()),
+            ("label_placid_dev_class", class),
+            ("label_placid_dev_stage", stage),
+        ]));
+        let gone = deleted / 60;
+        inputs.push(Input { series: selector("kube_pod_container_resource_requests", &request), values: format!("2+0x{gone}") });
+        inputs.push(Input { series: selector("kube_pod_labels", &labelled), values: format!("1+0x{gone}") });
+        inputs.push(Input { series: selector(usage::POD_STARTED, &pod_labels), values: format!("0+0x{gone}") });
+        // Deletion is seen from the minute it is asked until the pod is gone, two minutes on.
+        inputs.push(Input { series: selector(usage::POD_DELETED, &pod_labels), values: format!("_x{gone} {deleted}+0x2") });
+        if let Some(completed) = completed {
+            let done = completed / 60;
+            inputs.push(Input {
+                series: selector(usage::POD_COMPLETED, &pod_labels),
+                values: format!("_x{done} {completed}+0x{}", gone - done + 2),
+            });
+            continue;
+        }
+        let ran = *deleted as f64;
+        let lost_seconds = tier.checkpoint.map_or(ran, |checkpoint| ran % checkpoint.every.seconds as f64);
+        // In the order the rule computes it, so that it is the same double.
+        let lost = lost_seconds * 2.0 / 3600.0;
+        let mut per_pod = pod_labels.clone();
+        per_pod.extend(labels(&[
+            ("node", node),
+            ("team", team.name.as_str()),
+            ("tier", tier.name.as_str()),
+            ("class", class),
+            ("stage", stage),
+        ]));
+        expect(usage::POD_INTERRUPTED_RUN, &per_pod, ran);
+        expect(usage::POD_LOST_GPU_HOURS, &per_pod, lost);
+        expect(usage::TIER_LOST_GPU_HOURS, &labels(&[("tier", tier.name.as_str())]), lost);
+    }
+    Some(TestCase {
+        name: "GPU-hours interrupted pods lost since their last checkpoint".to_owned(),
+        interval: "1m",
+        input_series: inputs,
+        promql_expr_test: expected
+            .into_iter()
+            .map(|(name, exp_samples)| ExprTest { expr: name.to_owned(), eval_time: minutes(45), exp_samples })
+            .collect(),
+        alert_rule_test: Vec::new(),
+    })
+}
+
 /// The alert's condition held bad from the start: not firing the minute before its `for`
 /// ends, firing the minute after; held good, never firing.
 fn alert(model: &Model, alert: &Alert, rule: &Rule) -> Result<Vec<TestCase>, Diagnostic> {
@@ -307,7 +380,8 @@ fn alert(model: &Model, alert: &Alert, rule: &Rule) -> Result<Vec<TestCase>, Dia
 /// The promtool test file for `rules` (every rule of the rule file). An alert whose limit
 /// cannot be expressed has no rule, and its E057 comes from the rules.
 pub fn file(model: &Model, rules: &[Rule]) -> String {
-    let mut tests: Vec<TestCase> = [static_series(rules), nvlink(model), cost(model, rules)].into_iter().flatten().collect();
+    let mut tests: Vec<TestCase> =
+        [static_series(rules), nvlink(model), cost(model, rules), lost_work(model)].into_iter().flatten().collect();
     for alert_model in &model.alerts {
         let name = alerting::alert_name(alert_model.name.as_str());
         if let Some(rule) = rules.iter().find(|rule| rule.alert.as_deref() == Some(name.as_str())) {

@@ -27,12 +27,25 @@ pub const PRICE: &str = "placid_gpu_hour_price";
 /// What a GPU-hour on an NVLink node costs above the cheapest GPU-hour without NVLink in the
 /// same currency, `{node, currency}`: the part of the price a job pays for NVLink.
 pub const NVLINK_PREMIUM: &str = "placid_nvlink_premium_per_gpu_hour";
+/// A tier's checkpoint interval in seconds, `{tier}`, for tiers that checkpoint.
+pub const CHECKPOINT_SECONDS: &str = "placid_tier_checkpoint_seconds";
 /// A node's price of one GB (10^9 bytes) sent out, `{node, currency}`.
 pub const EGRESS_PRICE: &str = "placid_egress_price_per_gb";
 
 /// Every static series name, for the check that rules read only what exists.
-pub const ALL: &[&str] =
-    &[NVLINK_CAPACITY, DOMAIN_GPUS, RESERVED_GPUS, TEAM_SHARE, TEAM_INFO, TEAM_BUDGET, BUDGET, PRICE, NVLINK_PREMIUM, EGRESS_PRICE];
+pub const ALL: &[&str] = &[
+    NVLINK_CAPACITY,
+    DOMAIN_GPUS,
+    RESERVED_GPUS,
+    TEAM_SHARE,
+    TEAM_INFO,
+    TEAM_BUDGET,
+    BUDGET,
+    PRICE,
+    NVLINK_PREMIUM,
+    EGRESS_PRICE,
+    CHECKPOINT_SECONDS,
+];
 
 /// A node's NVLink bandwidth in bytes per second, the sum of its GPUs' links.
 pub fn node_nvlink_bytes(node: &Node) -> u128 {
@@ -60,6 +73,9 @@ pub fn rules(model: &Model) -> Vec<Rule> {
         rules.push(Rule::record(DOMAIN_GPUS, constant(f64::from(domain.gpus))).label("nvlink_domain", domain.name.as_str()));
     }
     for tier in &model.tiers {
+        if let Some(checkpoint) = tier.checkpoint {
+            rules.push(Rule::record(CHECKPOINT_SECONDS, constant(checkpoint.every.seconds as f64)).label("tier", tier.name.as_str()));
+        }
         for reservation in &tier.reservations {
             rules.push(
                 Rule::record(RESERVED_GPUS, constant(f64::from(reservation.gpus)))

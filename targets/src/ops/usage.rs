@@ -2,7 +2,8 @@
 //! the exporter's byte counters (`placid-probe --serve`, docs/probe.md), and the cost of each
 //! converged model (a plan stage's jobs) from the pod labels the workload templates carry:
 //! its GPU-hours at the node's price (the NVLink premium being part of that price) plus the
-//! bytes it sends out at the node's egress price.
+//! bytes it sends out at the node's egress price; and the GPU-hours interrupted pods lost
+//! since their last checkpoint.
 //!
 //! Pods are known to Prometheus through kube-state-metrics: `kube_pod_labels` (with
 //! `--metric-labels-allowlist=pods=[placid.dev/team,placid.dev/tier,placid.dev/class,placid.dev/stage]`)
@@ -42,6 +43,14 @@ pub const MODEL_COST: &str = "placid:model_cost_per_hour:sum";
 pub const MODEL_EGRESS_COST: &str = "placid:model_egress_cost_per_hour:sum";
 /// The NVLink premium per hour of each converged model.
 pub const MODEL_NVLINK_PREMIUM: &str = "placid:model_nvlink_premium_per_hour:sum";
+/// Seconds each GPU pod interrupted in the last hour (deleted before it completed) had run,
+/// with its node, team, tier, class and stage.
+pub const POD_INTERRUPTED_RUN: &str = "placid:pod_interrupted_run_seconds:1h";
+/// GPU-hours each pod interrupted in the last hour lost: its GPUs x the time since its last
+/// checkpoint, as the engine counts work lost (docs/semantics.md, section 6).
+pub const POD_LOST_GPU_HOURS: &str = "placid:pod_lost_gpu_hours:1h";
+/// [`POD_LOST_GPU_HOURS`] by the interrupted pods' tier.
+pub const TIER_LOST_GPU_HOURS: &str = "placid:tier_lost_gpu_hours:1h";
 /// A team's cost per hour, GPU-hours and egress.
 pub const TEAM_COST: &str = "placid:team_cost_per_hour:sum";
 /// A team's cost over the last day, `{team, cost_center, currency}`: what budget alerts read.
@@ -57,8 +66,16 @@ pub const LINK_BANDWIDTH: &str = "placid_nvlink_link_bandwidth_bytes_per_second"
 /// cAdvisor's counter of the bytes a pod sends: the egress rules read it.
 pub const POD_TRANSMITTED: &str = "container_network_transmit_bytes_total";
 
-/// kube-state-metrics' and cAdvisor's series the cost rules read.
-pub const EXTERNAL: &[&str] = &["kube_pod_labels", "kube_pod_container_resource_requests", POD_TRANSMITTED];
+/// kube-state-metrics' pod times the lost-work rules read.
+pub const POD_STARTED: &str = "kube_pod_start_time";
+/// See [`POD_STARTED`].
+pub const POD_DELETED: &str = "kube_pod_deletion_timestamp";
+/// See [`POD_STARTED`].
+pub const POD_COMPLETED: &str = "kube_pod_completion_time";
+
+/// kube-state-metrics' and cAdvisor's series the cost and lost-work rules read.
+pub const EXTERNAL: &[&str] =
+    &["kube_pod_labels", "kube_pod_container_resource_requests", POD_TRANSMITTED, POD_STARTED, POD_DELETED, POD_COMPLETED];
 
 /// Every series these rules record.
 pub const RECORDED: &[&str] = &[
@@ -76,6 +93,9 @@ pub const RECORDED: &[&str] = &[
     MODEL_NVLINK_PREMIUM,
     TEAM_COST,
     COST_DAILY,
+    POD_INTERRUPTED_RUN,
+    POD_LOST_GPU_HOURS,
+    TIER_LOST_GPU_HOURS,
 ];
 
 /// The pod labels of the workload templates, as kube-state-metrics names them, and the
@@ -89,6 +109,9 @@ const POD_LABELS: &[(&str, &str)] = &[
 
 /// What tells one converged model's cost from another's.
 const MODEL_LABELS: &str = "team, tier, class, stage, currency";
+
+/// How far back the lost-work rules look.
+const LOST_WINDOW: &str = "1h";
 
 /// Bytes a second over GB an hour.
 const GB_PER_HOUR: &str = "3600 / 1e9";
@@ -127,11 +150,11 @@ fn cost() -> Vec<Rule> {
         Rule::record(POD_COST, format!("{POD_GPUS} * on (node) group_left (currency) {}", series::PRICE)),
         Rule::record(POD_NVLINK_PREMIUM, format!("{POD_GPUS} * on (node) group_left (currency) {}", series::NVLINK_PREMIUM)),
         // Loopback never leaves the pod; `pod!=""` leaves out the node's own interfaces.
-        // `> bool 0` turns the GPU pod's series into a 1 that carries its labels.
         Rule::record(
             POD_EGRESS,
             format!(
-                "sum by (namespace, pod) (rate({POD_TRANSMITTED}{{pod!=\"\", interface!=\"lo\"}}[{WINDOW}])) * {GB_PER_HOUR} * on (namespace, pod) group_left (node, {kept}) ({POD_GPUS} > bool 0)"
+                "sum by (namespace, pod) (rate({POD_TRANSMITTED}{{pod!=\"\", interface!=\"lo\"}}[{WINDOW}])) * {GB_PER_HOUR} * on (namespace, pod) group_left (node, {kept}) {}",
+                pod_labels(POD_GPUS)
             ),
         ),
         Rule::record(POD_EGRESS_COST, format!("{POD_EGRESS} * on (node) group_left (currency) {}", series::EGRESS_PRICE)),
@@ -151,6 +174,40 @@ fn cost() -> Vec<Rule> {
     ]
 }
 
+/// A GPU pod's series as a 1 that carries its node and `placid.dev/*` labels onto another
+/// pod series (`* on (namespace, pod) group_left (...)`); `gpus` is [`POD_GPUS`] or a range
+/// function of it.
+pub fn pod_labels(gpus: &str) -> String {
+    format!("(0 * {gpus} + 1)")
+}
+
+/// The lost-work rules over the last [`LOST_WINDOW`]. A pod is interrupted when it was deleted
+/// (preempted, evicted, drained) without having completed first; a pod deleted after it
+/// completed (a Job's TTL) lost nothing. The range functions keep a pod for the whole window
+/// after it is gone, so each rule is a figure over the last hour however often it runs.
+fn lost_work() -> Vec<Rule> {
+    let last = |series: &str| format!("max by (namespace, pod) (last_over_time({series}[{LOST_WINDOW}]))");
+    let (started, deleted, completed) = (last(POD_STARTED), last(POD_DELETED), last(POD_COMPLETED));
+    let gpus = format!("last_over_time({POD_GPUS}[{LOST_WINDOW}])");
+    let kept = POD_LABELS.iter().map(|(_, to)| *to).collect::<Vec<_>>().join(", ");
+    // A positive run only: a pod name reused after a deletion starts after it.
+    let ran = format!(
+        "(({deleted} - on (namespace, pod) {started}) > 0) unless on (namespace, pod) ({completed} <= on (namespace, pod) {deleted})"
+    );
+    let checkpoint = series::CHECKPOINT_SECONDS;
+    vec![
+        Rule::record(POD_INTERRUPTED_RUN, format!("({ran}) * on (namespace, pod) group_left (node, {kept}) {}", pod_labels(&gpus))),
+        // `ran mod every` in a tier that checkpoints, all of `ran` in one that does not.
+        Rule::record(
+            POD_LOST_GPU_HOURS,
+            format!(
+                "({POD_INTERRUPTED_RUN} % on (tier) group_left () {checkpoint} or {POD_INTERRUPTED_RUN} unless on (tier) {checkpoint}) * on (namespace, pod) group_left () {gpus} / 3600"
+            ),
+        ),
+        Rule::record(TIER_LOST_GPU_HOURS, format!("sum by (tier) ({POD_LOST_GPU_HOURS})")),
+    ]
+}
+
 /// GPU-hour and egress cost summed by `by`. Either alone where the other is missing: nodes
 /// without an egress price, or a cluster whose cAdvisor is not scraped, still cost their
 /// GPU-hours.
@@ -164,5 +221,6 @@ fn total(by: &str) -> String {
 pub fn rules() -> Vec<Rule> {
     let mut rules = nvlink();
     rules.extend(cost());
+    rules.extend(lost_work());
     rules
 }
