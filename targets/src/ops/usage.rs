@@ -7,7 +7,8 @@
 //!
 //! Pods are known to Prometheus through kube-state-metrics: `kube_pod_labels` (with
 //! `--metric-labels-allowlist=pods=[placid.dev/team,placid.dev/tier,placid.dev/class,placid.dev/stage]`)
-//! and `kube_pod_container_resource_requests`; their traffic through the kubelet's cAdvisor,
+//! and `kube_pod_container_resource_requests`, and their start, deletion and completion
+//! times; their traffic through the kubelet's cAdvisor,
 //! which counts a pod's network once, on its sandbox. Those are the only series the rules read
 //! that neither the exporter nor the static series produce ([`EXTERNAL`]).
 
@@ -107,6 +108,11 @@ const POD_LABELS: &[(&str, &str)] = &[
     ("label_placid_dev_stage", "stage"),
 ];
 
+/// The labels placid's pod series carry from the pod's `placid.dev/*` labels: `team, tier, ...`.
+fn placid_labels() -> String {
+    POD_LABELS.iter().map(|(_, to)| *to).collect::<Vec<_>>().join(", ")
+}
+
 /// What tells one converged model's cost from another's.
 const MODEL_LABELS: &str = "team, tier, class, stage, currency";
 
@@ -138,8 +144,7 @@ fn cost() -> Vec<Rule> {
     for (from, to) in POD_LABELS {
         labels = format!("label_replace({labels}, \"{to}\", \"$1\", \"{from}\", \"(.+)\")");
     }
-    let kept: Vec<&str> = POD_LABELS.iter().map(|(_, to)| *to).collect();
-    let kept = kept.join(", ");
+    let kept = placid_labels();
     vec![
         Rule::record(
             POD_GPUS,
@@ -189,7 +194,7 @@ fn lost_work() -> Vec<Rule> {
     let last = |series: &str| format!("max by (namespace, pod) (last_over_time({series}[{LOST_WINDOW}]))");
     let (started, deleted, completed) = (last(POD_STARTED), last(POD_DELETED), last(POD_COMPLETED));
     let gpus = format!("last_over_time({POD_GPUS}[{LOST_WINDOW}])");
-    let kept = POD_LABELS.iter().map(|(_, to)| *to).collect::<Vec<_>>().join(", ");
+    let kept = placid_labels();
     // A positive run only: a pod name reused after a deletion starts after it.
     let ran = format!(
         "(({deleted} - on (namespace, pod) {started}) > 0) unless on (namespace, pod) ({completed} <= on (namespace, pod) {deleted})"
