@@ -2,10 +2,11 @@
 //! the test sets: `domain.nvlink_utilization` moves the scores, the filter refuses comm-heavy
 //! pods on a domain only once it has stayed above the threshold for the hold, and bad
 //! telemetry (NaN, a missing series, Prometheus down) falls back with a log line while
-//! scheduling goes on. (tests/tests/prometheus_live.rs does the same against a real
-//! Prometheus.)
+//! scheduling goes on; a slow Prometheus delays only the request that refreshes.
+//! (tests/tests/prometheus_live.rs does the same against a real Prometheus.)
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -106,4 +107,31 @@ fn live_figures_score_throttle_after_the_hold_and_fall_back_with_a_log_line() {
     let filtered = post(server.address, "/filter", &args("high"));
     assert_eq!(filtered.get("Error").and_then(Value::as_str).unwrap_or_default(), "");
     assert!(lines.lock().is_ok_and(|lines| lines.iter().any(|line| line.contains("503") && line.contains("keeping the last good figure"))));
+}
+
+#[test]
+fn a_slow_prometheus_delays_only_the_request_that_refreshes() {
+    let answer = Arc::new(Mutex::new(Answer::figures(&[("nvl-a", "0.95"), ("nvl-b", "0.10")], &[])));
+    let log: Log = Arc::new(|_: &str| {});
+    let server = start(prometheus(answer.clone()), log);
+    let before = priorities(server.address);
+
+    let arrived = Arc::new(AtomicUsize::new(0));
+    *answer.lock().unwrap_or_else(|error| panic!("{error}")) = Answer::Stalled(arrived.clone());
+    settle();
+    let address = server.address;
+    let refreshing = std::thread::spawn(move || priorities(address));
+    let waited = std::time::Instant::now();
+    while arrived.load(Ordering::SeqCst) == 0 {
+        assert!(waited.elapsed() < Duration::from_secs(30), "the refreshing request never reached Prometheus");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Prometheus holds the first request's refresh; another request is answered meanwhile,
+    // with the figures of the last refresh.
+    assert_eq!(priorities(server.address), before);
+    assert!(!refreshing.is_finished(), "the second request waited for the first one's refresh");
+
+    *answer.lock().unwrap_or_else(|error| panic!("{error}")) = Answer::figures(&[("nvl-a", "0.10"), ("nvl-b", "0.95")], &[]);
+    let (busy, idle) = refreshing.join().unwrap_or_else(|_| panic!("the refreshing request panicked"));
+    assert!(busy > idle, "the refresh read the answer Prometheus finally gave: {busy} vs {idle}");
 }

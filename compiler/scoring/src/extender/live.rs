@@ -3,8 +3,10 @@
 //! once per TTL (two queries, whatever the request rate), and the throttled domains the
 //! filter refuses comm-heavy pods on.
 //!
-//! Invariants: a request never waits on more than one refresh, bounded by the client's
-//! timeout; bad or missing telemetry gives the static figure (`STATIC_UTILIZATION`) and never
+//! Invariants: one request per TTL refreshes, waiting at most the client's timeout; any
+//! request that comes while it does is answered at once with the previous figures, so a slow
+//! or unreachable Prometheus delays one request per TTL, never all of them; bad or missing
+//! telemetry gives the static figure (`STATIC_UTILIZATION`) and never
 //! throttles; a fallback is logged when its reason changes for a key, not on every refresh,
 //! so a Prometheus that is down logs once per node and domain rather than once per TTL.
 
@@ -55,12 +57,18 @@ impl Figures {
     }
 }
 
-struct State {
+/// What a refresh reads and updates; held only by the request that refreshes.
+struct Refresher {
     node: Telemetry,
     domain: Telemetry,
-    refreshed: Option<Instant>,
-    figures: Arc<Figures>,
     logged: HashMap<String, String>,
+}
+
+/// The figures requests read, and when they were refreshed; held only to copy or replace.
+#[derive(Default)]
+struct Current {
+    figures: Arc<Figures>,
+    refreshed: Option<Instant>,
 }
 
 /// Live telemetry of one extender.
@@ -72,7 +80,8 @@ pub struct Live {
     node_keys: BTreeMap<String, f64>,
     domain_keys: BTreeMap<String, f64>,
     log: Log,
-    state: Mutex<State>,
+    refresher: Mutex<Refresher>,
+    current: Mutex<Current>,
 }
 
 impl Live {
@@ -103,7 +112,8 @@ impl Live {
             node_keys,
             domain_keys,
             log,
-            state: Mutex::new(State { node, domain, refreshed: None, figures: Arc::default(), logged: HashMap::new() }),
+            refresher: Mutex::new(Refresher { node, domain, logged: HashMap::new() }),
+            current: Mutex::default(),
         }
     }
 
@@ -113,21 +123,42 @@ impl Live {
     }
 
     /// The figures now: those of the last refresh while it is younger than the TTL, else
-    /// fresh ones (two queries).
+    /// fresh ones (two queries); the last ones while another request refreshes.
     pub fn figures(&self) -> Arc<Figures> {
-        let Ok(mut state) = self.state.lock() else {
-            // A refresh panicked on another thread: serve static figures rather than fail.
-            return Arc::default();
+        let last = {
+            // A thread that panicked while holding it only ever replaced the whole value.
+            let current = self.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if current.refreshed.is_some_and(|at| at.elapsed() < self.ttl) {
+                return current.figures.clone();
+            }
+            current.figures.clone()
         };
-        if state.refreshed.is_some_and(|at| at.elapsed() < self.ttl) {
-            return state.figures.clone();
+        let mut refresher = match self.refresher.try_lock() {
+            Ok(refresher) => refresher,
+            Err(std::sync::TryLockError::WouldBlock) => return last,
+            // A refresh panicked on another thread: serve static figures rather than fail.
+            Err(std::sync::TryLockError::Poisoned(_)) => return Arc::default(),
+        };
+        // Another request may have refreshed between the two locks.
+        if let Ok(current) = self.current.lock()
+            && current.refreshed.is_some_and(|at| at.elapsed() < self.ttl)
+        {
+            return current.figures.clone();
         }
+        let figures = Arc::new(self.refresh(&mut refresher));
+        let mut current = self.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *current = Current { figures: figures.clone(), refreshed: Some(Instant::now()) };
+        figures
+    }
+
+    /// Two queries, their fallbacks logged, and the figures of every inventory node.
+    fn refresh(&self, refresher: &mut Refresher) -> Figures {
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |since| since.as_secs_f64());
-        let nodes = state.node.refresh(now, &self.node_keys);
-        let domains = state.domain.refresh(now, &self.domain_keys);
+        let nodes = refresher.node.refresh(now, &self.node_keys);
+        let domains = refresher.domain.refresh(now, &self.domain_keys);
         let labelled = nodes.iter().map(|reading| (NODE_LABEL, reading)).chain(domains.iter().map(|reading| (DOMAIN_LABEL, reading)));
         for (label, (key, reading)) in labelled {
-            self.log_change(&mut state.logged, &format!("{label}={key}"), reading);
+            self.log_change(&mut refresher.logged, &format!("{label}={key}"), reading);
         }
         let by_node = self
             .nodes
@@ -142,9 +173,7 @@ impl Live {
                 (name.clone(), figures)
             })
             .collect();
-        state.figures = Arc::new(Figures { by_node });
-        state.refreshed = Some(Instant::now());
-        state.figures.clone()
+        Figures { by_node }
     }
 
     fn log_change(&self, logged: &mut HashMap<String, String>, key: &str, reading: &Reading) {

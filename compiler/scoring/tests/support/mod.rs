@@ -9,6 +9,7 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -117,6 +118,9 @@ pub enum Answer {
     Figures { domains: Vec<(String, String)>, nodes: Vec<(String, String)> },
     /// 503.
     Down,
+    /// No answer while the answer stays `Stalled`, then the answer it becomes: a slow
+    /// Prometheus. The counter counts the queries that arrived while stalled.
+    Stalled(Arc<AtomicUsize>),
 }
 
 impl Answer {
@@ -145,8 +149,16 @@ pub fn prometheus(answer: Arc<Mutex<Answer>>) -> SocketAddr {
             let mut head = [0u8; 4096];
             let read = stream.read(&mut head).unwrap_or(0);
             let request = String::from_utf8_lossy(&head[..read]).into_owned();
-            let current = answer.lock().map(|answer| answer.clone()).unwrap_or(Answer::Down);
+            let mut current = answer.lock().map(|answer| answer.clone()).unwrap_or(Answer::Down);
+            if let Answer::Stalled(arrived) = &current {
+                arrived.fetch_add(1, Ordering::SeqCst);
+            }
+            while let Answer::Stalled(_) = current {
+                std::thread::sleep(Duration::from_millis(10));
+                current = answer.lock().map(|answer| answer.clone()).unwrap_or(Answer::Down);
+            }
             let reply = match current {
+                Answer::Stalled(_) => unreachable!("waited above until the answer changed"),
                 Answer::Down => "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned(),
                 Answer::Figures { domains, nodes } => {
                     let (label, figures) = if request.contains("domain_q") { ("nvlink_domain", domains) } else { ("node", nodes) };
