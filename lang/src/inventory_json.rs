@@ -36,9 +36,9 @@ pub struct JsonNode {
     /// Price per GPU-hour as a decimal string in the project's currency (`"3.10"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_gpu_hour: Option<String>,
-    /// Price per GB of egress, like `cost-gpu-hour` (`"0.09"`).
+    /// Price per TB of egress, like `cost-gpu-hour` (`"90"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost_egress_gb: Option<String>,
+    pub cost_egress_tb: Option<String>,
     /// CPU; a node may leave it out, like a KDL node without `cpu`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<JsonCpu>,

@@ -72,13 +72,13 @@ fn write_node(out: &mut String, model: &Model, node: &Node) {
     if let Some(memory) = node.memory {
         let _ = writeln!(out, "    memory {}", quote(&memory.to_string()));
     }
-    if node.cost_per_gpu_hour.is_some() || node.cost_per_egress_gb.is_some() {
+    if node.cost_per_gpu_hour.is_some() || node.cost_per_egress_tb.is_some() {
         out.push_str("    cost");
         if let Some(cost) = node.cost_per_gpu_hour {
             let _ = write!(out, " gpu-hour={cost}");
         }
-        if let Some(egress) = node.cost_per_egress_gb {
-            let _ = write!(out, " egress-gb={egress}");
+        if let Some(egress) = node.cost_per_egress_tb {
+            let _ = write!(out, " egress-tb={egress}");
         }
         out.push('\n');
     }
@@ -188,7 +188,7 @@ fn json_node(model: &Model, node: &Node) -> JsonNode {
         nvlink_domain: node.domain.map(|domain| model.domain(domain).name.to_string()),
         capacity: Some(node.capacity.as_str().to_owned()),
         cost_gpu_hour: node.cost_per_gpu_hour.map(json_amount),
-        cost_egress_gb: node.cost_per_egress_gb.map(json_amount),
+        cost_egress_tb: node.cost_per_egress_tb.map(json_amount),
         cpu: declares_cpu(&node.cpu).then(|| json_cpu(&node.cpu)),
         memory: node.memory.map(|memory| memory.to_string()),
         gpus: node.gpus.iter().map(json_gpu).collect(),
@@ -406,7 +406,7 @@ mod tests {
                     domain: None,
                     capacity: CapacityKind::ALL[capacity],
                     cost_per_gpu_hour: cost.map(|minor| Money { currency: Currency::Usd, minor }),
-                    cost_per_egress_gb: egress.map(|minor| Money { currency: Currency::Usd, minor }),
+                    cost_per_egress_tb: egress.map(|minor| Money { currency: Currency::Usd, minor }),
                     cpu,
                     memory: Some(Bytes(512 << 30)),
                     gpus,

@@ -102,14 +102,14 @@ const CASES: &[Case] = &[
     },
     Case {
         what: "a negative egress price",
-        kdl: r#"node "a" arch="x86_64" { cpu harts=8; cost gpu-hour=(usd)1 egress-gb=(usd)-0.09 }"#,
-        json: r#"{"name": "a", "arch": "x86_64", "cost-gpu-hour": "1", "cost-egress-gb": "-0.09", "cpu": {"harts": 8}}"#,
+        kdl: r#"node "a" arch="x86_64" { cpu harts=8; cost gpu-hour=(usd)1 egress-tb=(usd)-90 }"#,
+        json: r#"{"name": "a", "arch": "x86_64", "cost-gpu-hour": "1", "cost-egress-tb": "-90", "cpu": {"harts": 8}}"#,
         code: Code::InvalidValue,
     },
     Case {
         what: "an egress price that is no number",
-        kdl: r#"node "a" arch="x86_64" { cpu harts=8; cost egress-gb=(usd)"0.0.9" }"#,
-        json: r#"{"name": "a", "arch": "x86_64", "cost-egress-gb": "0.0.9", "cpu": {"harts": 8}}"#,
+        kdl: r#"node "a" arch="x86_64" { cpu harts=8; cost egress-tb=(usd)"0.0.9" }"#,
+        json: r#"{"name": "a", "arch": "x86_64", "cost-egress-tb": "0.0.9", "cpu": {"harts": 8}}"#,
         code: Code::InvalidUnit,
     },
     Case {
@@ -265,28 +265,34 @@ fn a_node_without_a_cpu_is_accepted_in_both_forms() {
 #[test]
 fn either_price_alone_is_read_the_same_in_both_forms() {
     for (kdl, json_node) in [
-        (r#"node "a" arch="x86_64" { cost egress-gb=(usd)0.09 }"#, r#"{"name": "a", "arch": "x86_64", "cost-egress-gb": "0.09"}"#),
+        (r#"node "a" arch="x86_64" { cost egress-tb=(usd)90 }"#, r#"{"name": "a", "arch": "x86_64", "cost-egress-tb": "90"}"#),
         (r#"node "a" arch="x86_64" { cost gpu-hour=(usd)2 }"#, r#"{"name": "a", "arch": "x86_64", "cost-gpu-hour": "2"}"#),
         (
-            r#"node "a" arch="x86_64" { cost gpu-hour=(usd)2 egress-gb=(usd)0.09 }"#,
-            r#"{"name": "a", "arch": "x86_64", "cost-gpu-hour": "2", "cost-egress-gb": "0.09"}"#,
+            r#"node "a" arch="x86_64" { cost gpu-hour=(usd)2 egress-tb=(usd)90 }"#,
+            r#"{"name": "a", "arch": "x86_64", "cost-gpu-hour": "2", "cost-egress-tb": "90"}"#,
         ),
     ] {
         let (kdl_entries, kdl_diagnostics) = read_inventory_file(FileId(0), kdl, InventoryFormat::Kdl);
         let (json_entries, json_diagnostics) = read_inventory_file(FileId(0), &json(json_node), InventoryFormat::Json);
         assert!(kdl_diagnostics.is_empty() && json_diagnostics.is_empty(), "{kdl_diagnostics:?}\n{json_diagnostics:?}");
         let prices =
-            |entries: &[placid_lang::lower::InventoryEntry]| (entries[0].node.cost_per_gpu_hour, entries[0].node.cost_per_egress_gb);
+            |entries: &[placid_lang::lower::InventoryEntry]| (entries[0].node.cost_per_gpu_hour, entries[0].node.cost_per_egress_tb);
         assert_eq!(prices(&kdl_entries), prices(&json_entries), "{kdl}");
-        assert!(kdl.contains("egress-gb") == prices(&kdl_entries).1.is_some(), "{kdl}");
+        assert!(kdl.contains("egress-tb") == prices(&kdl_entries).1.is_some(), "{kdl}");
     }
 }
 
 #[test]
-fn a_cost_without_a_price_is_refused() {
-    let (entries, diagnostics) = read_inventory_file(FileId(0), r#"node "a" arch="x86_64" { cost }"#, InventoryFormat::Kdl);
-    assert!(entries.is_empty(), "the node was kept");
-    assert_eq!(codes(&diagnostics), [Code::MissingValue], "{diagnostics:?}");
+fn a_cost_without_a_price_or_with_an_argument_is_refused() {
+    for (text, code) in [
+        (r#"node "a" arch="x86_64" { cost }"#, Code::MissingValue),
+        (r#"node "a" arch="x86_64" { cost (usd)5 gpu-hour=(usd)2 }"#, Code::InvalidValue),
+    ] {
+        let (entries, diagnostics) = read_inventory_file(FileId(0), text, InventoryFormat::Kdl);
+        assert!(entries.is_empty(), "{text}: the node was kept");
+        assert_eq!(codes(&diagnostics), [code], "{text}: {diagnostics:?}");
+        assert!(diagnostics.iter().all(|diagnostic| diagnostic.help.is_some()), "{text}: {diagnostics:?}");
+    }
 }
 
 #[test]

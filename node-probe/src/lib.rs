@@ -96,7 +96,7 @@ pub fn probe(root: &Root, site: Site, gpu_source: &dyn GpuSource) -> Probe {
                 domain: None,
                 capacity: site.capacity.unwrap_or(CapacityKind::OnDemand),
                 cost_per_gpu_hour: site.cost_per_gpu_hour,
-                cost_per_egress_gb: site.cost_per_egress_gb,
+                cost_per_egress_tb: site.cost_per_egress_tb,
                 cpu: cpu.cpu.clone(),
                 memory,
                 gpus: gpus.gpus.clone(),

@@ -61,9 +61,9 @@ struct Cli {
     /// Price of one GPU-hour, such as `(usd)3.10`.
     #[arg(long)]
     cost_gpu_hour: Option<String>,
-    /// Price of one GB of egress, such as `(usd)0.09`.
+    /// Price of one TB of egress, such as `(usd)90`.
     #[arg(long)]
-    cost_egress_gb: Option<String>,
+    cost_egress_tb: Option<String>,
     /// Extra label `KEY=VALUE` (repeatable).
     #[arg(long = "label")]
     labels: Vec<String>,
@@ -233,7 +233,7 @@ fn site_of(cli: &Cli) -> Result<Site, String> {
         nvlink_domain: cli.nvlink_domain.as_deref().map(Name::new).transpose()?,
         capacity: cli.capacity.as_deref().map(site::capacity).transpose()?,
         cost_per_gpu_hour: cli.cost_gpu_hour.as_deref().map(money).transpose()?,
-        cost_per_egress_gb: cli.cost_egress_gb.as_deref().map(money).transpose()?,
+        cost_per_egress_tb: cli.cost_egress_tb.as_deref().map(money).transpose()?,
         ..Site::default()
     };
     for label in &cli.labels {

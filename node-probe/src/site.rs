@@ -8,7 +8,7 @@
 //! chassis "c1"
 //! nvlink-domain "nvl-a"
 //! capacity "reserved"
-//! cost gpu-hour=(usd)3.10 egress-gb=(usd)0.09
+//! cost gpu-hour=(usd)3.10 egress-tb=(usd)90
 //! label "zone" "a"
 //! ```
 
@@ -34,8 +34,8 @@ pub struct Site {
     pub capacity: Option<CapacityKind>,
     /// Price per GPU-hour.
     pub cost_per_gpu_hour: Option<Money>,
-    /// Price per GB of egress.
-    pub cost_per_egress_gb: Option<Money>,
+    /// Price per TB of egress.
+    pub cost_per_egress_tb: Option<Money>,
     /// Extra labels.
     pub labels: BTreeMap<LabelKey, String>,
 }
@@ -63,16 +63,20 @@ impl Site {
                 "capacity" => site.capacity = Some(capacity(text_arg(0)?)?),
                 "cost" => {
                     if node.entries().is_empty() {
-                        return Err("`cost` needs gpu-hour=(usd)3.10, egress-gb=(usd)0.09 or both".to_owned());
+                        return Err("`cost` needs gpu-hour=(usd)3.10, egress-tb=(usd)90 or both".to_owned());
                     }
                     for entry in node.entries() {
                         let key = entry.name().map(|name| name.value());
                         let slot = match key {
                             Some("gpu-hour") => &mut site.cost_per_gpu_hour,
-                            Some("egress-gb") => &mut site.cost_per_egress_gb,
-                            _ => return Err("`cost` takes only gpu-hour= and egress-gb=".to_owned()),
+                            Some("egress-tb") => &mut site.cost_per_egress_tb,
+                            _ => return Err("`cost` takes only gpu-hour= and egress-tb=".to_owned()),
                         };
-                        *slot = Some(price(key.unwrap_or_default(), entry)?);
+                        let key = key.unwrap_or_default();
+                        if slot.is_some() {
+                            return Err(format!("`{key}` is given twice"));
+                        }
+                        *slot = Some(price(key, entry)?);
                     }
                 }
                 "label" => {
@@ -98,7 +102,7 @@ impl Site {
         self.nvlink_domain = other.nvlink_domain.or(self.nvlink_domain);
         self.capacity = other.capacity.or(self.capacity);
         self.cost_per_gpu_hour = other.cost_per_gpu_hour.or(self.cost_per_gpu_hour);
-        self.cost_per_egress_gb = other.cost_per_egress_gb.or(self.cost_per_egress_gb);
+        self.cost_per_egress_tb = other.cost_per_egress_tb.or(self.cost_per_egress_tb);
         self.labels.extend(other.labels);
         self
     }
@@ -137,13 +141,13 @@ mod tests {
     #[test]
     fn reads_every_setting() {
         let site = Site::parse(
-            "name \"rv-a-01\"\nrack \"r1\"\nchassis \"c1\"\nnvlink-domain \"nvl-a\"\ncapacity \"reserved\"\ncost gpu-hour=(usd)3.10 egress-gb=(usd)0.09\nlabel \"zone\" \"a\"\n",
+            "name \"rv-a-01\"\nrack \"r1\"\nchassis \"c1\"\nnvlink-domain \"nvl-a\"\ncapacity \"reserved\"\ncost gpu-hour=(usd)3.10 egress-tb=(usd)90\nlabel \"zone\" \"a\"\n",
         );
         let site = site.unwrap_or_else(|error| panic!("{error}"));
         assert_eq!(site.rack.as_ref().map(Name::as_str), Some("r1"));
         assert_eq!(site.capacity, Some(CapacityKind::Reserved));
         assert_eq!(site.cost_per_gpu_hour, Some(Money { currency: Currency::Usd, minor: 310 }));
-        assert_eq!(site.cost_per_egress_gb, Some(Money { currency: Currency::Usd, minor: 9 }));
+        assert_eq!(site.cost_per_egress_tb, Some(Money { currency: Currency::Usd, minor: 9000 }));
         assert_eq!(site.labels.len(), 1);
     }
 
@@ -163,7 +167,9 @@ mod tests {
             "cost",
             "cost (usd)3",
             "cost gpu-hour=(usd)3 egress=(usd)1",
-            "cost egress-gb=\"0.09\"",
+            "cost egress-tb=\"90\"",
+            "cost gpu-hour=(usd)1 gpu-hour=(usd)2",
+            "cost gpu-hour=(usd)1\ncost gpu-hour=(usd)2",
             "label \"zone\" \"a b\"",
             "racks \"r1\"",
             "rack",

@@ -54,20 +54,20 @@ fn prices_from_the_site_file_and_flags_reach_the_inventory_in_both_forms() {
     let dir = tempfile::tempdir().expect("temp dir");
     capture(dir.path());
     let site = dir.path().join("site.kdl");
-    std::fs::write(&site, "cost gpu-hour=(usd)3.10 egress-gb=(usd)0.12\n").expect("write");
+    std::fs::write(&site, "cost gpu-hour=(usd)3.10 egress-tb=(usd)120\n").expect("write");
     let usd = |minor| Some(Money { currency: Currency::Usd, minor });
     for (format, form) in [("kdl", InventoryFormat::Kdl), ("json", InventoryFormat::Json)] {
         // The flag wins over the site file's egress price; its GPU-hour price stays.
         let output = probe(dir.path())
             .arg("--site")
             .arg(&site)
-            .args(["--cost-egress-gb", "(usd)0.09", "--format", format])
+            .args(["--cost-egress-tb", "(usd)90", "--format", format])
             .output()
             .expect("run placid-probe");
         assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
         let text = String::from_utf8(output.stdout).expect("utf-8");
         let (entries, diagnostics) = read_inventory_file(FileId(0), &text, form);
         assert!(diagnostics.is_empty(), "{diagnostics:?}\n{text}");
-        assert_eq!((entries[0].node.cost_per_gpu_hour, entries[0].node.cost_per_egress_gb), (usd(310), usd(9)), "{text}");
+        assert_eq!((entries[0].node.cost_per_gpu_hour, entries[0].node.cost_per_egress_tb), (usd(310), usd(9000)), "{text}");
     }
 }

@@ -63,7 +63,7 @@ pub fn inventory(size: Size) -> JsonInventory {
                     .into(),
                 ),
                 cost_gpu_hour: Some(if domain % 5 == 4 { "0.90" } else { "3.10" }.into()),
-                cost_egress_gb: None,
+                cost_egress_tb: None,
                 cpu: Some(JsonCpu {
                     harts: 64,
                     cores: Some(64),

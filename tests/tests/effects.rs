@@ -310,7 +310,7 @@ const ENTRIES: &[Entry] = &[
     on("node/memory", C, X86, "node=x86-01/memory", SetArgument(0, "\"768GiB\""), &[Slurm, Kubernetes]),
     parts("node/cost"),
     on("node/cost@gpu-hour", C, X86, "node=x86-01/cost", Set("gpu-hour", "(usd)2.50"), &[Slurm, Kubernetes, Prometheus, Runbooks]),
-    on("node/cost@egress-gb", C, X86, "node=x86-01/cost", Set("egress-gb", "(usd)0.05"), &[Kubernetes, Prometheus]),
+    on("node/cost@egress-tb", C, X86, "node=x86-01/cost", Set("egress-tb", "(usd)0.05"), &[Kubernetes, Prometheus]),
     on("node/gpu", C, X86, "node=x86-01/gpu=3", Remove, &[Slurm, Kubernetes, Engine]),
     on("node/gpu@model", C, X86, "node=x86-01/gpu=0", Set("model", "\"L4\""), &[Slurm]),
     record("node/gpu@memory", GPU_MEMORY),

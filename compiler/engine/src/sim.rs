@@ -915,8 +915,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             };
             let stop = now.saturating_add(window);
             let ran = stop - record.started;
-            let lost = victim_tier.checkpoint.map_or(ran, |checkpoint| ran.checked_rem(checkpoint.every.seconds).unwrap_or(ran));
-            let lost = lost.min(record.work_left);
+            let lost = victim_tier.work_lost(ran).min(record.work_left);
             record.state = JobState::Draining(held.clone());
             stops = stops.max(stop);
             self.wakes.push(Reverse((stop, Wake::Stop(victim))));
@@ -959,10 +958,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         let record = &mut self.records[id.index()];
         let tier = model.tier(record.job.tier);
         let ran = self.now - started;
-        let kept = match tier.checkpoint {
-            Some(checkpoint) if checkpoint.every.seconds > 0 => ran - ran % checkpoint.every.seconds,
-            _ => 0,
-        };
+        let kept = ran - tier.work_lost(ran);
         record.work_left = record.work_left.saturating_sub(kept);
         record.estimate_left = record.estimate_left.saturating_sub(kept);
         match tier.preemption.value {

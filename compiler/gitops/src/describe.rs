@@ -475,7 +475,7 @@ fn node(model: &Model, node: &Node) -> Described {
         .maybe("nvlink-domain", node.domain.map(|domain| &model.domain(domain).name))
         .set("capacity", node.capacity.as_str())
         .maybe("cost", node.cost_per_gpu_hour.map(|cost| format!("{cost}/gpu-hour")))
-        .maybe("egress", node.cost_per_egress_gb.map(|cost| format!("{cost}/GB")))
+        .maybe("egress", node.cost_per_egress_tb.map(|cost| format!("{cost}/TB")))
         .maybe("memory", node.memory)
         .set("gpus", gpus)
         .list("labels", node.labels.iter().map(|(key, value)| format!("{key}={value}")))

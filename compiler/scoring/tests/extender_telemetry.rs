@@ -19,8 +19,12 @@ mod support;
 use support::{Answer, Server, prometheus, serve_on_loopback};
 
 fn start(prometheus: SocketAddr, log: Log) -> Server {
+    start_with_timeout(prometheus, Duration::from_secs(2), log)
+}
+
+fn start_with_timeout(prometheus: SocketAddr, timeout: Duration, log: Log) -> Server {
     let loaded = support::example_with(&[("policy/telemetry.kdl", support::TELEMETRY_POLICY)], "busy-aware");
-    let live = support::live(&loaded.model, prometheus, log);
+    let live = support::live_with_timeout(&loaded.model, prometheus, timeout, log);
     serve_on_loopback(Extender::new(loaded.plugin, &loaded.model, Settings::DEFAULT).with_live(live))
 }
 
@@ -113,7 +117,8 @@ fn live_figures_score_throttle_after_the_hold_and_fall_back_with_a_log_line() {
 fn a_slow_prometheus_delays_only_the_request_that_refreshes() {
     let answer = Arc::new(Mutex::new(Answer::figures(&[("nvl-a", "0.95"), ("nvl-b", "0.10")], &[])));
     let log: Log = Arc::new(|_: &str| {});
-    let server = start(prometheus(answer.clone()), log);
+    // The held answer comes only when the test releases it, not when a timeout does.
+    let server = start_with_timeout(prometheus(answer.clone()), Duration::from_secs(600), log);
     let before = priorities(server.address);
 
     let arrived = Arc::new(AtomicUsize::new(0));

@@ -133,7 +133,7 @@ pub const NODE_CPU_PROFILE: NodeSchema = node("node/cpu/profile", &["verdict", "
 /// A NUMA node of a host's CPU.
 pub const NODE_CPU_NUMA: NodeSchema = node("node/cpu/numa", &["cpus", "memory"], &[]);
 /// A host's GPU price.
-pub const NODE_COST: NodeSchema = node("node/cost", &["gpu-hour", "egress-gb"], &[]);
+pub const NODE_COST: NodeSchema = node("node/cost", &["gpu-hour", "egress-tb"], &[]);
 /// A GPU of a host.
 pub const NODE_GPU: NodeSchema = node("node/gpu", &["model", "memory", "uuid", "pci", "numa", "mig"], &["nvlink", "mig-instance"]);
 /// The NVLink links of a GPU to one peer.

@@ -103,9 +103,10 @@ pub struct Node {
     pub capacity: CapacityKind,
     /// Price of one GPU for one hour.
     pub cost_per_gpu_hour: Option<Money>,
-    /// Price of one GB (10^9 bytes) a pod on the node sends out: what storage writes,
-    /// checkpoint uploads and other traffic leaving the node cost where it is billed.
-    pub cost_per_egress_gb: Option<Money>,
+    /// Price of one TB (10^12 bytes) a GPU pod on the node sends from its own network
+    /// namespace: uploads to object storage, checkpoints written over the network, traffic to
+    /// other pods. Per TB, because [`Money`] holds whole cents and per-GB prices do not.
+    pub cost_per_egress_tb: Option<Money>,
     /// The host CPU.
     pub cpu: Cpu,
     /// Host memory.

@@ -311,6 +311,19 @@ impl Tier {
         !self.reservations.is_empty() || self.preemption.value == Preemption::Never
     }
 
+    /// The tier's checkpoint interval in seconds, when its jobs checkpoint: an interval of 0
+    /// never comes round, so it is no checkpoint.
+    pub fn checkpoint_seconds(&self) -> Option<u64> {
+        self.checkpoint.map(|checkpoint| checkpoint.every.seconds).filter(|every| *every > 0)
+    }
+
+    /// The work a job of this tier loses when it stops after running `ran` seconds: the
+    /// time since its last checkpoint, or all of it without checkpoints (docs/semantics.md,
+    /// "Work lost").
+    pub fn work_lost(&self, ran: u64) -> u64 {
+        self.checkpoint_seconds().map_or(ran, |every| ran % every)
+    }
+
     /// Whether the tier may be preempted at all.
     pub fn is_preemptible(&self) -> bool {
         matches!(self.preemption.value, Preemption::Window { .. })

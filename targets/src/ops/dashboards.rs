@@ -18,8 +18,8 @@ use super::{series, usage};
 use crate::migration::analysis::{Role, measure};
 
 /// Series of other exporters the panels read beside those of [`usage::EXTERNAL`]:
-/// kube-state-metrics' pod creation time and phases, and Kueue's preemption counter.
-pub const EXTERNAL: &[&str] = &["kube_pod_created", "kube_pod_status_phase", "kueue_preempted_workloads_total"];
+/// kube-state-metrics' pod creation time, and Kueue's preemption counter.
+pub const EXTERNAL: &[&str] = &["kube_pod_created", "kueue_preempted_workloads_total"];
 
 /// One query of a panel.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,7 +54,7 @@ fn panel(title: &str, unit: &'static str, queries: Vec<Query>) -> Panel {
 /// The panels of `model`, in display order.
 pub fn panels(model: &Model) -> Vec<Panel> {
     // One pod's labels as a 1, to carry `tier` onto kube-state-metrics' pod series.
-    let pod_tier = usage::pod_labels(usage::POD_GPUS);
+    let pod_tier = usage::pod_join(usage::POD_GPUS);
     let mut panels = vec![
         panel("NVLink utilisation per domain", "percentunit", vec![query("{{nvlink_domain}}", usage::DOMAIN_UTILIZATION.to_owned())]),
         panel(
@@ -71,8 +71,9 @@ pub fn panels(model: &Model) -> Vec<Panel> {
             vec![query(
                 "{{tier}}",
                 format!(
-                    "sum by (tier) ({} * on (namespace, pod) group_left () (kube_pod_status_phase{{phase=\"Running\"}} == 1))",
-                    usage::POD_GPUS
+                    "sum by (tier) ({} * on (namespace, pod) group_left () ({}{{phase=\"Running\"}} == 1))",
+                    usage::POD_GPUS,
+                    usage::POD_PHASE
                 ),
             )],
         ),

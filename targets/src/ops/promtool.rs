@@ -166,8 +166,45 @@ fn nvlink(model: &Model) -> Option<TestCase> {
     })
 }
 
-/// Bytes a second the test pod sends: 36 GB an hour, so that the GB figure is exact.
+/// Bytes a second the test pod sends: a whole number, so that its rate is exact.
 const EGRESS_BYTES_PER_SECOND: u64 = 10_000_000;
+
+/// A pod on the host's network: cAdvisor reports the host's interfaces on its sandbox, the
+/// whole node's traffic, so it has GPUs but no egress.
+fn host_network(model: &Model) -> Option<TestCase> {
+    let team = model.teams.first()?;
+    let node = model.nodes.iter().find(|node| node.cost_per_egress_tb.is_some())?;
+    let (namespace, pod) = (team.namespace.as_str(), "promtool-host-network");
+    let per_pod = labels(&[("namespace", namespace), ("pod", pod)]);
+    let with = |extra: &[(&str, &str)]| {
+        let mut all = per_pod.clone();
+        all.extend(labels(extra));
+        all
+    };
+    let request = with(&[("container", "main"), ("node", node.name.as_str()), ("resource", "nvidia_com_gpu"), ("unit", "integer")]);
+    let pod_labels = with(&[("label_placid_dev_team", team.name.as_str())]);
+    let mut gpus = per_pod.clone();
+    gpus.extend(labels(&[("node", node.name.as_str()), ("team", team.name.as_str())]));
+    Some(TestCase {
+        name: "a pod on the host's network is not billed its node's traffic".to_owned(),
+        interval: "1m",
+        input_series: vec![
+            Input { series: selector("kube_pod_container_resource_requests", &request), values: "2+0x10".to_owned() },
+            Input { series: selector("kube_pod_labels", &pod_labels), values: "1+0x10".to_owned() },
+            Input { series: selector(usage::POD_INFO, &with(&[("host_network", "true")])), values: "1+0x10".to_owned() },
+            Input { series: selector(usage::POD_TRANSMITTED, &with(&[("interface", "eth0")])), values: "0+60000000x10".to_owned() },
+        ],
+        promql_expr_test: vec![
+            ExprTest {
+                expr: usage::POD_GPUS.to_owned(),
+                eval_time: minutes(10),
+                exp_samples: vec![Sample { labels: selector(usage::POD_GPUS, &gpus), value: 2.0 }],
+            },
+            ExprTest { expr: usage::POD_EGRESS.to_owned(), eval_time: minutes(10), exp_samples: Vec::new() },
+        ],
+        alert_rule_test: Vec::new(),
+    })
+}
 
 /// A pod of the first team, asking two GPUs of the first priced node for an hour, and
 /// sending [`EGRESS_BYTES_PER_SECOND`] when the node has an egress price.
@@ -176,7 +213,7 @@ fn cost(model: &Model, rules: &[Rule]) -> Option<TestCase> {
     // A node with both prices tests both, where there is one.
     let priced = |node: &&Node| node.cost_per_gpu_hour.is_some();
     let node =
-        model.nodes.iter().filter(priced).find(|node| node.cost_per_egress_gb.is_some()).or_else(|| model.nodes.iter().find(priced))?;
+        model.nodes.iter().filter(priced).find(|node| node.cost_per_egress_tb.is_some()).or_else(|| model.nodes.iter().find(priced))?;
     let price = node.cost_per_gpu_hour?;
     let center = model.cost_centers[team.cost_center.value.index()].name.as_str();
     let currency = price.currency.code();
@@ -224,14 +261,19 @@ fn cost(model: &Model, rules: &[Rule]) -> Option<TestCase> {
         Input { series: selector("kube_pod_labels", &pod_labels), values: "1+0x60".to_owned() },
     ];
     // The sums below are computed in the order the rules add, so they are the same doubles.
-    let hourly = match node.cost_per_egress_gb {
+    let hourly = match node.cost_per_egress_tb {
         Some(egress_price) => {
-            let sandbox = labels(&[("namespace", namespace), ("pod", pod), ("container", ""), ("interface", "eth0")]);
-            let per_minute = EGRESS_BYTES_PER_SECOND * 60;
-            inputs.push(Input { series: selector(usage::POD_TRANSMITTED, &sandbox), values: format!("0+{per_minute}x60") });
-            let gb_per_hour = EGRESS_BYTES_PER_SECOND as f64 * 3600.0 / 1e9;
-            let egress_hourly = gb_per_hour * egress_price.major();
-            tests.push(sample(usage::POD_EGRESS, &per_pod, gb_per_hour));
+            // The kubelet's cAdvisor and a standalone one both report the sandbox: counted once.
+            for job in ["kubelet", "cadvisor"] {
+                let sandbox = labels(&[("namespace", namespace), ("pod", pod), ("container", ""), ("interface", "eth0"), ("job", job)]);
+                let per_minute = EGRESS_BYTES_PER_SECOND * 60;
+                inputs.push(Input { series: selector(usage::POD_TRANSMITTED, &sandbox), values: format!("0+{per_minute}x60") });
+            }
+            let info = labels(&[("namespace", namespace), ("pod", pod), ("host_network", "false")]);
+            inputs.push(Input { series: selector(usage::POD_INFO, &info), values: "1+0x60".to_owned() });
+            let bytes = EGRESS_BYTES_PER_SECOND as f64;
+            let egress_hourly = bytes * 3600.0 / 1e12 * egress_price.major();
+            tests.push(sample(usage::POD_EGRESS, &per_pod, bytes));
             tests.push(sample(usage::POD_EGRESS_COST, &priced, egress_hourly));
             tests.push(sample(usage::MODEL_EGRESS_COST, &per_model, egress_hourly));
             gpu_hourly + egress_hourly
@@ -267,75 +309,158 @@ fn cost(model: &Model, rules: &[Rule]) -> Option<TestCase> {
     })
 }
 
-/// Pods of the first team, each started at 0 with two GPUs: one deleted at 40 minutes while
-/// running in the first tier that checkpoints (it loses the time since its last checkpoint)
-/// and one in the first that does not (it loses all 40 minutes), and one that completed at
-/// 20 minutes and was deleted at 25 (it lost nothing).
+/// One pod of the lost-work test, started at 0 with two GPUs. Minutes are when series are
+/// seen; seconds are the timestamps kube-state-metrics reports.
+struct PodLife<'m> {
+    pod: String,
+    uid: &'static str,
+    tier: &'m Tier,
+    /// The minutes it is seen running (phase `Running`), from its first.
+    running: (u64, u64),
+    /// The minute its deletion is first seen and its `deletionTimestamp`, when it is deleted.
+    deleted: Option<(u64, u64)>,
+    /// Its `startTime`.
+    started: u64,
+}
+
+/// Pods of the first team: one deleted while running in the first tier that checkpoints (it
+/// loses the time since its last checkpoint; it exits within its grace period, so its phase
+/// is no longer `Running` a minute later, and it was pending without a node first) and one
+/// in the first that does not (it loses all of its run); one deleted after it completed (it
+/// lost nothing); and a new pod under the first one's name, still running, started after the
+/// first one's series left promtool's five-minute lookback (promtool writes no staleness
+/// markers, so sooner the two pods' GPUs would add up).
 fn lost_work(model: &Model) -> Option<TestCase> {
     let team = model.teams.first()?;
-    let checkpointing = model.tiers.iter().find(|tier| tier.checkpoint.is_some());
-    let tiers: Vec<&Tier> = checkpointing.into_iter().chain(model.tiers.iter().find(|tier| tier.checkpoint.is_none())).collect();
+    let checkpointing = model.tiers.iter().find(|tier| tier.checkpoint_seconds().is_some());
+    let tiers: Vec<&Tier> = checkpointing.into_iter().chain(model.tiers.iter().find(|tier| tier.checkpoint_seconds().is_none())).collect();
     let node = model.nodes.first()?.name.as_str();
     let (namespace, class, stage) = (team.namespace.as_str(), "none", "train");
-    const RAN: u64 = 2400;
-    // (pod, tier, when it completed, when it was deleted), in seconds.
-    let mut pods: Vec<(String, &Tier, Option<u64>, u64)> =
-        tiers.iter().map(|tier| (format!("promtool-interrupted-{}", tier.name), *tier, None, RAN)).collect();
-    pods.push(("promtool-finished".to_owned(), tiers.first()?, Some(1200), 1500));
+    // A run past one checkpoint and half the next, so that the two branches of the rule give
+    // different figures and neither gives 0.
+    let ran = |tier: &Tier| tier.checkpoint_seconds().map_or(2400, |every| every + every / 2 + 1);
+    let uids = ["uid-0", "uid-1"];
+    let mut pods: Vec<PodLife> = tiers
+        .iter()
+        .zip(uids)
+        .map(|(tier, uid)| PodLife {
+            pod: format!("promtool-interrupted-{}", tier.name),
+            uid,
+            tier,
+            running: (0, 40),
+            deleted: Some((40, ran(tier))),
+            started: 0,
+        })
+        .collect();
+    let first = tiers.first()?;
+    pods.push(PodLife {
+        pod: "promtool-finished".to_owned(),
+        uid: "uid-2",
+        tier: first,
+        running: (0, 20),
+        deleted: Some((25, 1500)),
+        started: 0,
+    });
+    pods.push(PodLife {
+        pod: format!("promtool-interrupted-{}", first.name),
+        uid: "uid-3",
+        tier: first,
+        running: (48, 55),
+        deleted: None,
+        started: 48 * 60,
+    });
     let mut inputs = Vec::new();
-    let mut expected: BTreeMap<&str, Vec<Sample>> = BTreeMap::new();
-    let mut expect = |name: &'static str, labels: &BTreeMap<String, String>, value: f64| {
-        expected.entry(name).or_default().push(Sample { labels: selector(name, labels), value });
+    let mut expected: BTreeMap<String, Vec<Sample>> = BTreeMap::new();
+    // A query and a sample it must return: `name` is the sample's metric name ("" for an
+    // aggregation's result).
+    let mut expect = |expr: String, name: &str, labels: &BTreeMap<String, String>, value: f64| {
+        expected.entry(expr).or_default().push(Sample { labels: selector(name, labels), value });
     };
-    for (pod, tier, completed, deleted) in &pods {
-        let pod_labels = labels(&[("namespace", namespace), ("pod", pod)]);
-        let mut request = pod_labels.clone();
-        request.extend(labels(&[("container", "main"), ("node", node), ("resource", "nvidia_com_gpu"), ("unit", "integer")]));
-        let mut labelled = pod_labels.clone();
-        labelled.extend(labels(&[
-            ("label_placid_dev_team", team.name.as_str()),
-            ("label_placid_dev_tier", tier.name.as_str()),
-            ("label_placid_dev_class", class),
-            ("label_placid_dev_stage", stage),
-        ]));
-        let gone = deleted / 60;
-        inputs.push(Input { series: selector("kube_pod_container_resource_requests", &request), values: format!("2+0x{gone}") });
-        inputs.push(Input { series: selector("kube_pod_labels", &labelled), values: format!("1+0x{gone}") });
-        inputs.push(Input { series: selector(usage::POD_STARTED, &pod_labels), values: format!("0+0x{gone}") });
-        // Deletion is seen from the minute it is asked until the pod is gone, two minutes on.
-        inputs.push(Input { series: selector(usage::POD_DELETED, &pod_labels), values: format!("_x{gone} {deleted}+0x2") });
-        if let Some(completed) = completed {
-            let done = completed / 60;
-            inputs.push(Input {
-                series: selector(usage::POD_COMPLETED, &pod_labels),
-                values: format!("_x{done} {completed}+0x{}", gone - done + 2),
-            });
+    // The last interrupted pod changes its stage half way, so that the pod has two GPU series
+    // in the window, one per label set.
+    let relabelled = tiers.len() - 1;
+    for (index, life) in pods.iter().enumerate() {
+        let pod = labels(&[("namespace", namespace), ("pod", life.pod.as_str())]);
+        let with = |extra: &[(&str, &str)]| {
+            let mut all = pod.clone();
+            all.extend(labels(extra));
+            all
+        };
+        let (from, to) = life.running;
+        let gone = life.deleted.map_or(to, |(minute, _)| minute.max(to) + 2);
+        // `_` for the minutes before a series is first seen, then its value until `last`.
+        let seen = |first: u64, value: String, last: u64| {
+            format!("{}{value}+0x{}", if first > 0 { format!("_x{first} ") } else { String::new() }, last - first)
+        };
+        if index == 0 {
+            let pending =
+                with(&[("uid", life.uid), ("container", "main"), ("node", ""), ("resource", "nvidia_com_gpu"), ("unit", "integer")]);
+            inputs.push(Input { series: selector("kube_pod_container_resource_requests", &pending), values: "2+0x1".to_owned() });
+        }
+        // kube-state-metrics labels every pod series with the pod's `uid`.
+        let request =
+            with(&[("uid", life.uid), ("container", "main"), ("node", node), ("resource", "nvidia_com_gpu"), ("unit", "integer")]);
+        inputs.push(Input { series: selector("kube_pod_container_resource_requests", &request), values: seen(from, "2".to_owned(), gone) });
+        let placid = |stage: &str| {
+            with(&[
+                ("uid", life.uid),
+                ("label_placid_dev_team", team.name.as_str()),
+                ("label_placid_dev_tier", life.tier.name.as_str()),
+                ("label_placid_dev_class", class),
+                ("label_placid_dev_stage", stage),
+            ])
+        };
+        if index == relabelled {
+            inputs.push(Input { series: selector("kube_pod_labels", &placid(stage)), values: seen(from, "1".to_owned(), 20) });
+            // Past promtool's five-minute lookback, as kube-state-metrics' staleness marker would.
+            inputs.push(Input { series: selector("kube_pod_labels", &placid("eval")), values: seen(26, "1".to_owned(), gone) });
+        } else {
+            inputs.push(Input { series: selector("kube_pod_labels", &placid(stage)), values: seen(from, "1".to_owned(), gone) });
+        }
+        inputs.push(Input {
+            series: selector(usage::POD_STARTED, &with(&[("uid", life.uid)])),
+            values: seen(from, life.started.to_string(), gone),
+        });
+        let phase = with(&[("uid", life.uid), ("phase", "Running")]);
+        let stopped = if gone > to { format!(" 0+0x{}", gone - to - 1) } else { String::new() };
+        inputs.push(Input { series: selector(usage::POD_PHASE, &phase), values: format!("{}{stopped}", seen(from, "1".to_owned(), to)) });
+        let Some((minute, timestamp)) = life.deleted else { continue };
+        inputs.push(Input {
+            series: selector(usage::POD_DELETED, &with(&[("uid", life.uid)])),
+            values: seen(minute, timestamp.to_string(), gone),
+        });
+        if minute > to {
+            // Deleted after it stopped running: nothing lost.
             continue;
         }
-        let ran = *deleted as f64;
-        let lost_seconds = tier.checkpoint.map_or(ran, |checkpoint| ran % checkpoint.every.seconds as f64);
+        let run = timestamp - life.started;
         // In the order the rule computes it, so that it is the same double.
-        let lost = lost_seconds * 2.0 / 3600.0;
-        let mut per_pod = pod_labels.clone();
-        per_pod.extend(labels(&[
+        let lost = life.tier.work_lost(run) as f64 * 2.0 / 3600.0;
+        let per_pod = with(&[
+            ("uid", life.uid),
             ("node", node),
             ("team", team.name.as_str()),
-            ("tier", tier.name.as_str()),
+            ("tier", life.tier.name.as_str()),
             ("class", class),
             ("stage", stage),
-        ]));
-        expect(usage::POD_INTERRUPTED_RUN, &per_pod, ran);
-        expect(usage::POD_LOST_GPU_HOURS, &per_pod, lost);
-        expect(usage::TIER_LOST_GPU_HOURS, &labels(&[("tier", tier.name.as_str())]), lost);
+        ]);
+        let tier = usage::TIER_LOST_GPU_HOURS;
+        expect(tier.to_owned(), tier, &labels(&[("tier", life.tier.name.as_str())]), lost);
+        let uid = labels(&[("uid", life.uid)]);
+        for (name, value) in [(usage::POD_INTERRUPTED_RUN, run as f64), (usage::POD_LOST_GPU_HOURS, lost)] {
+            if index == relabelled {
+                // Either label set may carry it; what matters is that it is there, once.
+                expect(format!("count by (uid) ({})", selector(name, &uid)), "", &uid, 1.0);
+            } else {
+                expect(selector(name, &uid), name, &per_pod, value);
+            }
+        }
     }
     Some(TestCase {
         name: "GPU-hours interrupted pods lost since their last checkpoint".to_owned(),
         interval: "1m",
         input_series: inputs,
-        promql_expr_test: expected
-            .into_iter()
-            .map(|(name, exp_samples)| ExprTest { expr: name.to_owned(), eval_time: minutes(45), exp_samples })
-            .collect(),
+        promql_expr_test: expected.into_iter().map(|(expr, exp_samples)| ExprTest { expr, eval_time: minutes(55), exp_samples }).collect(),
         alert_rule_test: Vec::new(),
     })
 }
@@ -381,7 +506,7 @@ fn alert(model: &Model, alert: &Alert, rule: &Rule) -> Result<Vec<TestCase>, Dia
 /// cannot be expressed has no rule, and its E057 comes from the rules.
 pub fn file(model: &Model, rules: &[Rule]) -> String {
     let mut tests: Vec<TestCase> =
-        [static_series(rules), nvlink(model), cost(model, rules), lost_work(model)].into_iter().flatten().collect();
+        [static_series(rules), nvlink(model), cost(model, rules), host_network(model), lost_work(model)].into_iter().flatten().collect();
     for alert_model in &model.alerts {
         let name = alerting::alert_name(alert_model.name.as_str());
         if let Some(rule) = rules.iter().find(|rule| rule.alert.as_deref() == Some(name.as_str())) {

@@ -29,8 +29,8 @@ pub const PRICE: &str = "placid_gpu_hour_price";
 pub const NVLINK_PREMIUM: &str = "placid_nvlink_premium_per_gpu_hour";
 /// A tier's checkpoint interval in seconds, `{tier}`, for tiers that checkpoint.
 pub const CHECKPOINT_SECONDS: &str = "placid_tier_checkpoint_seconds";
-/// A node's price of one GB (10^9 bytes) sent out, `{node, currency}`.
-pub const EGRESS_PRICE: &str = "placid_egress_price_per_gb";
+/// A node's price of one TB (10^12 bytes) sent out, `{node, currency}`.
+pub const EGRESS_PRICE: &str = "placid_egress_price_per_tb";
 
 /// Every static series name, for the check that rules read only what exists.
 pub const ALL: &[&str] = &[
@@ -73,8 +73,8 @@ pub fn rules(model: &Model) -> Vec<Rule> {
         rules.push(Rule::record(DOMAIN_GPUS, constant(f64::from(domain.gpus))).label("nvlink_domain", domain.name.as_str()));
     }
     for tier in &model.tiers {
-        if let Some(checkpoint) = tier.checkpoint {
-            rules.push(Rule::record(CHECKPOINT_SECONDS, constant(checkpoint.every.seconds as f64)).label("tier", tier.name.as_str()));
+        if let Some(every) = tier.checkpoint_seconds() {
+            rules.push(Rule::record(CHECKPOINT_SECONDS, constant(every as f64)).label("tier", tier.name.as_str()));
         }
         for reservation in &tier.reservations {
             rules.push(
@@ -105,7 +105,7 @@ pub fn rules(model: &Model) -> Vec<Rule> {
         }
     }
     for node in &model.nodes {
-        if let Some(price) = node.cost_per_egress_gb {
+        if let Some(price) = node.cost_per_egress_tb {
             rules.push(money(EGRESS_PRICE, price).label("node", node.name.as_str()));
         }
         let Some(price) = node.cost_per_gpu_hour else { continue };

@@ -31,8 +31,9 @@ pub const DOMAIN_UTILIZATION: &str = "placid:nvlink_domain_utilization:ratio";
 pub const POD_GPUS: &str = "placid:pod_gpus:sum";
 /// A pod's GPU-hour cost per hour (GPUs x node price).
 pub const POD_COST: &str = "placid:pod_cost_per_hour:sum";
-/// GB (10^9 bytes) a GPU pod sends out per hour, with its node, team, tier, class and stage.
-pub const POD_EGRESS: &str = "placid:pod_egress_gb_per_hour:sum";
+/// Bytes a second a GPU pod sends from its own network namespace, with its node, team, tier,
+/// class and stage.
+pub const POD_EGRESS: &str = "placid:pod_egress_bytes:rate2m";
 /// A pod's egress cost per hour ([`POD_EGRESS`] x the node's egress price).
 pub const POD_EGRESS_COST: &str = "placid:pod_egress_cost_per_hour:sum";
 /// The NVLink part of [`POD_COST`].
@@ -44,8 +45,9 @@ pub const MODEL_COST: &str = "placid:model_cost_per_hour:sum";
 pub const MODEL_EGRESS_COST: &str = "placid:model_egress_cost_per_hour:sum";
 /// The NVLink premium per hour of each converged model.
 pub const MODEL_NVLINK_PREMIUM: &str = "placid:model_nvlink_premium_per_hour:sum";
-/// Seconds each GPU pod interrupted in the last hour (deleted before it completed) had run,
-/// with its node, team, tier, class and stage.
+// The `1h` of the lost-work names is [`LOST_WINDOW`]; `concat!` takes no constants.
+/// Seconds each GPU pod interrupted in the last hour (deleted while it ran) had run until it
+/// stopped, by pod `uid`, with its node, team, tier, class and stage.
 pub const POD_INTERRUPTED_RUN: &str = "placid:pod_interrupted_run_seconds:1h";
 /// GPU-hours each pod interrupted in the last hour lost: its GPUs x the time since its last
 /// checkpoint, as the engine counts work lost (docs/semantics.md, section 6).
@@ -67,16 +69,21 @@ pub const LINK_BANDWIDTH: &str = "placid_nvlink_link_bandwidth_bytes_per_second"
 /// cAdvisor's counter of the bytes a pod sends: the egress rules read it.
 pub const POD_TRANSMITTED: &str = "container_network_transmit_bytes_total";
 
-/// kube-state-metrics' pod times the lost-work rules read.
+/// kube-state-metrics' pod start time: the lost-work rules and the queue-wait panel read it.
 pub const POD_STARTED: &str = "kube_pod_start_time";
-/// See [`POD_STARTED`].
+/// kube-state-metrics' `metadata.deletionTimestamp`: when the deletion was asked plus the
+/// grace period, which placid's workloads set to their tier's preemption window, so it is
+/// when the engine's victim stops.
 pub const POD_DELETED: &str = "kube_pod_deletion_timestamp";
-/// See [`POD_STARTED`].
-pub const POD_COMPLETED: &str = "kube_pod_completion_time";
+/// kube-state-metrics' pod phases.
+pub const POD_PHASE: &str = "kube_pod_status_phase";
+/// kube-state-metrics' pod info, whose `host_network` tells a pod without a network
+/// namespace of its own.
+pub const POD_INFO: &str = "kube_pod_info";
 
 /// kube-state-metrics' and cAdvisor's series the cost and lost-work rules read.
 pub const EXTERNAL: &[&str] =
-    &["kube_pod_labels", "kube_pod_container_resource_requests", POD_TRANSMITTED, POD_STARTED, POD_DELETED, POD_COMPLETED];
+    &["kube_pod_labels", "kube_pod_container_resource_requests", POD_TRANSMITTED, POD_STARTED, POD_DELETED, POD_PHASE, POD_INFO];
 
 /// Every series these rules record.
 pub const RECORDED: &[&str] = &[
@@ -119,8 +126,13 @@ const MODEL_LABELS: &str = "team, tier, class, stage, currency";
 /// How far back the lost-work rules look.
 const LOST_WINDOW: &str = "1h";
 
-/// Bytes a second over GB an hour.
-const GB_PER_HOUR: &str = "3600 / 1e9";
+/// Seconds in an hour, for figures per hour from figures per second.
+const SECONDS_PER_HOUR: &str = "3600";
+/// Bytes in the TB egress is priced by (`cost egress-tb=`).
+const BYTES_PER_TB: &str = "1e12";
+/// The resolution at which the lost-work rules look for a pod that was running when its
+/// deletion was seen: placid's shortest grace period is Kubernetes' default 30 s.
+const DELETION_STEP: &str = "30s";
 
 fn traffic(by: &str) -> String {
     format!("sum by ({by}) (rate({TRANSMITTED}[{WINDOW}]) + rate({RECEIVED}[{WINDOW}]))")
@@ -149,20 +161,25 @@ fn cost() -> Vec<Rule> {
         Rule::record(
             POD_GPUS,
             format!(
-                "sum by (namespace, pod, node) (kube_pod_container_resource_requests{{resource=\"nvidia_com_gpu\"}}) * on (namespace, pod) group_left ({kept}) max by (namespace, pod, {kept}) ({labels})"
+                "sum by (namespace, pod, node) (kube_pod_container_resource_requests{{resource=\"nvidia_com_gpu\", node!=\"\"}}) * on (namespace, pod) group_left ({kept}) max by (namespace, pod, {kept}) ({labels})"
             ),
         ),
         Rule::record(POD_COST, format!("{POD_GPUS} * on (node) group_left (currency) {}", series::PRICE)),
         Rule::record(POD_NVLINK_PREMIUM, format!("{POD_GPUS} * on (node) group_left (currency) {}", series::NVLINK_PREMIUM)),
-        // Loopback never leaves the pod; `pod!=""` leaves out the node's own interfaces.
+        // `pod!=""` leaves out the node's own interfaces; `max by` an interface counts a pod
+        // once when two jobs scrape its cAdvisor (the kubelet's and a standalone one). A pod
+        // on the host's network reports the host's interfaces, the whole node's traffic.
         Rule::record(
             POD_EGRESS,
             format!(
-                "sum by (namespace, pod) (rate({POD_TRANSMITTED}{{pod!=\"\", interface!=\"lo\"}}[{WINDOW}])) * {GB_PER_HOUR} * on (namespace, pod) group_left (node, {kept}) {}",
-                pod_labels(POD_GPUS)
+                "(sum by (namespace, pod) (max by (namespace, pod, interface) (rate({POD_TRANSMITTED}{{pod!=\"\"}}[{WINDOW}]))) unless on (namespace, pod) {POD_INFO}{{host_network=\"true\"}}) * on (namespace, pod) group_left (node, {kept}) {}",
+                pod_join(POD_GPUS)
             ),
         ),
-        Rule::record(POD_EGRESS_COST, format!("{POD_EGRESS} * on (node) group_left (currency) {}", series::EGRESS_PRICE)),
+        Rule::record(
+            POD_EGRESS_COST,
+            format!("{POD_EGRESS} * {SECONDS_PER_HOUR} / {BYTES_PER_TB} * on (node) group_left (currency) {}", series::EGRESS_PRICE),
+        ),
         Rule::record(MODEL_COST, total(MODEL_LABELS)),
         Rule::record(MODEL_EGRESS_COST, format!("sum by ({MODEL_LABELS}) ({POD_EGRESS_COST})")),
         Rule::record(MODEL_NVLINK_PREMIUM, format!("sum by ({MODEL_LABELS}) ({POD_NVLINK_PREMIUM})")),
@@ -181,32 +198,35 @@ fn cost() -> Vec<Rule> {
 
 /// A GPU pod's series as a 1 that carries its node and `placid.dev/*` labels onto another
 /// pod series (`* on (namespace, pod) group_left (...)`); `gpus` is [`POD_GPUS`] or a range
-/// function of it.
-pub fn pod_labels(gpus: &str) -> String {
+/// function of it, which must hold one series per pod.
+pub fn pod_join(gpus: &str) -> String {
     format!("(0 * {gpus} + 1)")
 }
 
-/// The lost-work rules over the last [`LOST_WINDOW`]. A pod is interrupted when it was deleted
-/// (preempted, evicted, drained) without having completed first; a pod deleted after it
-/// completed (a Job's TTL) lost nothing. The range functions keep a pod for the whole window
+/// The lost-work rules over the last [`LOST_WINDOW`]. A pod is interrupted when it was still
+/// running when its deletion was seen (preempted, evicted, drained); a pod deleted after it
+/// completed (a Job's TTL) lost nothing. Pods are told apart by `uid`, so a name used again
+/// within the hour is a pod of its own. The range functions keep a pod for the whole window
 /// after it is gone, so each rule is a figure over the last hour however often it runs.
 fn lost_work() -> Vec<Rule> {
-    let last = |series: &str| format!("max by (namespace, pod) (last_over_time({series}[{LOST_WINDOW}]))");
-    let (started, deleted, completed) = (last(POD_STARTED), last(POD_DELETED), last(POD_COMPLETED));
-    let gpus = format!("last_over_time({POD_GPUS}[{LOST_WINDOW}])");
-    let kept = placid_labels();
-    // A positive run only: a pod name reused after a deletion starts after it.
-    let ran = format!(
-        "(({deleted} - on (namespace, pod) {started}) > 0) unless on (namespace, pod) ({completed} <= on (namespace, pod) {deleted})"
+    let by_uid = "namespace, pod, uid";
+    let last = |series: &str| format!("max by ({by_uid}) (last_over_time({series}[{LOST_WINDOW}]))");
+    let running_when_deleted = format!(
+        "max by ({by_uid}) (max_over_time(({POD_PHASE}{{phase=\"Running\"}} == 1 and on ({by_uid}) {POD_DELETED})[{LOST_WINDOW}:{DELETION_STEP}]))"
     );
+    let ran = format!("({} - on ({by_uid}) {}) and on ({by_uid}) {running_when_deleted}", last(POD_DELETED), last(POD_STARTED));
+    // One series per pod however its labels changed in the window (a reused name, a label
+    // edit), or the joins below would refuse the whole vector.
+    let gpus = format!("topk by (namespace, pod) (1, last_over_time({POD_GPUS}[{LOST_WINDOW}]))");
+    let kept = placid_labels();
     let checkpoint = series::CHECKPOINT_SECONDS;
     vec![
-        Rule::record(POD_INTERRUPTED_RUN, format!("({ran}) * on (namespace, pod) group_left (node, {kept}) {}", pod_labels(&gpus))),
+        Rule::record(POD_INTERRUPTED_RUN, format!("({ran}) * on (namespace, pod) group_left (node, {kept}) {}", pod_join(&gpus))),
         // `ran mod every` in a tier that checkpoints, all of `ran` in one that does not.
         Rule::record(
             POD_LOST_GPU_HOURS,
             format!(
-                "({POD_INTERRUPTED_RUN} % on (tier) group_left () {checkpoint} or {POD_INTERRUPTED_RUN} unless on (tier) {checkpoint}) * on (namespace, pod) group_left () {gpus} / 3600"
+                "({POD_INTERRUPTED_RUN} % on (tier) group_left () {checkpoint} or {POD_INTERRUPTED_RUN} unless on (tier) {checkpoint}) * on (namespace, pod) group_left () {gpus} / {SECONDS_PER_HOUR}"
             ),
         ),
         Rule::record(TIER_LOST_GPU_HOURS, format!("sum by (tier) ({POD_LOST_GPU_HOURS})")),

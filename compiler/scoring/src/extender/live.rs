@@ -4,14 +4,15 @@
 //! filter refuses comm-heavy pods on.
 //!
 //! Invariants: one request per TTL refreshes, waiting at most the client's timeout; any
-//! request that comes while it does is answered at once with the previous figures, so a slow
-//! or unreachable Prometheus delays one request per TTL, never all of them; bad or missing
+//! request that comes while it does is answered at once with the previous figures (static
+//! ones before the first refresh), so a slow or unreachable Prometheus delays one request per
+//! TTL, never all of them; bad or missing
 //! telemetry gives the static figure (`STATIC_UTILIZATION`) and never
 //! throttles; a fallback is logged when its reason changes for a key, not on every refresh,
 //! so a Prometheus that is down logs once per node and domain rather than once per TTL.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use placid_lang::expr::STATIC_UTILIZATION;
@@ -127,7 +128,7 @@ impl Live {
     pub fn figures(&self) -> Arc<Figures> {
         let last = {
             // A thread that panicked while holding it only ever replaced the whole value.
-            let current = self.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
             if current.refreshed.is_some_and(|at| at.elapsed() < self.ttl) {
                 return current.figures.clone();
             }
@@ -135,19 +136,25 @@ impl Live {
         };
         let mut refresher = match self.refresher.try_lock() {
             Ok(refresher) => refresher,
-            Err(std::sync::TryLockError::WouldBlock) => return last,
-            // A refresh panicked on another thread: serve static figures rather than fail.
-            Err(std::sync::TryLockError::Poisoned(_)) => return Arc::default(),
+            Err(TryLockError::WouldBlock) => return last,
+            // A refresh panicked on another thread, part way through: its smoothing state is
+            // still a valid one, so this request refreshes rather than serve stale figures
+            // for ever.
+            Err(TryLockError::Poisoned(poisoned)) => {
+                self.refresher.clear_poison();
+                poisoned.into_inner()
+            }
         };
         // Another request may have refreshed between the two locks.
-        if let Ok(current) = self.current.lock()
-            && current.refreshed.is_some_and(|at| at.elapsed() < self.ttl)
         {
-            return current.figures.clone();
+            let current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+            if current.refreshed.is_some_and(|at| at.elapsed() < self.ttl) {
+                return current.figures.clone();
+            }
         }
         let figures = Arc::new(self.refresh(&mut refresher));
-        let mut current = self.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        *current = Current { figures: figures.clone(), refreshed: Some(Instant::now()) };
+        *self.current.lock().unwrap_or_else(PoisonError::into_inner) =
+            Current { figures: figures.clone(), refreshed: Some(Instant::now()) };
         figures
     }
 

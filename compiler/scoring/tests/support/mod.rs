@@ -103,12 +103,18 @@ pub fn live(
     prometheus: SocketAddr,
     log: placid_scoring::extender::live::Log,
 ) -> placid_scoring::extender::live::Live {
+    live_with_timeout(model, prometheus, Duration::from_secs(2), log)
+}
+
+/// [`live`] with the Prometheus client's `timeout`.
+pub fn live_with_timeout(
+    model: &placid_lang::model::Model,
+    prometheus: SocketAddr,
+    timeout: Duration,
+    log: placid_scoring::extender::live::Log,
+) -> placid_scoring::extender::live::Live {
     let config = placid_targets::k8s::telemetry_config::DeployedTelemetry::of(model).expect("the policy declares telemetry");
-    placid_scoring::extender::live::Live::new(
-        &config,
-        placid_scoring::extender::telemetry::Prometheus::at(prometheus, Duration::from_secs(2)),
-        log,
-    )
+    placid_scoring::extender::live::Live::new(&config, placid_scoring::extender::telemetry::Prometheus::at(prometheus, timeout), log)
 }
 
 /// What the stand-in Prometheus answers: figures by domain and by node, or an HTTP error.

@@ -45,7 +45,7 @@ pub(super) struct NodeDraft {
     pub memory: Given<String>,
     /// The GPU-hour price's digits, in the project's currency.
     pub cost: Given<String>,
-    /// The egress price's digits (per GB), in the project's currency.
+    /// The egress price's digits (per TB), in the project's currency.
     pub egress: Given<String>,
     pub gpus: Vec<GpuDraft>,
     pub labels: Vec<LabelDraft>,
@@ -189,7 +189,7 @@ impl NodeDraft {
             domain: None,
             capacity: capacity?.unwrap_or(CapacityKind::OnDemand),
             cost_per_gpu_hour: cost?,
-            cost_per_egress_gb: egress?,
+            cost_per_egress_tb: egress?,
             cpu: cpu?,
             memory: memory?,
             gpus: gpus?,

@@ -103,7 +103,7 @@ fn node_draft(at: At, node: JsonNode) -> NodeDraft {
         cpu: node.cpu.map(|cpu| cpu_draft(at, cpu)),
         memory: at.given(node.memory),
         cost: at.given(node.cost_gpu_hour),
-        egress: at.given(node.cost_egress_gb),
+        egress: at.given(node.cost_egress_tb),
         gpus: node.gpus.into_iter().map(|gpu| gpu_draft(at, gpu)).collect(),
         labels: node.labels.into_iter().map(|(key, value)| LabelDraft { key: at.required(key), value: at.required(value) }).collect(),
     }

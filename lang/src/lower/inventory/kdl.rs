@@ -72,14 +72,23 @@ fn read_node(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<NodeDraft> {
         Some(cost) => {
             let cost_props = cost.props(cx, schema::NODE_COST.properties);
             cost.children(cx, &[]);
-            let egress = cost_props.get("egress-gb").map(|value| value.money_digits(cx));
+            let no_arguments = cost.expect_args(cx, 0, 0, "no arguments (the prices are properties)").is_some();
+            let egress = cost_props.get("egress-tb").map(|value| value.money_digits(cx));
             // Either price alone is a cost; a `cost` with neither says nothing.
             let gpu_hour = match (cost_props.get("gpu-hour"), &egress) {
                 (Some(value), _) => Some(value.money_digits(cx)),
                 (None, Some(_)) => None,
-                (None, None) => Some(cost_props.require(cx, cost, "gpu-hour").and_then(|value| value.money_digits(cx))),
+                (None, None) => {
+                    cx.error(
+                        Diagnostic::error(Code::MissingValue, cost.name_span(), "`cost` names no price")
+                            .label("no `gpu-hour=` or `egress-tb=`")
+                            .help(format!("give `gpu-hour=`, `egress-tb=` or both, such as `cost gpu-hour=({})3.10`", cx.currency.code())),
+                    );
+                    Some(None)
+                }
             };
-            (gpu_hour, egress)
+            // A `cost` with an argument is refused whole, like any invalid value.
+            if no_arguments { (gpu_hour, egress) } else { (Some(None), egress) }
         }
     };
     let gpus = children.iter().filter(|child| child.kind() == "gpu").map(|gpu| read_gpu(cx, gpu)).collect();
