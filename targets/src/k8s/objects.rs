@@ -312,8 +312,15 @@ impl ObjectList {
 
     /// The synced objects as one multi-document YAML stream, in output order.
     pub fn stream(&self, project: &str) -> String {
-        let synced: Vec<&Object> = self.sorted().into_iter().filter(|object| object.meta.layer == Layer::Synced).collect();
-        yaml_texts(&synced, project).join("---\n")
+        let mut scalars = Scalars::default();
+        let mut out = String::new();
+        for (index, object) in self.sorted().into_iter().filter(|object| object.meta.layer == Layer::Synced).enumerate() {
+            if index > 0 {
+                out.push_str("---\n");
+            }
+            object.write_yaml(project, &mut scalars, &mut out);
+        }
+        out
     }
 }
 
