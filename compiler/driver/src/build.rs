@@ -403,7 +403,7 @@ pub fn write_atomically(out: &Path, artifacts: &[Artifact]) -> std::io::Result<(
     std::fs::create_dir_all(parent)?;
     remove_stale_temp_dirs(parent);
     let existing = Existing::at(out)?;
-    if existing == Existing::Directory && up_to_date::holds_exactly(out, artifacts) {
+    if existing == Existing::Directory && up_to_date::holds_exactly(out, parent, artifacts) {
         return Ok(());
     }
     let staging = tempfile::Builder::new().prefix(&format!("{TEMP_PREFIX}{}-", std::process::id())).tempdir_in(parent)?;

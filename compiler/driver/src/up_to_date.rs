@@ -31,15 +31,16 @@ use std::path::Path;
 use placid_targets::Artifact;
 
 /// Whether the existing directory `out` already holds exactly the tree of `artifacts`
-/// (sorted by path, as a build makes them), so that writing them would change nothing.
-pub fn holds_exactly(out: &Path, artifacts: &[Artifact]) -> bool {
+/// (sorted by path, as a build makes them), so that writing them through a staging tree in
+/// `parent` (the directory holding `out`) would change nothing.
+pub fn holds_exactly(out: &Path, parent: &Path, artifacts: &[Artifact]) -> bool {
     #[cfg(target_os = "linux")]
     {
-        linux::holds_exactly(out, artifacts).unwrap_or(false)
+        linux::holds_exactly(out, parent, artifacts).unwrap_or(false)
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = (out, artifacts);
+        let _ = (out, parent, artifacts);
         false
     }
 }
@@ -78,13 +79,10 @@ mod linux {
     /// A file to compare: its directory (an index into the opened ones), its name, its artifact.
     type Job<'a> = (usize, &'a str, usize);
 
-    pub fn holds_exactly(out: &Path, artifacts: &[Artifact]) -> Option<bool> {
+    /// [`super::holds_exactly`]; `None` where it cannot tell.
+    pub fn holds_exactly(out: &Path, parent: &Path, artifacts: &[Artifact]) -> Option<bool> {
         let tree = tree(artifacts)?;
-        let parent = match out.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent,
-            _ => Path::new("."),
-        };
-        if !new_entries_get_plain_modes(parent)? {
+        if !new_entries_get_plain_modes(parent) {
             return Some(false);
         }
         let owner = owner()?;
@@ -127,16 +125,11 @@ mod linux {
         (!name.is_empty() && name != "." && name != ".." && !name.contains('\0')).then_some(name)
     }
 
-    /// Whether files and directories created beside `parent`'s entries get their modes from the
-    /// umask alone (no default ACL), and the full path could create its staging tree there.
-    fn new_entries_get_plain_modes(parent: &Path) -> Option<bool> {
-        if rustix::fs::accessat(CWD, parent, Access::WRITE_OK | Access::EXEC_OK, AtFlags::EACCESS).is_err() {
-            return Some(false);
-        }
-        match rustix::fs::getxattr(parent, "system.posix_acl_default", &mut [0u8; 0][..]) {
-            Err(Errno::NODATA | Errno::NOTSUP) => Some(true),
-            Ok(_) | Err(_) => Some(false),
-        }
+    /// Whether the full path could create its staging tree in `parent`, and what it creates
+    /// there gets its mode from the umask alone (no default ACL).
+    fn new_entries_get_plain_modes(parent: &Path) -> bool {
+        rustix::fs::accessat(CWD, parent, Access::WRITE_OK | Access::EXEC_OK, AtFlags::EACCESS).is_ok()
+            && matches!(rustix::fs::getxattr(parent, "system.posix_acl_default", &mut [0u8; 0][..]), Err(Errno::NODATA | Errno::NOTSUP))
     }
 
     /// This process's user and group, and the modes its new files and directories get: the
