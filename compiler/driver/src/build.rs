@@ -1,5 +1,6 @@
 //! The build driver: load, check, emit every enabled target, and write the output tree
-//! atomically (a temp dir beside the output, swapped into place) with a manifest of hashes.
+//! atomically (a temp dir beside the output, swapped into place, unless the output already
+//! holds exactly that tree) with a manifest of hashes.
 //! Output is deterministic: artifacts are sorted by path and nothing depends on time.
 //! Writing never deletes what placid did not write: [`check_output`] refuses the project,
 //! git repositories, `/`, files, links and other people's directories.
@@ -18,6 +19,7 @@ use sha2::{Digest, Sha256};
 use placid_check::{Checked, Verdict};
 
 use crate::unchanged::{self, PreviousTree};
+use crate::up_to_date;
 
 /// A compiled project: the model, its sources, diagnostics and (when clean) artifacts. The
 /// model `M` is the checks' [`Verdict`] as [`compile`] returns it, or, in a [`Clean`] build,
@@ -197,7 +199,7 @@ pub fn source_hash(sources: &Sources) -> String {
 
 fn manifest(sources: &Sources, artifacts: &[Artifact]) -> Artifact {
     let files: serde_json::Map<String, serde_json::Value> =
-        artifacts.iter().map(|artifact| (artifact.path.clone(), serde_json::Value::String(sha256(&artifact.bytes)))).collect();
+        artifacts.iter().zip(hashes(artifacts)).map(|(artifact, hash)| (artifact.path.clone(), serde_json::Value::String(hash))).collect();
     let manifest = serde_json::json!({
         "placid-version": env!("CARGO_PKG_VERSION"),
         "source-hash": source_hash(sources),
@@ -206,6 +208,28 @@ fn manifest(sources: &Sources, artifacts: &[Artifact]) -> Artifact {
     let mut text = crate::render::json_text(&manifest);
     text.push('\n');
     Artifact::text(MANIFEST, text)
+}
+
+/// The [`sha256`] of each artifact, on two threads, each hashing half the bytes: hashing is
+/// most of a manifest's cost (3 MB at 100 teams × 64 flavors).
+fn hashes(artifacts: &[Artifact]) -> Vec<String> {
+    let half = artifacts.iter().map(|artifact| artifact.bytes.len()).sum::<usize>() / 2;
+    let mut hashed = 0;
+    let split = artifacts
+        .iter()
+        .position(|artifact| {
+            hashed += artifact.bytes.len();
+            hashed > half
+        })
+        .unwrap_or(artifacts.len());
+    let (first, second) = artifacts.split_at(split);
+    let hash = |part: &[Artifact]| part.iter().map(|artifact| sha256(&artifact.bytes)).collect::<Vec<_>>();
+    std::thread::scope(|scope| {
+        let second = scope.spawn(|| hash(second));
+        let mut hashes = hash(first);
+        hashes.extend(second.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        hashes
+    })
 }
 
 /// Writes `artifacts` to `out` for a build of the project at `root` (canonical) that read
@@ -370,12 +394,18 @@ const TEMP_PREFIX: &str = ".placid-build-";
 /// Writes `artifacts` to `out` atomically: into a fresh temp dir beside `out`, then swapped
 /// with it in one step, so `out` is always either the previous tree or the new one. On an
 /// error before the swap the previous `out` is left untouched; after it, only removing the
-/// previous tree can fail, and the next build removes what is left. `out` must be a directory
-/// or not exist (see [`check_output`] for what `placid build` also refuses).
+/// previous tree can fail, and the next build removes what is left. An `out` that already
+/// holds exactly this tree is left as it is (up_to_date.rs), as the swap would change nothing.
+/// `out` must be a directory or not exist (see [`check_output`] for what `placid build` also
+/// refuses).
 pub fn write_atomically(out: &Path, artifacts: &[Artifact]) -> std::io::Result<()> {
     let parent = directory_of(out);
     std::fs::create_dir_all(parent)?;
     remove_stale_temp_dirs(parent);
+    let existing = Existing::at(out)?;
+    if existing == Existing::Directory && up_to_date::holds_exactly(out, parent, artifacts) {
+        return Ok(());
+    }
     let staging = tempfile::Builder::new().prefix(&format!("{TEMP_PREFIX}{}-", std::process::id())).tempdir_in(parent)?;
     // Each directory once: a `create_dir_all` per file fails its `mkdir` for every file but
     // the first of a directory (825 failed calls at 100 teams × 64 flavors).
@@ -383,7 +413,6 @@ pub fn write_atomically(out: &Path, artifacts: &[Artifact]) -> std::io::Result<(
     for directory in directories {
         std::fs::create_dir_all(staging.path().join(directory))?;
     }
-    let existing = Existing::at(out)?;
     let previous = if existing == Existing::Directory { PreviousTree::open(out) } else { None };
     write_files(staging.path(), artifacts, previous.as_ref())?;
     drop(previous);
@@ -595,6 +624,105 @@ mod tests {
         assert_eq!(std::fs::read_to_string(elsewhere.join("d/linked")).expect("read"), "same", "nothing outside is touched");
         assert_eq!(std::fs::symlink_metadata(elsewhere.join("d/linked")).expect("stat").nlink(), 1, "nor linked");
         assert_ne!(std::fs::metadata(out.join("a/chmod")).expect("stat").permissions().mode() & 0o111, 0o111, "a new file's mode");
+    }
+
+    /// Every entry below `dir` (not following links): its path, kind, permission bits, link
+    /// count and, for a file, its bytes.
+    #[cfg(target_os = "linux")]
+    fn snapshot(dir: &Path) -> Vec<(PathBuf, String, u32, u64, Vec<u8>)> {
+        use std::os::unix::fs::MetadataExt as _;
+        walkdir::WalkDir::new(dir)
+            .sort_by_file_name()
+            .into_iter()
+            .map(|entry| {
+                let entry = entry.expect("walk");
+                let stat = std::fs::symlink_metadata(entry.path()).expect("stat");
+                let bytes = if stat.is_file() { std::fs::read(entry.path()).expect("read") } else { Vec::new() };
+                let path = entry.path().strip_prefix(dir).expect("below").to_owned();
+                (path, format!("{:?}", stat.file_type()), stat.mode() & 0o7777, stat.nlink(), bytes)
+            })
+            .collect()
+    }
+
+    #[cfg(target_os = "linux")]
+    fn small_tree() -> Vec<Artifact> {
+        ["a/one", "a/two", "b/c/three", "manifest.json"].iter().map(|path| Artifact::text(*path, format!("{path}\n"))).collect()
+    }
+
+    /// A rebuild over the very tree it would write leaves every entry as it is: the output
+    /// directory, its directories and its files keep their inodes.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_up_to_date_tree_is_left_as_it_is() {
+        use std::os::unix::fs::MetadataExt as _;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = dir.path().join("out");
+        write_atomically(&out, &small_tree()).expect("first build");
+        let inodes = |out: &Path| -> Vec<(PathBuf, u64)> {
+            walkdir::WalkDir::new(out)
+                .sort_by_file_name()
+                .into_iter()
+                .map(|entry| {
+                    let entry = entry.expect("walk");
+                    (entry.path().to_owned(), entry.metadata().expect("stat").ino())
+                })
+                .collect()
+        };
+        let (before, tree) = (inodes(&out), snapshot(&out));
+        write_atomically(&out, &small_tree()).expect("rebuild");
+        assert_eq!(inodes(&out), before, "every inode kept, the output directory's too");
+        assert_eq!(snapshot(&out), tree);
+        assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 1, "no staging tree was left beside it");
+    }
+
+    /// A tree that differs from the build's in anything (an entry added, changed, replaced or
+    /// missing, a mode, a link count) is written anew, and ends exactly as a fresh build's.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_tree_that_differs_is_written_anew_as_a_fresh_build_writes_it() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let fresh = dir.path().join("fresh");
+        write_atomically(&fresh, &small_tree()).expect("fresh build");
+        let expected = snapshot(&fresh);
+        let fifo = |path: &Path| {
+            rustix::fs::mknodat(rustix::fs::CWD, path, rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o644), 0)
+                .expect("mkfifo")
+        };
+        type Change<'a> = (&'a str, &'a dyn Fn(&Path));
+        let changes: [Change; 12] = [
+            ("an extra file", &|out| std::fs::write(out.join("a/extra"), "user's").expect("write")),
+            ("an extra file at the root", &|out| std::fs::write(out.join("notes"), "").expect("write")),
+            ("a changed byte", &|out| std::fs::write(out.join("a/two"), "a/twO\n").expect("write")),
+            ("a changed manifest", &|out| std::fs::write(out.join(MANIFEST), "manifest.jsoN\n").expect("write")),
+            ("a changed mode", &|out| std::fs::set_permissions(out.join("a/two"), std::fs::Permissions::from_mode(0o600)).expect("chmod")),
+            ("a changed directory mode", &|out| {
+                std::fs::set_permissions(out.join("b/c"), std::fs::Permissions::from_mode(0o700)).expect("chmod")
+            }),
+            ("a symlink in place of a file", &|out| {
+                std::fs::remove_file(out.join("a/two")).expect("rm");
+                std::os::unix::fs::symlink(out.join("a/one"), out.join("a/two")).expect("symlink");
+            }),
+            ("a fifo in place of a file", &|out| {
+                std::fs::remove_file(out.join("a/two")).expect("rm");
+                fifo(&out.join("a/two"));
+            }),
+            ("an extra fifo", &|out| fifo(&out.join("b/fifo"))),
+            ("a missing file", &|out| std::fs::remove_file(out.join("b/c/three")).expect("rm")),
+            ("an extra empty directory", &|out| std::fs::create_dir(out.join("b/c/empty")).expect("mkdir")),
+            ("a second link to a file", &|out| std::fs::hard_link(out.join("a/one"), out.join("../elsewhere")).expect("link")),
+        ];
+        for (what, change) in changes {
+            let out = dir.path().join("out");
+            write_atomically(&out, &small_tree()).expect("first build");
+            change(&out);
+            let before = inode(&out);
+            write_atomically(&out, &small_tree()).expect("rebuild");
+            assert_ne!(inode(&out), before, "{what}: the tree is written anew");
+            assert_eq!(snapshot(&out), expected, "{what}: the tree ends as a fresh build's");
+            std::fs::remove_dir_all(&out).expect("rm -r");
+            let _ = std::fs::remove_file(dir.path().join("elsewhere"));
+        }
     }
 
     #[test]

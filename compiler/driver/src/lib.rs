@@ -10,4 +10,5 @@ pub mod build;
 pub mod merge;
 pub mod render;
 mod unchanged;
+mod up_to_date;
 pub mod world;

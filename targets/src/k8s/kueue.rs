@@ -89,7 +89,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
     }
 }
 
-fn push<T: Serialize + 'static>(list: &mut ObjectList, diagnostics: &mut Diagnostics, meta: NewObject, content: T) {
+fn push<T: Serialize + Send + Sync + 'static>(list: &mut ObjectList, diagnostics: &mut Diagnostics, meta: NewObject, content: T) {
     if let Err(diagnostic) = list.push(meta, content) {
         diagnostics.push(diagnostic);
     }

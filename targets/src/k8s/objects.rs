@@ -81,13 +81,13 @@ impl NewObject {
 }
 
 /// Typed content, kept until its YAML is written.
-trait Content {
+trait Content: Send + Sync {
     /// Appends everything but `apiVersion`, `kind` and `metadata` to `out`, in the content
     /// type's field order.
     fn write_body(&self, scalars: &mut Scalars, out: &mut String);
 }
 
-impl<T: Serialize> Content for T {
+impl<T: Serialize + Send + Sync> Content for T {
     fn write_body(&self, scalars: &mut Scalars, out: &mut String) {
         write_mapping(self, OWNED, scalars, out);
     }
@@ -241,7 +241,7 @@ impl ObjectList {
     /// Adds an object with the typed `content` (its own `apiVersion`, `kind` and `metadata`,
     /// if any, are dropped when it is written), or reports that another element already
     /// produced an object of the same kind, namespace and name.
-    pub fn push<T: Serialize + 'static>(&mut self, meta: NewObject, content: T) -> Result<(), Diagnostic> {
+    pub fn push<T: Serialize + Send + Sync + 'static>(&mut self, meta: NewObject, content: T) -> Result<(), Diagnostic> {
         let identity: Identity = (
             meta.kind.api_version,
             meta.kind.kind,
@@ -285,21 +285,21 @@ impl ObjectList {
 
     /// One file per object plus a `kustomization.yaml` per layer.
     pub fn artifacts(&self, project: &str) -> Vec<Artifact> {
-        let mut scalars = Scalars::default();
         let sorted = self.sorted();
+        let layers: Vec<(Layer, Vec<&Object>)> = [Layer::Synced, Layer::Bootstrap, Layer::Workloads]
+            .into_iter()
+            .map(|layer| (layer, sorted.iter().copied().filter(|object| object.meta.layer == layer).collect::<Vec<_>>()))
+            .filter(|(_, objects)| !objects.is_empty())
+            .collect();
+        let in_order: Vec<&Object> = layers.iter().flat_map(|(_, objects)| objects.iter().copied()).collect();
+        let mut texts = yaml_texts(&in_order, project).into_iter();
         let mut artifacts = Vec::with_capacity(sorted.len() + 2);
-        for layer in [Layer::Synced, Layer::Bootstrap, Layer::Workloads] {
-            let objects: Vec<&Object> = sorted.iter().copied().filter(|object| object.meta.layer == layer).collect();
-            if objects.is_empty() {
-                continue;
-            }
+        for (layer, objects) in layers {
             let prefix = format!("{}/", layer.directory());
             let mut resources = Vec::new();
-            for object in objects {
+            for (object, text) in objects.into_iter().zip(texts.by_ref()) {
                 let path = object.path();
                 resources.push(path.strip_prefix(&prefix).unwrap_or(&path).to_owned());
-                let mut text = String::new();
-                object.write_yaml(project, &mut scalars, &mut text);
                 artifacts.push(Artifact::text(path, text));
             }
             if layer != Layer::Workloads {
@@ -322,6 +322,37 @@ impl ObjectList {
         }
         out
     }
+}
+
+/// The YAML of each of `objects`, in order, written on two threads, one taking every other
+/// object (objects come sorted by kind, and some kinds are far larger than others): writing
+/// is most of a large tree's emission. Each thread has its own [`Scalars`], a memo that
+/// changes no text.
+fn yaml_texts(objects: &[&Object], project: &str) -> Vec<String> {
+    let write = |first: usize| {
+        let mut scalars = Scalars::default();
+        objects
+            .iter()
+            .skip(first)
+            .step_by(2)
+            .map(|object| {
+                let mut text = String::new();
+                object.write_yaml(project, &mut scalars, &mut text);
+                text
+            })
+            .collect::<Vec<_>>()
+    };
+    let (even, odd) = std::thread::scope(|scope| {
+        let odd = scope.spawn(|| write(1));
+        (write(0), odd.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    let mut odd = odd.into_iter();
+    let mut texts = Vec::with_capacity(objects.len());
+    for text in even {
+        texts.push(text);
+        texts.extend(odd.next());
+    }
+    texts
 }
 
 /// `kustomization.yaml` (kustomize.config.k8s.io/v1beta1). No `namespace:` on purpose:
