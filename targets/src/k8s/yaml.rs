@@ -149,6 +149,17 @@ pub fn write_mapping<T: Serialize + ?Sized>(
     value.serialize(&mut writer)
 }
 
+/// `value`, a struct or map, as a YAML document: the same bytes as `serde_yaml::to_string`,
+/// through this writer where it can (see the module's invariants), else through `serde_yaml`.
+pub fn to_string<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut out = String::new();
+    if write_mapping(value, &[], &mut Scalars::default(), &mut out).is_ok() {
+        return out;
+    }
+    // Plain structs of strings and numbers always serialise.
+    serde_yaml::to_string(value).unwrap_or_default()
+}
+
 struct Writer<'a> {
     out: &'a mut String,
     scalars: &'a mut Scalars,

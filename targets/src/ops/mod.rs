@@ -19,6 +19,7 @@ use placid_lang::diag::Diagnostics;
 use placid_lang::model::Model;
 
 use crate::Artifact;
+use crate::k8s::yaml;
 use rule::{Group, Rule, RuleFile};
 
 /// Every rule group of `model` under `project` (the group-name prefix), or the alerts that
@@ -59,8 +60,8 @@ pub fn promtool_files(model: &Model, project: &str, dir: &str, groups: &[Group])
     let rules: Vec<Rule> = groups.iter().flat_map(|group| group.rules.iter().cloned()).collect();
     let dashboard = [dashboards::check_rules(project, &dashboards::panels(model))];
     vec![
-        Artifact::text(format!("{dir}/{}", promtool::RULES_FILE), serde_yaml::to_string(&RuleFile { groups }).unwrap_or_default()),
+        Artifact::text(format!("{dir}/{}", promtool::RULES_FILE), yaml::to_string(&RuleFile { groups })),
         Artifact::text(format!("{dir}/rules.test.yaml"), promtool::file(model, &rules)),
-        Artifact::text(format!("{dir}/dashboards.rules.yaml"), serde_yaml::to_string(&RuleFile { groups: &dashboard }).unwrap_or_default()),
+        Artifact::text(format!("{dir}/dashboards.rules.yaml"), yaml::to_string(&RuleFile { groups: &dashboard })),
     ]
 }

@@ -16,6 +16,7 @@ use super::alerting;
 use super::rule::Rule;
 use super::series;
 use super::usage;
+use crate::k8s::yaml;
 
 /// The file name of the rules the tests load, beside the test file.
 pub const RULES_FILE: &str = "rules.yaml";
@@ -514,6 +515,5 @@ pub fn file(model: &Model, rules: &[Rule]) -> String {
         }
     }
     let file = TestFile { rule_files: vec![RULES_FILE], evaluation_interval: "1m", tests };
-    // Plain structs of strings and numbers always serialise.
-    serde_yaml::to_string(&file).unwrap_or_default()
+    yaml::to_string(&file)
 }
