@@ -97,6 +97,13 @@ fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(key, value)| ((*key).to_owned(), (*value).to_owned())).collect()
 }
 
+/// `base` and `extra`: one pod's labels and those of one of its series.
+fn with_labels(base: &BTreeMap<String, String>, extra: &[(&str, &str)]) -> BTreeMap<String, String> {
+    let mut all = base.clone();
+    all.extend(labels(extra));
+    all
+}
+
 fn minutes(count: u64) -> String {
     format!("{count}m")
 }
@@ -177,15 +184,10 @@ fn host_network(model: &Model) -> Option<TestCase> {
     let node = model.nodes.iter().find(|node| node.cost_per_egress_tb.is_some())?;
     let (namespace, pod) = (team.namespace.as_str(), "promtool-host-network");
     let per_pod = labels(&[("namespace", namespace), ("pod", pod)]);
-    let with = |extra: &[(&str, &str)]| {
-        let mut all = per_pod.clone();
-        all.extend(labels(extra));
-        all
-    };
+    let with = |extra: &[(&str, &str)]| with_labels(&per_pod, extra);
     let request = with(&[("container", "main"), ("node", node.name.as_str()), ("resource", "nvidia_com_gpu"), ("unit", "integer")]);
     let pod_labels = with(&[("label_placid_dev_team", team.name.as_str())]);
-    let mut gpus = per_pod.clone();
-    gpus.extend(labels(&[("node", node.name.as_str()), ("team", team.name.as_str())]));
+    let gpus = with(&[("node", node.name.as_str()), ("team", team.name.as_str())]);
     Some(TestCase {
         name: "a pod on the host's network is not billed its node's traffic".to_owned(),
         interval: "1m",
@@ -382,11 +384,7 @@ fn lost_work(model: &Model) -> Option<TestCase> {
     let relabelled = tiers.len() - 1;
     for (index, life) in pods.iter().enumerate() {
         let pod = labels(&[("namespace", namespace), ("pod", life.pod.as_str())]);
-        let with = |extra: &[(&str, &str)]| {
-            let mut all = pod.clone();
-            all.extend(labels(extra));
-            all
-        };
+        let with = |extra: &[(&str, &str)]| with_labels(&pod, extra);
         let (from, to) = life.running;
         let gone = life.deleted.map_or(to, |(minute, _)| minute.max(to) + 2);
         // `_` for the minutes before a series is first seen, then its value until `last`.
