@@ -95,7 +95,9 @@ impl TargetKind {
         match self {
             // Every Kubernetes diagnostic comes from building the objects, none from their YAML.
             TargetKind::Kubernetes => k8s::objects(model).map(drop),
-            TargetKind::Slurm | TargetKind::Wasm | TargetKind::Runbooks => self.emit_with(model, inputs).map(drop),
+            // Runbooks and playbooks are pages of a checked model: making them reports nothing.
+            TargetKind::Runbooks => Ok(()),
+            TargetKind::Slurm | TargetKind::Wasm => self.emit_with(model, inputs).map(drop),
         }
     }
 

@@ -108,19 +108,31 @@ pub fn apportion(total: u64, weights: &[u64]) -> Vec<u64> {
     if sum == 0 {
         return vec![0; weights.len()];
     }
+    // In u64 where the product fits (every real policy): u128 division is a library call,
+    // and a build apportions every cell's CPU, memory and GPUs among every team.
+    let narrow_sum = u64::try_from(sum).ok();
     let exact: Vec<(u64, u128)> = weights
         .iter()
-        .map(|weight| {
-            let product = u128::from(total) * u128::from(*weight);
-            ((product / sum) as u64, product % sum)
+        .map(|weight| match (total.checked_mul(*weight), narrow_sum) {
+            (Some(product), Some(sum)) => (product / sum, u128::from(product % sum)),
+            _ => {
+                let product = u128::from(total) * u128::from(*weight);
+                ((product / sum) as u64, product % sum)
+            }
         })
         .collect();
     let mut parts: Vec<u64> = exact.iter().map(|(floor, _)| *floor).collect();
     let handed_out: u64 = parts.iter().sum();
-    let mut order: Vec<usize> = (0..weights.len()).collect();
-    order.sort_by(|left, right| exact[*right].1.cmp(&exact[*left].1).then(left.cmp(right)));
-    for index in order.into_iter().take(total.saturating_sub(handed_out) as usize) {
-        parts[index] += 1;
+    // Fewer than one leftover per weight: the floors lose less than 1 each.
+    let leftover = total.saturating_sub(handed_out) as usize;
+    if leftover > 0 {
+        // Largest remainder first, the earlier weight first among equals: a total order, so
+        // the first `leftover` after selecting are the same set a full sort would give.
+        let mut order: Vec<usize> = (0..weights.len()).collect();
+        order.select_nth_unstable_by(leftover - 1, |left, right| exact[*right].1.cmp(&exact[*left].1).then(left.cmp(right)));
+        for index in &order[..leftover] {
+            parts[*index] += 1;
+        }
     }
     parts
 }
@@ -153,6 +165,31 @@ mod tests {
                     prop_assert!((*part as f64 - exact).abs() < 1.0 + 1e-9);
                 }
             }
+        }
+
+        /// The same parts as the method written plainly: in u128, every index sorted by
+        /// remainder, the leftovers to the first ones (huge totals take the u128 path).
+        #[test]
+        fn parts_are_those_of_the_plain_largest_remainder_method(
+            total in prop_oneof![0u64..1000, Just(u64::MAX), (u64::MAX / 2)..u64::MAX],
+            weights in proptest::collection::vec(prop_oneof![0u64..20, Just(u64::MAX)], 1..40),
+        ) {
+            let sum: u128 = weights.iter().map(|weight| u128::from(*weight)).sum();
+            let mut expected = vec![0u64; weights.len()];
+            if sum > 0 {
+                let exact: Vec<(u64, u128)> = weights
+                    .iter()
+                    .map(|weight| (((u128::from(total) * u128::from(*weight)) / sum) as u64, (u128::from(total) * u128::from(*weight)) % sum))
+                    .collect();
+                expected = exact.iter().map(|(floor, _)| *floor).collect();
+                let mut order: Vec<usize> = (0..weights.len()).collect();
+                order.sort_by(|left, right| exact[*right].1.cmp(&exact[*left].1).then(left.cmp(right)));
+                let handed_out: u64 = expected.iter().sum();
+                for index in order.into_iter().take(total.saturating_sub(handed_out) as usize) {
+                    expected[index] += 1;
+                }
+            }
+            prop_assert_eq!(apportion(total, &weights), expected);
         }
     }
 }

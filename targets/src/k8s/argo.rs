@@ -191,7 +191,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
         namespace_resource_whitelist: group_kinds(list.synced_kinds(Scope::Namespaced)),
     };
     let application = application(layout, argo);
-    let plugin_text = serde_yaml::to_string(&plugin()).unwrap_or_default();
+    let plugin_text = crate::k8s::yaml::to_string(&plugin());
     let plugin_map = ConfigMap { data: Some(BTreeMap::from([("plugin.yaml".to_owned(), plugin_text)])), ..ConfigMap::default() };
     let bootstrap = |kind: &'static Kind, name: ObjectName| NewObject {
         kind,

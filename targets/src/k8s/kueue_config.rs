@@ -99,7 +99,7 @@ pub fn configuration(layout: &Layout) -> KueueConfiguration {
 
 /// Pushes the ConfigMap `placid-kueue-config`.
 pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
-    let text = serde_yaml::to_string(&configuration(layout)).unwrap_or_default();
+    let text = crate::k8s::yaml::to_string(&configuration(layout));
     let config_map = ConfigMap { data: Some(BTreeMap::from([(CONFIG_KEY.to_owned(), text)])), ..ConfigMap::default() };
     let result = ObjectName::fixed("placid-kueue-config", model.project.span).and_then(|name| {
         list.push(NewObject::namespaced(&kinds::CONFIG_MAP, layout.namespace.clone(), name, model.project.span), config_map)

@@ -367,7 +367,7 @@ struct Kustomization {
 
 fn kustomization(resources: Vec<String>) -> String {
     let kustomization = Kustomization { api_version: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources };
-    serde_yaml::to_string(&kustomization).unwrap_or_default()
+    yaml::to_string(&kustomization)
 }
 
 #[cfg(test)]

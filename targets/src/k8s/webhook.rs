@@ -3,6 +3,8 @@
 //! checked on the typed spec before it is emitted, so a policy that would be refused at sync
 //! time is refused at build time instead (E055, E056), at the span of the team or tier.
 
+use std::collections::BTreeSet;
+
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::span::Span;
 
@@ -16,15 +18,13 @@ const MAX_RESOURCES_PER_FLAVOR: usize = 64;
 /// Every rule `spec` breaks, reported at `span`.
 pub fn check_cluster_queue(spec: &ClusterQueueSpec, span: Span) -> Diagnostics {
     let mut diagnostics = Diagnostics::new();
-    let mut seen_flavors = Vec::new();
+    let mut seen_flavors = BTreeSet::new();
     for group in &spec.resource_groups {
         for flavor in &group.flavors {
-            if seen_flavors.contains(&&flavor.name) {
+            if !seen_flavors.insert(&flavor.name) {
                 quota_error(&mut diagnostics, span, format!("flavor `{}` appears in two resource groups", flavor.name));
             }
-            seen_flavors.push(&flavor.name);
-            let names: Vec<_> = flavor.resources.iter().map(|resource| resource.name).collect();
-            if names != group.covered_resources {
+            if !flavor.resources.iter().map(|resource| resource.name).eq(group.covered_resources.iter().copied()) {
                 quota_error(
                     &mut diagnostics,
                     span,

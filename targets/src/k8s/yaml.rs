@@ -5,9 +5,12 @@
 //! What it writes is exactly what `serde_yaml::to_string` writes: 2-space indentation,
 //! sequences inside mappings without indentation (`key:` then `- item` at the key's column),
 //! a mapping or sequence inside a sequence starting on the dash's line, `{}` and `[]` for
-//! empty ones, and every string scalar in the style `serde_yaml` gives it. That style is
-//! `serde_yaml`'s own decision, asked once per distinct string ([`Scalars`]): a build repeats
-//! the same names and quantities thousands of times.
+//! empty ones, and every string scalar in the style `serde_yaml` gives it. Two kinds of
+//! strings are styled here, as serde_yaml and libyaml would style them: names (plain) and
+//! printable ASCII that cannot be read as a number, boolean or null (plain or single-quoted,
+//! by libyaml's rules); the property test below holds both to serde_yaml. Any other string
+//! (a quantity, a look-alike of a number, non-ASCII) is asked of `serde_yaml` once per
+//! distinct string ([`Scalars`]): a build repeats the same quantities thousands of times.
 //!
 //! Invariants: anything whose layout depends on more than the rules above (a string with a
 //! line break, which becomes a literal block; an enum variant with data, which becomes a
@@ -44,7 +47,10 @@ const MAX_SIMPLE_KEY: usize = 128;
 /// How `serde_yaml` writes each string scalar, asked once per distinct string.
 #[derive(Debug, Default)]
 pub struct Scalars {
-    rendered: HashMap<String, Box<str>, BuildHasherDefault<Fnv>>,
+    /// Where each string serde_yaml was asked about is in `rendered`.
+    index: HashMap<String, usize, BuildHasherDefault<Fnv>>,
+    /// serde_yaml's one-line rendering of each.
+    rendered: Vec<Box<str>>,
 }
 
 /// FNV-1a: the keys are short names, for which SipHash's setup costs more than the lookup.
@@ -71,51 +77,117 @@ impl Hasher for Fnv {
 /// reads as something else (those are left to serde_yaml, with a few more to be safe), and
 /// has no character libyaml quotes for.
 fn surely_plain(value: &str) -> bool {
+    /// Letters, digits and `-._/`, by byte: one load per byte, where most strings of a build
+    /// are asked about.
+    const NAME_BYTES: [bool; 256] = {
+        let mut table = [false; 256];
+        let mut byte = 0;
+        while byte < 256 {
+            table[byte] = (byte as u8).is_ascii_alphanumeric() || matches!(byte as u8, b'-' | b'.' | b'_' | b'/');
+            byte += 1;
+        }
+        table
+    };
     let bytes = value.as_bytes();
     let Some(first) = bytes.first() else { return false };
-    if !first.is_ascii_alphabetic() || !bytes.iter().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'/')) {
+    if !first.is_ascii_alphabetic() || !bytes.iter().all(|byte| NAME_BYTES[usize::from(*byte)]) {
         return false;
     }
-    let words = ["true", "false", "null", "inf", "infinity", "nan", "y", "n", "yes", "no", "on", "off"];
-    !words.iter().any(|word| value.eq_ignore_ascii_case(word))
+    // The longest word is `infinity`: a longer name is none of them.
+    const WORDS: [&str; 12] = ["true", "false", "null", "inf", "infinity", "nan", "y", "n", "yes", "no", "on", "off"];
+    value.len() > 8 || !WORDS.iter().any(|word| value.eq_ignore_ascii_case(word))
 }
 
-/// Whether libyaml writes the one-line `value` plain and serde_yaml does not quote it as a
-/// look-alike of a number, boolean or null: printable ASCII starting with a letter or `(`
-/// (never a number, and no indicator), not ending in a space or `:`, without `: ` or ` #`
-/// (which start a mapping value or a comment). A sentence or a CEL expression passes; the
-/// rest is asked of serde_yaml.
-fn plain_sentence(value: &str) -> bool {
+/// Whether serde_yaml could read `byte` as part of a null, a boolean, an integer or a float
+/// (`~`, `true`, `0x1F`, `-.inf`, `1e3`): its style inference (`InferScalarStyle`) quotes a
+/// string only when every byte is one of these.
+fn in_number_alphabet(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'+' | b'-' | b'_' | b'~')
+}
+
+/// How a one-line string of printable ASCII that holds a byte outside
+/// [`in_number_alphabet`] is written, decided as libyaml decides it (`yaml_emitter_analyze_scalar`
+/// and `select_scalar_style`, for a scalar serde_yaml leaves to the emitter in block context):
+/// plain unless it starts or ends with a space, starts with `---`, `...` or an indicator, or
+/// holds `: `, a final `:` or ` #`; single-quoted otherwise. `None` for anything else (a
+/// look-alike of a number, a control or non-ASCII character), which is asked of serde_yaml.
+fn libyaml_style(value: &str) -> Option<Styled<'_>> {
     let bytes = value.as_bytes();
-    let (Some(first), Some(last)) = (bytes.first(), bytes.last()) else { return false };
-    (first.is_ascii_alphabetic() || *first == b'(')
-        && bytes.iter().all(|byte| (b' '..=b'~').contains(byte))
-        && !matches!(last, b' ' | b':')
-        && bytes.contains(&b' ')
-        && !bytes.windows(2).any(|pair| pair == b": " || pair == b" #")
+    if !bytes.iter().all(|byte| (b' '..=b'~').contains(byte)) || bytes.iter().all(|byte| in_number_alphabet(*byte)) {
+        return None;
+    }
+    // Neither is empty: each holds a byte outside the number alphabet.
+    let (first, last) = (bytes[0], bytes[bytes.len() - 1]);
+    // A NUL follows the scalar in libyaml's copy: the last byte is followed by a blank.
+    let followed_by_blank = |at: usize| bytes.get(at + 1).is_none_or(|next| *next == b' ');
+    let indicator_first =
+        matches!(first, b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>' | b'\'' | b'"' | b'%' | b'@' | b'`')
+            || (matches!(first, b'?' | b':' | b'-') && followed_by_blank(0));
+    let indicator_inside = bytes.iter().enumerate().skip(1).any(|(at, byte)| match byte {
+        b':' => followed_by_blank(at),
+        b'#' => bytes[at - 1] == b' ',
+        _ => false,
+    });
+    let plain =
+        !(first == b' ' || last == b' ' || bytes.starts_with(b"---") || bytes.starts_with(b"...") || indicator_first || indicator_inside);
+    Some(if plain { Styled::Verbatim(value) } else { Styled::SingleQuoted(value) })
+}
+
+/// A string scalar's text, as serde_yaml writes it on one line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Styled<'v> {
+    /// Written as it is: the plain string, or serde_yaml's own rendering of it.
+    Verbatim(&'v str),
+    /// Written between single quotes, each `'` doubled.
+    SingleQuoted(&'v str),
+}
+
+impl Styled<'_> {
+    fn write_to(self, out: &mut String) {
+        match self {
+            Styled::Verbatim(text) => out.push_str(text),
+            Styled::SingleQuoted(text) => {
+                out.push('\'');
+                for (at, part) in text.split('\'').enumerate() {
+                    if at > 0 {
+                        out.push_str("''");
+                    }
+                    out.push_str(part);
+                }
+                out.push('\'');
+            }
+        }
+    }
 }
 
 impl Scalars {
     /// The scalar as `serde_yaml` writes it on one line (plain, `'single'` or `"double"`
     /// quoted); [`Unsupported`] for a string it would write as a block.
-    fn render<'v>(&'v mut self, value: &'v str) -> Result<&'v str, Unsupported> {
-        if surely_plain(value) || plain_sentence(value) {
-            return Ok(value);
+    fn render<'v>(&'v mut self, value: &'v str) -> Result<Styled<'v>, Unsupported> {
+        if surely_plain(value) {
+            return Ok(Styled::Verbatim(value));
+        }
+        // Asked before deciding: what is memoised (quantities, look-alikes of numbers) is what
+        // a build repeats most.
+        if let Some(index) = self.index.get(value).copied() {
+            return Ok(Styled::Verbatim(&self.rendered[index]));
+        }
+        if let Some(styled) = libyaml_style(value) {
+            return Ok(styled);
         }
         if value.contains('\n') {
             return Err(Unsupported);
         }
-        if !self.rendered.contains_key(value) {
-            // A document holding one scalar is the scalar and a newline: with libyaml's
-            // unlimited width, a one-line scalar is laid out the same in any block context.
-            let document = serde_yaml::to_string(value).map_err(|_| Unsupported)?;
-            let line = document.strip_suffix('\n').ok_or(Unsupported)?;
-            if line.contains('\n') || line.starts_with('|') || line.starts_with('>') {
-                return Err(Unsupported);
-            }
-            self.rendered.insert(value.to_owned(), line.into());
+        // A document holding one scalar is the scalar and a newline: with libyaml's
+        // unlimited width, a one-line scalar is laid out the same in any block context.
+        let document = serde_yaml::to_string(value).map_err(|_| Unsupported)?;
+        let line = document.strip_suffix('\n').ok_or(Unsupported)?;
+        if line.contains('\n') || line.starts_with('|') || line.starts_with('>') {
+            return Err(Unsupported);
         }
-        self.rendered.get(value).map(AsRef::as_ref).ok_or(Unsupported)
+        self.index.insert(value.to_owned(), self.rendered.len());
+        self.rendered.push(line.into());
+        Ok(Styled::Verbatim(&self.rendered[self.rendered.len() - 1]))
     }
 }
 
@@ -173,13 +245,19 @@ struct Writer<'a> {
 
 /// Moves to `column` on a fresh line, or stays where a dash left the line at `column`.
 fn start_at(out: &mut String, line: &mut Option<usize>, column: usize) {
+    const SPACES: &str = "                                                                ";
     if line.take() != Some(column) {
-        out.extend(std::iter::repeat_n(' ', column));
+        let mut left = column;
+        while left > 0 {
+            let run = left.min(SPACES.len());
+            out.push_str(&SPACES[..run]);
+            left -= run;
+        }
     }
 }
 
 /// Writes a one-line scalar at `place`.
-fn put_scalar(out: &mut String, line: &mut Option<usize>, place: Place, text: &str) {
+fn put_scalar(out: &mut String, line: &mut Option<usize>, place: Place, text: Styled<'_>) {
     match place {
         Place::Root => {}
         Place::Value(_) => out.push(' '),
@@ -188,13 +266,13 @@ fn put_scalar(out: &mut String, line: &mut Option<usize>, place: Place, text: &s
             out.push_str("- ");
         }
     }
-    out.push_str(text);
+    text.write_to(out);
     out.push('\n');
 }
 
 impl Writer<'_> {
     fn scalar(&mut self, place: Place, text: &str) {
-        put_scalar(self.out, &mut self.column, place, text);
+        put_scalar(self.out, &mut self.column, place, Styled::Verbatim(text));
     }
 
     fn string(&mut self, place: Place, value: &str) -> Result<(), Unsupported> {
@@ -411,8 +489,7 @@ impl Compound<'_, '_> {
             self.writer.open_first(self.open.place);
         }
         start_at(self.writer.out, &mut self.writer.column, self.column);
-        let text = self.writer.scalars.render(key)?;
-        self.writer.out.push_str(text);
+        self.writer.scalars.render(key)?.write_to(self.writer.out);
         self.writer.out.push(':');
         Ok(())
     }
@@ -832,18 +909,65 @@ mod tests {
         for text in ["True", "NULL", "nan", "Yes", "0", "-a", "a b", "a:b", ""] {
             assert!(!surely_plain(text), "{text}");
         }
-        let sentences = [
+    }
+
+    /// serde_yaml's one-line rendering of `value`, or `None` where it writes a block.
+    fn serde_yaml_line(value: &str) -> Option<String> {
+        let document = serde_yaml::to_string(value).ok()?;
+        let line = document.strip_suffix('\n')?;
+        (!line.contains('\n')).then(|| line.to_owned())
+    }
+
+    fn rendered(value: &str) -> Option<String> {
+        let mut out = String::new();
+        Scalars::default().render(value).ok()?.write_to(&mut out);
+        Some(out)
+    }
+
+    #[test]
+    fn strings_with_indicators_and_spaces_are_styled_as_libyaml_styles_them() {
+        let plain = [
             "pods of tier P1 must set terminationGracePeriodSeconds >= 300 (the preemption window)",
             "(object.kind == 'Pod' && variables.queue == '') || has(spec.x) && \"q\" != 'p2-100'",
-            "a b",
+            "placid_team_budget_daily{team=\"team-0001\"}",
+            "a:b",
+            "a#b",
+            "-a b",
+            "1 2",
+            "it's",
             "ends in a dot.",
         ];
-        for text in sentences {
-            assert!(plain_sentence(text), "{text}");
-            assert_eq!(serde_yaml::to_string(text).unwrap_or_default(), format!("{text}\n"));
+        let quoted = [
+            "a: b", "a #b", "a b:", "a b ", " a", "'a b'", "- a", "? a", ": a", "{a}", "#a", "--- a", "... a", "@a", "*a", "%a", "`a",
+            "!a", "&a", "|a", ">a", "\"a", "[a", "]a", ",a", ":", "?",
+        ];
+        for text in plain.iter().chain(&quoted) {
+            assert_eq!(rendered(text), serde_yaml_line(text), "{text:?}");
         }
-        for text in ["a: b", "a #b", "a b:", "a b ", "'a b'", "1 b", "- a", "a\tb", "ü b", "nospace"] {
-            assert!(!plain_sentence(text), "{text}");
+        for text in plain {
+            assert_eq!(libyaml_style(text), Some(Styled::Verbatim(text)), "{text:?}");
+        }
+        for text in quoted {
+            assert_eq!(libyaml_style(text), Some(Styled::SingleQuoted(text)), "{text:?}");
+        }
+        // Look-alikes of numbers, control and non-ASCII characters are asked of serde_yaml.
+        for text in ["0", "-1", "-", "1e3", "0x1F", "1+0x10", ".inf", "~", "true", "a\tb", "ü b", "a\u{7f}"] {
+            assert_eq!(libyaml_style(text), None, "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// Every one-line string comes out as serde_yaml writes it, as a value and as a key.
+        #[test]
+        fn scalars_are_written_as_serde_yaml_writes_them(value in "[ a-zA-Z0-9:#'\"\\-.?,\\[\\]{}&*!|>%@`~+_/=()\t\u{e9}]{0,12}") {
+            proptest::prop_assert_eq!(rendered(&value), serde_yaml_line(&value), "{:?}", value);
+            let mapping = BTreeMap::from([(value.clone(), value.clone())]);
+            let mut out = String::new();
+            if value.len() <= MAX_SIMPLE_KEY && !value.starts_with('!') {
+                proptest::prop_assert!(write_mapping(&mapping, &[], &mut Scalars::default(), &mut out).is_ok());
+                proptest::prop_assert_eq!(out, serde_yaml::to_string(&mapping).unwrap_or_default());
+            }
         }
     }
 
