@@ -245,6 +245,8 @@ struct Writer<'a> {
 
 /// Moves to `column` on a fresh line, or stays where a dash left the line at `column`.
 fn start_at(out: &mut String, line: &mut Option<usize>, column: usize) {
+    // Pushed as slices of one run of spaces: once per line of every object, where pushing a
+    // char at a time showed in the profile.
     const SPACES: &str = "                                                                ";
     if line.take() != Some(column) {
         let mut left = column;
