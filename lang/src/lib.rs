@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod address;
+pub mod checked;
 pub mod codes;
 pub mod cpulist;
 pub mod diag;

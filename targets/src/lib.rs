@@ -5,8 +5,8 @@
 //! point takes a [`Checked`] model, which only `placid_check::check` makes, so a target cannot
 //! be handed a model that skipped the checks. Each target validates what only it constrains
 //! (name lengths, escaping) and reports problems at the span of the model element at fault;
-//! then it emits. The schedulers' targets and Wasm depend on `placid-lang`, `placid-check`
-//! (for that proof), the migration planner ([`migration`], which imports no target) and the
+//! then it emits. The schedulers' targets and Wasm depend on `placid-lang` (whose
+//! [`Checked`] token is that proof), the migration planner ([`migration`], which imports no target) and the
 //! helpers in [`artifact`] and [`text`], not on each other, except that `k8s` ships what `wasm`
 //! makes (the extender's module, the pod labels a plugin reads); the node labels both `k8s`
 //! and `wasm` name live in [`facts`]. [`runbook`] alone reads `slurm` and `k8s`, because it must
@@ -27,7 +27,7 @@ pub mod slurm;
 pub mod text;
 pub mod wasm;
 
-use placid_check::Checked;
+use placid_lang::checked::Checked;
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::Model;
 

@@ -13,7 +13,7 @@
 
 use std::fmt::Write as _;
 
-use placid_check::Checked;
+use placid_lang::checked::Checked;
 use placid_lang::model::{Arch, CompatGate, Condition, Migration, Model, PhaseKind};
 
 use crate::Artifact;

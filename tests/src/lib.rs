@@ -11,7 +11,7 @@ pub mod synthetic;
 
 use std::path::{Path, PathBuf};
 
-use placid_check::Checked;
+use placid_lang::checked::Checked;
 use placid_lang::model::Model;
 
 pub use shared::shared_dir;

@@ -219,7 +219,7 @@ fn a_backfilling_team_may_borrow_what_the_other_teams_hold_in_the_cell_and_no_ot
 /// The cluster example's model with its nodes' pool memberships, capacity kinds, prices and
 /// the teams' shares and tiers drawn at random, checked again; `None` when the checker refuses
 /// the draw (a reservation larger than its pool, an empty pool).
-fn redrawn(draw: &Draw) -> Option<placid_check::Checked> {
+fn redrawn(draw: &Draw) -> Option<placid_lang::checked::Checked> {
     let mut model = build_clean("cluster").model.into_model();
     model.plans.clear();
     model.tests.clear();

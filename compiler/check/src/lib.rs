@@ -24,72 +24,10 @@ mod tier_budget;
 pub mod topology;
 mod totals;
 
-use std::ops::Deref;
-
+use placid_lang::checked::{Checked, Verdict};
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::Model;
 use placid_lang::span::Span;
-
-/// A model that lowered and passed every check without an error. Only [`check`] makes one,
-/// so a function that takes a `Checked` cannot be handed a model nobody checked.
-#[derive(Clone, Debug)]
-pub struct Checked(Model);
-
-impl Checked {
-    /// The model, to change it (tests do, to vary one setting). A changed model proves
-    /// nothing: it goes through [`check`] again before a target sees it.
-    pub fn into_model(self) -> Model {
-        self.0
-    }
-}
-
-impl Deref for Checked {
-    type Target = Model;
-
-    fn deref(&self) -> &Model {
-        &self.0
-    }
-}
-
-/// A model and what the checks made of it. Either way it dereferences to the model, which
-/// commands read even when it has errors (drift, the semantic diff); only
-/// [`Verdict::Checked`] reaches a target.
-#[derive(Clone, Debug)]
-pub enum Verdict {
-    /// No error in lowering or in any pass.
-    Checked(Checked),
-    /// Errors were found; the model may be partial (what failed to lower is left out).
-    Rejected(Model),
-}
-
-impl Verdict {
-    /// The checked model, unless it was rejected.
-    pub fn checked(&self) -> Option<&Checked> {
-        match self {
-            Verdict::Checked(checked) => Some(checked),
-            Verdict::Rejected(_) => None,
-        }
-    }
-
-    /// [`Verdict::checked`], by value.
-    pub fn into_checked(self) -> Option<Checked> {
-        match self {
-            Verdict::Checked(checked) => Some(checked),
-            Verdict::Rejected(_) => None,
-        }
-    }
-}
-
-impl Deref for Verdict {
-    type Target = Model;
-
-    fn deref(&self) -> &Model {
-        match self {
-            Verdict::Checked(checked) => checked,
-            Verdict::Rejected(model) => model,
-        }
-    }
-}
 
 /// Runs every pass over `model`, which lowering produced with the diagnostics `lowered`.
 /// Returns the verdict and all diagnostics, lowering's and the passes', sorted. The passes run
@@ -118,7 +56,7 @@ pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
         target_gaps::check(&model, &mut diagnostics);
     }
     diagnostics.sort();
-    let verdict = if diagnostics.has_errors() { Verdict::Rejected(model) } else { Verdict::Checked(Checked(model)) };
+    let verdict = if diagnostics.has_errors() { Verdict::Rejected(model) } else { Verdict::Checked(Checked::from_checker(model)) };
     (verdict, diagnostics)
 }
 

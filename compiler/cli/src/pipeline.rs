@@ -91,7 +91,7 @@ pub fn stage_scores<'m>(
     out: &mut Output,
     format: Format,
     sources: &Sources,
-    model: &'m placid_check::Checked,
+    model: &'m placid_lang::checked::Checked,
 ) -> Result<placid_scoring::stage_rank::StageScores<'m>, Exit> {
     placid_scoring::stage_rank::StageScores::new(model).map_err(|error| load_failed(out, format, sources, error))
 }

@@ -16,7 +16,7 @@ use placid_lang::span::Span;
 use placid_targets::{Artifact, Inputs, TargetKind};
 use sha2::{Digest, Sha256};
 
-use placid_check::{Checked, Verdict};
+use placid_lang::checked::{Checked, Verdict};
 
 use crate::unchanged::{self, PreviousTree};
 use crate::up_to_date;

@@ -19,7 +19,7 @@ pub mod stage_rank;
 
 use std::collections::HashMap;
 
-use placid_check::Checked;
+use placid_lang::checked::Checked;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::expr::{Category, Interner};
 use placid_lang::model::Model;

@@ -2,7 +2,7 @@
 //! "Ranking"): bit for bit what the native evaluator computes on the same rows, on any free
 //! capacity, and it decides where the engine places the stage's trials.
 
-use placid_check::Checked;
+use placid_lang::checked::Checked;
 use placid_engine::cluster::Cluster;
 use placid_engine::plan::stage_job;
 use placid_engine::quota::Quotas;

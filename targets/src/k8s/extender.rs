@@ -29,7 +29,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudgetSpec;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use placid_check::Checked;
+use placid_lang::checked::Checked;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::ExtenderSettings;
 use sha2::{Digest, Sha256};

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use placid_check::Checked;
+use placid_lang::checked::Checked;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::{KubernetesSettings, Model, Node, NodeId, PoolId, TierId};
 use placid_lang::name::LabelKey;

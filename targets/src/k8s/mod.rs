@@ -42,7 +42,7 @@ pub mod yaml;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Namespace;
-use placid_check::Checked;
+use placid_lang::checked::Checked;
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::Model;
 

@@ -15,7 +15,7 @@
 //! migration before a restart (the runbook says so). Every word written is a validated
 //! `Name`, a number or a fixed keyword, so no policy string can inject shell syntax.
 
-use placid_check::Checked;
+use placid_lang::checked::Checked;
 use placid_lang::model::{Model, NodeId};
 
 use crate::Artifact;

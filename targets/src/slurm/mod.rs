@@ -26,7 +26,7 @@ pub mod version;
 
 use std::collections::BTreeMap;
 
-use placid_check::Checked;
+use placid_lang::checked::Checked;
 use placid_lang::diag::Diagnostics;
 
 use crate::Artifact;

@@ -2,7 +2,7 @@
 //! loads KDL through a [`MemoryWorld`] and checks it, as a build does, and each test states
 //! its input and the lines or diagnostics it expects.
 
-use placid_check::Checked;
+use placid_lang::checked::Checked;
 use placid_lang::codes::Code;
 use placid_lang::model::Model;
 use placid_lang::source::MemoryWorld;

@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use placid_check::Checked;
+use placid_lang::checked::Checked;
 use placid_lang::expr::{Category, Entry, JobParam, NodeFeature, Type};
 use placid_lang::model::KubernetesSettings;
 use serde::de::Error as _;

@@ -12,7 +12,7 @@ pub mod native;
 pub mod program;
 pub mod sources;
 
-use placid_check::Checked;
+use placid_lang::checked::Checked;
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::Score;
 

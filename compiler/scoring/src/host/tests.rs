@@ -3,7 +3,7 @@
 //! expressions, random rows with NaN, infinities and signed zeros); hostile modules are
 //! refused or stopped.
 
-use placid_check::Checked;
+use placid_lang::checked::Checked;
 use placid_lang::diag::Diagnostics;
 use placid_lang::expr::{self, Arith, Compare, Expr, Function, JobParam, Logic, Node, NodeFeature, Type};
 use placid_lang::model::{Direction, Filter, Model, Penalty, Score};

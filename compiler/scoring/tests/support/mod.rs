@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use placid_check::Checked;
+use placid_lang::checked::Checked;
 use placid_driver::build::{Selection, compile};
 use placid_driver::world::FsWorld;
 use placid_engine::openb::Trace;
