@@ -14,14 +14,14 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use placid_extender::client::Client;
+use placid_extender::live::{Live, Log};
+use placid_extender::telemetry::{Prometheus, Rule, Telemetry};
+use placid_extender::{Extender, Settings};
 use placid_lang::telemetry::Figure;
 use placid_probe::exporter::{Identity, serve};
 use placid_probe::nvml::GpuSource;
 use placid_probe::nvml::recorded::Recorded;
-use placid_scoring::extender::client::Client;
-use placid_scoring::extender::live::{Live, Log};
-use placid_scoring::extender::telemetry::{Prometheus, Rule, Telemetry};
-use placid_scoring::extender::{Extender, Settings};
 use placid_targets::k8s::telemetry_config::DeployedTelemetry;
 use placid_tests::prometheus::tool;
 use placid_tests::slurm::wait_until;
@@ -90,7 +90,7 @@ impl Extended {
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port");
                 let _ = address_sender.send(listener.local_addr().expect("its address"));
-                placid_scoring::extender::serve(listener, extender, async {
+                placid_extender::serve(listener, extender, async {
                     let _ = stopped.await;
                 })
                 .await;

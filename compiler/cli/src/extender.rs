@@ -11,13 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use placid_driver::render::Format;
+use placid_extender::live::{Live, Log};
+use placid_extender::telemetry::Prometheus;
+use placid_extender::{Extender, Settings};
 use placid_lang::address::HostPort;
 use placid_lang::diag::{Code, Diagnostic};
 use placid_lang::model::Model;
 use placid_lang::span::Span;
-use placid_scoring::extender::live::{Live, Log};
-use placid_scoring::extender::telemetry::Prometheus;
-use placid_scoring::extender::{self, Extender, Settings};
 use placid_scoring::host::{Limits, Plugin};
 use placid_targets::k8s::scheduler::EXTENDER_PORT;
 use placid_targets::k8s::telemetry_config::{self, DeployedTelemetry};
@@ -137,7 +137,7 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
     }
     let listening =
         |address| out.errln(format_args!("placid extender: score `{policy}` on http://{address} (POST /filter, /prioritize){telemetry}"));
-    match extender::run(extender, args.listen, listening) {
+    match placid_extender::run(extender, args.listen, listening) {
         Ok(()) => Exit::Ok,
         Err(diagnostic) => pipeline::fail(out, Format::Text, diagnostic),
     }

@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 
 use clap::ArgGroup;
 use placid_driver::render::{Choice as _, Format};
-use placid_engine::openb::metric::{self, Inflation, Outcome, Seeds};
-use placid_engine::openb::place::{BestFit, Placement};
-use placid_engine::openb::read::{self, MAX_TRACE_BYTES, TraceFile};
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::source::Sources;
 use placid_lang::span::Span;
-use placid_scoring::openb::WasmScore;
+use placid_openb::metric::{self, Inflation, Outcome, Seeds};
+use placid_openb::place::{BestFit, Placement};
+use placid_openb::read::{self, MAX_TRACE_BYTES, TraceFile};
+use placid_openb::wasm::WasmScore;
 use serde_json::json;
 
 use crate::pipeline::{self, Fields};

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use placid_lang::checked::Verdict;
 use placid_check::drift::{DriftKind, compare};
 use placid_driver::merge::{merge, read_inventories};
+use placid_lang::checked::Verdict;
 use placid_lang::model::Model;
 use placid_lang::source::Sources;
 

@@ -12,7 +12,6 @@
 pub mod cluster;
 pub mod event;
 pub mod job;
-pub mod openb;
 pub mod place;
 pub mod plan;
 pub mod policy_test;

@@ -1,19 +1,18 @@
-//! What `placid score`, `placid explain --wat` and `placid extender` share: the wasmtime host
-//! of untrusted plugins, finding a score's plugin in a checked model, flattening nodes into ABI
-//! rows (from the inventory or from Kubernetes Node objects) and job parameters into the
-//! parameter block, ranking the results, and the scheduler extender that serves them.
+//! The wasmtime host of untrusted scoring plugins, and what `placid score`, `placid explain
+//! --wat`, the extender (`placid-extender`) and the openb simulator (`placid-openb`) share:
+//! finding a score's plugin in a checked model, flattening nodes into ABI rows (from the
+//! inventory or from Kubernetes Node objects) and job parameters into the parameter block, and
+//! ranking the results.
 //!
 //! Invariant: rows and parameters are built from the plugin's own `placid.meta`, never from
 //! the policy, so the same code hosts any ABI v1 module; racks and NVLink domains of one batch
 //! are interned through one [`Codes`] table shared by rows and parameters. This crate reads no
 //! files and prints nothing: it gets a checked model and returns values or diagnostics. It is
-//! the only crate that links wasmtime, tokio and the HTTP stack.
+//! the only crate that links wasmtime; the HTTP stack is the extender's.
 
-pub mod extender;
 pub mod host;
 pub mod job;
 pub mod kube;
-pub mod openb;
 pub mod rank;
 pub mod stage_rank;
 

@@ -9,9 +9,9 @@
 //! batch (a trap, its fuel or time limit) ranks that batch neutrally and is counted, so a run
 //! never stops half-way and the caller can say how often it happened.
 
-use placid_lang::checked::Checked;
 use placid_engine::telemetry::Recorded;
 use placid_engine::{Candidate, Job, Ranker, Seconds};
+use placid_lang::checked::Checked;
 use placid_lang::expr::{Category, JobParam, NodeFeature};
 use placid_lang::model::{Model, NvlinkNeed, ScoreId};
 

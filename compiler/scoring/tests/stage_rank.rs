@@ -2,11 +2,11 @@
 //! "Ranking"): bit for bit what the native evaluator computes on the same rows, on any free
 //! capacity, and it decides where the engine places the stage's trials.
 
-use placid_lang::checked::Checked;
 use placid_engine::cluster::Cluster;
 use placid_engine::plan::stage_job;
 use placid_engine::quota::Quotas;
 use placid_engine::{Candidate, Job, JobState, Neutral, Ranker, Simulation};
+use placid_lang::checked::Checked;
 use placid_lang::model::{NodeId, PlanId};
 use placid_scoring::stage_rank::StageScores;
 use placid_targets::wasm::Program;

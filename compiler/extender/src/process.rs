@@ -7,7 +7,7 @@ use std::sync::Arc;
 use placid_lang::diag::{Code, Diagnostic};
 use placid_lang::span::Span;
 
-use super::{Extender, serve};
+use crate::{Extender, serve};
 
 /// Serves `extender` on `listen` until SIGINT or SIGTERM, then drains the requests in flight.
 /// `listening` is called once the socket is bound. A runtime or socket that cannot be had is

@@ -4,7 +4,7 @@
 
 use rand::RngExt;
 
-use super::{Milli, Pod, Trace};
+use crate::{Milli, Pod, Trace};
 
 /// The free capacity of one node, which is all a score sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,8 +240,7 @@ mod tests {
 
     #[test]
     fn best_fit_prefers_the_fuller_node() {
-        let pod =
-            Pod { name: "p".into(), cpu_milli: 8000, memory_mib: 1, gpus: 1, gpu_milli: Milli(1000), spec: super::super::GpuSpec::ANY };
+        let pod = Pod { name: "p".into(), cpu_milli: 8000, memory_mib: 1, gpus: 1, gpu_milli: Milli(1000), spec: crate::GpuSpec::ANY };
         let empty = Free { cpu_milli: 128_000, memory_mib: 1 << 20, gpu_milli: 8000 };
         let full = Free { cpu_milli: 8000, memory_mib: 1 << 20, gpu_milli: 1000 };
         assert_eq!(BestFit::of(&pod, full), 100);

@@ -12,7 +12,6 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::host::{HostError, Plugin, Scores, Worker};
 use axum::Router;
 use axum::body::{Body, HttpBody};
 use axum::extract::{Request, State};
@@ -26,16 +25,17 @@ use hyper_util::service::TowerToHyperService;
 use placid_lang::diag::Code;
 use placid_lang::expr::{JobParam, NodeFeature};
 use placid_lang::model::{CommLevel, KubernetesSettings, Model, ThrottleRule};
+use placid_scoring::host::{HostError, Plugin, Scores, Worker};
 use placid_targets::wasm::meta::Source;
 use placid_targets::wasm::sources::param_source;
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::live::{Figures, Live, Log};
-use super::wire::{ErrorBody, ExtenderArgs, FilterResult, HostPriority, OutNodeList};
-use crate::kube::{self, KubeNode};
-use crate::rank::{NEUTRAL_PRIORITY, extender_priorities, failed_names, is_feasible, is_unranked};
-use crate::{Codes, inventory_rows};
+use crate::live::{Figures, Live, Log};
+use crate::wire::{ErrorBody, ExtenderArgs, FilterResult, HostPriority, OutNodeList};
+use placid_scoring::kube::{self, KubeNode};
+use placid_scoring::rank::{NEUTRAL_PRIORITY, extender_priorities, failed_names, is_feasible, is_unranked};
+use placid_scoring::{Codes, inventory_rows};
 
 /// Server limits (docs/targets/kubernetes.md, "Scheduler extender").
 #[derive(Clone, Copy, Debug)]

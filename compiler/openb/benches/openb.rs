@@ -7,11 +7,11 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use placid_engine::openb::Trace;
-use placid_engine::openb::metric::{self, Inflation};
-use placid_engine::openb::place::{BestFit, Placement};
-use placid_engine::openb::read::{self, TraceFile};
 use placid_lang::source::{RelPath, Sources};
+use placid_openb::Trace;
+use placid_openb::metric::{self, Inflation};
+use placid_openb::place::{BestFit, Placement};
+use placid_openb::read::{self, TraceFile};
 
 fn default_trace() -> Option<Trace> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/openb");

@@ -8,7 +8,7 @@ use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::source::{RelPath, Sources};
 use placid_lang::span::{FileId, Span};
 
-use super::{GpuSpec, Milli, Node, Pod, Trace};
+use crate::{GpuSpec, Milli, Node, Pod, Trace};
 
 /// The largest trace file read: the openb lists are under 1 MiB, and a list of this size
 /// (about 200,000 pods) still simulates in seconds a seed.

@@ -1,13 +1,13 @@
 //! A score's Wasm plugin as a ranker of the openb simulator: the same module bytes that rank
 //! nodes in the extender choose the node of every pod (docs/semantics.md, "Reference
-//! placements (openb)"). The engine knows only its [`NodeScore`] trait, so it never links
-//! wasmtime.
+//! placements (openb)"). The simulator's placements know only the [`NodeScore`] trait; this
+//! module plugs the Wasm host into it.
 
-use placid_engine::openb::Pod;
-use placid_engine::openb::place::{Free, NodeScore, ScoreFailed};
+use crate::Pod;
+use crate::place::{Free, NodeScore, ScoreFailed};
 use placid_lang::expr::{JobParam, NodeFeature};
 
-use crate::host::{HostError, Plugin, Worker};
+use placid_scoring::host::{HostError, Plugin, Worker};
 
 /// A plugin's worker with the layout of its rows and parameters.
 pub struct WasmScore {

@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use placid_scoring::extender::client::Client;
-use placid_scoring::extender::live::Log;
-use placid_scoring::extender::{Extender, Settings};
+use placid_extender::client::Client;
+use placid_extender::live::Log;
+use placid_extender::{Extender, Settings};
 use serde_json::{Value, json};
 
 mod support;

@@ -7,6 +7,7 @@
 pub mod metric;
 pub mod place;
 pub mod read;
+pub mod wasm;
 
 /// Thousandths of one GPU; a whole GPU is [`Milli::GPU`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -7,8 +7,8 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use placid_scoring::extender::client::Client;
-use placid_scoring::extender::{Extender, Settings};
+use placid_extender::client::Client;
+use placid_extender::{Extender, Settings};
 use placid_scoring::host::{Limits, Plugin};
 use serde_json::{Value, json};
 

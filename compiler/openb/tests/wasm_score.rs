@@ -3,11 +3,11 @@
 //! pod by pod, and on the openb default trace (read from ../shared/traces, which fails loudly
 //! under CI=true when missing and otherwise says that it did not run).
 
-use placid_engine::openb::metric::{self, Inflation, SeedRun, Seeds};
-use placid_engine::openb::place::{BestFit, Placement};
-use placid_engine::openb::{GpuSpec, Milli, Node, Pod, Trace};
+use placid_openb::metric::{self, Inflation, SeedRun, Seeds};
+use placid_openb::place::{BestFit, Placement};
+use placid_openb::wasm::WasmScore;
+use placid_openb::{GpuSpec, Milli, Node, Pod, Trace};
 use placid_scoring::Loaded;
-use placid_scoring::openb::WasmScore;
 use proptest::prelude::*;
 
 mod support;
@@ -72,8 +72,8 @@ proptest! {
         let mut built_in = BestFit;
         let choices = |placement: &mut Placement<'_>| {
             let mut rng = <rand_pcg::Pcg64 as rand::SeedableRng>::seed_from_u64(seed);
-            let mut cluster = placid_engine::openb::place::Cluster::new(&trace);
-            let mut scratch = placid_engine::openb::place::Scratch::default();
+            let mut cluster = placid_openb::place::Cluster::new(&trace);
+            let mut scratch = placid_openb::place::Scratch::default();
             trace.pods.iter().map(|pod| cluster.place(pod, placement, &mut rng, &mut scratch).expect("no failure")).collect::<Vec<_>>()
         };
         prop_assert_eq!(choices(&mut Placement::Scored(&mut wasm)), choices(&mut Placement::Scored(&mut built_in)));

@@ -5,11 +5,11 @@
 
 use std::path::PathBuf;
 
-use placid_engine::openb::Trace;
-use placid_engine::openb::metric::{self, Inflation, Outcome, Seeds};
-use placid_engine::openb::place::{BestFit, Placement};
-use placid_engine::openb::read::{self, TraceFile};
 use placid_lang::source::{RelPath, Sources};
+use placid_openb::Trace;
+use placid_openb::metric::{self, Inflation, Outcome, Seeds};
+use placid_openb::place::{BestFit, Placement};
+use placid_openb::read::{self, TraceFile};
 
 fn traces() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/openb")

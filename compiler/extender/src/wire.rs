@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::kube::KubePod;
+use placid_scoring::kube::KubePod;
 
 /// `ExtenderArgs`, the request of both the filter and the prioritize verb.
 #[derive(Debug, Deserialize)]

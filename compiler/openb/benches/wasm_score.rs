@@ -6,9 +6,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use placid_engine::openb::metric::{self, Inflation};
-use placid_engine::openb::place::{BestFit, Placement};
-use placid_scoring::openb::WasmScore;
+use placid_openb::metric::{self, Inflation};
+use placid_openb::place::{BestFit, Placement};
+use placid_openb::wasm::WasmScore;
 
 #[path = "../tests/support/mod.rs"]
 mod support;

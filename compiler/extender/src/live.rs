@@ -19,7 +19,7 @@ use placid_lang::expr::STATIC_UTILIZATION;
 use placid_lang::model::ThrottleRule;
 use placid_targets::k8s::telemetry_config::DeployedTelemetry;
 
-use super::telemetry::{Prometheus, Reading, Rule, Telemetry};
+use crate::telemetry::{Prometheus, Reading, Rule, Telemetry};
 
 /// Where the extender writes its log lines (the CLI's standard error).
 pub type Log = Arc<dyn Fn(&str) + Send + Sync>;

@@ -8,8 +8,8 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_pcg::Pcg64;
 
-use super::Trace;
-use super::place::{Cluster, Placement, ScoreFailed, Scratch};
+use crate::Trace;
+use crate::place::{Cluster, Placement, ScoreFailed, Scratch};
 
 /// The arrived percents reported: the trace as is, and inflated to 1.3×.
 pub const MARKS: [u32; 2] = [100, 130];

@@ -1,10 +1,10 @@
 //! Bad openb traces: each problem is a coded diagnostic at the field it concerns, all of them
 //! at once, and no input panics.
 
-use placid_engine::openb::read::{self, TraceFile};
-use placid_engine::openb::{Milli, Trace};
 use placid_lang::diag::{Code, Diagnostics};
 use placid_lang::source::{RelPath, Sources};
+use placid_openb::read::{self, TraceFile};
+use placid_openb::{Milli, Trace};
 use proptest::prelude::*;
 
 const NODES: &str = "sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,P100\nn1,96000,393216,8,V100M32\n";
