@@ -10,6 +10,7 @@
 // `crate::model::Tier` and the like stay the one path other crates use.
 mod alert;
 mod class;
+mod features;
 mod ids;
 pub mod inventory;
 mod metric;
@@ -27,6 +28,7 @@ mod tier;
 
 pub use alert::*;
 pub use class::*;
+pub use features::{arch_code, capacity_code, comm_code};
 pub use ids::*;
 pub use inventory::*;
 pub use metric::*;
