@@ -1,7 +1,7 @@
 //! The feature catalogue: every `node.*` feature and `job.*` parameter a score expression may
 //! read, with its type and, for node features, where in the inventory its value comes from.
-//! How the value is taken from an inventory node is the model's business
-//! (`crate::model::features`), so the expression language depends on nothing of the model.
+//! How the value is taken from an inventory node is the model's business (its `features`
+//! module), so the expression language depends on nothing of the model.
 //!
 //! Invariant: this table is the only place feature names are spelled. The Wasm ABI orders row
 //! fields and parameters by the position of the feature in [`NodeFeature::ALL`] /

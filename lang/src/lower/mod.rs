@@ -3,6 +3,7 @@
 //! model together with *all* diagnostics. Elements that fail to lower are left out of the
 //! model (their errors are reported), so later passes only ever see well-formed elements.
 
+mod context;
 mod inventory;
 mod kubernetes;
 mod names;
@@ -26,7 +27,8 @@ use crate::syntax;
 
 pub use inventory::{InventoryEntry, InventoryFormat, assemble_inventory, read_inventory_file, read_inventory_json};
 
-use reader::{Cx, NodeReader};
+use context::Cx;
+use reader::NodeReader;
 
 /// The name of the project file at the root of every project.
 pub const PROJECT_FILE: &str = "placid.kdl";

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diag::{Code, Diagnostic};
-use crate::lower::reader::Cx;
+use crate::lower::context::Cx;
 use crate::name::Name;
 use crate::span::{Span, Spanned};
 use crate::suggest::help_for;

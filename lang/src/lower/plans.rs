@@ -2,9 +2,10 @@
 //! of the same plan (the checker reports cycles and forward references).
 
 use crate::diag::{Code, Diagnostic};
+use crate::lower::context::Cx;
 use crate::lower::names::{Declarations, Names};
 use crate::lower::policy::{Tables, lower_kind, run_time};
-use crate::lower::reader::{Cx, NodeReader, Optional};
+use crate::lower::reader::{NodeReader, Optional};
 use crate::lower::schema;
 use crate::model::{CapacityKind, Direction, Model, Plan, PlanId, Promote, Stage, Tier};
 use crate::name::Name;

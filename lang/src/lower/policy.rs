@@ -3,8 +3,9 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::expr::{self, Type};
+use crate::lower::context::Cx;
 use crate::lower::names::{Declarations, Names};
-use crate::lower::reader::{Cx, NodeReader, Optional};
+use crate::lower::reader::{NodeReader, Optional};
 use crate::lower::schema;
 use crate::lower::values;
 use crate::model::{

@@ -1,7 +1,8 @@
 //! The project file's own nodes: `project`, `inventory`, `include` and `target`.
 
 use crate::diag::{Code, Diagnostic};
-use crate::lower::reader::{Cx, NodeReader};
+use crate::lower::context::Cx;
+use crate::lower::reader::NodeReader;
 use crate::lower::schema;
 use crate::lower::{PROJECT_FILE, ParsedFile};
 use crate::model::{ArgoSettings, KubernetesSettings, Project, SlurmSettings, SlurmVersion, WasmSettings};

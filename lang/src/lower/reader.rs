@@ -5,29 +5,14 @@
 
 use kdl::{KdlEntry, KdlNode, KdlValue};
 
-use crate::diag::{Code, Diagnostic, Diagnostics};
+use crate::diag::{Code, Diagnostic};
+use crate::lower::context::Cx;
 use crate::lower::values;
 use crate::name::Name;
 use crate::span::{FileId, Span, Spanned};
 use crate::suggest::help_for;
 use crate::syntax::span_of;
 use crate::units::{Bandwidth, Currency, Duration, Money, Percent, UnitError};
-
-/// Shared state of one lowering: the diagnostics sink and the project's currency.
-pub(crate) struct Cx {
-    pub diagnostics: Diagnostics,
-    pub currency: Currency,
-}
-
-impl Cx {
-    pub fn new() -> Cx {
-        Cx { diagnostics: Diagnostics::new(), currency: Currency::Usd }
-    }
-
-    pub fn error(&mut self, diagnostic: Diagnostic) {
-        self.diagnostics.push(diagnostic);
-    }
-}
 
 /// A KDL node of one file, with the set of properties and children it accepts.
 pub(crate) struct NodeReader<'a> {

@@ -1,9 +1,10 @@
 //! Metrics, migrations and alerts: the parts of a policy that watch the running cluster.
 
 use crate::diag::{Code, Diagnostic};
+use crate::lower::context::Cx;
 use crate::lower::names::Names;
 use crate::lower::policy::{Tables, lower_kind};
-use crate::lower::reader::{Cx, NodeReader, Optional, Props};
+use crate::lower::reader::{NodeReader, Optional, Props};
 use crate::lower::schema;
 use crate::model::{
     Alert, AlertId, AlertSeverity, Arch, Bound, CompatGate, Condition, Metric, MetricId, Migration, MigrationId, Model, Phase, PhaseKind,

@@ -10,7 +10,8 @@
 //! ```
 
 use crate::diag::{Code, Diagnostic};
-use crate::lower::reader::{Cx, NodeReader, Value};
+use crate::lower::context::Cx;
+use crate::lower::reader::{NodeReader, Value};
 use crate::lower::schema;
 use crate::model::{CommLevel, Model, Telemetry, ThrottleRule};
 use crate::span::Spanned;

@@ -2,9 +2,10 @@
 //! expects to happen then, like `opa test`. `placid test` runs them through the engine.
 
 use crate::diag::{Code, Diagnostic};
+use crate::lower::context::Cx;
 use crate::lower::names::Names;
 use crate::lower::policy::{Tables, lower_kind};
-use crate::lower::reader::{Cx, NodeReader, Optional};
+use crate::lower::reader::{NodeReader, Optional};
 use crate::lower::schema;
 use crate::model::{Expectation, Model, NodeId, Outcome, PolicyTest, QueueReason, RackId, TestId, TestJob, Where};
 use crate::name::Name;

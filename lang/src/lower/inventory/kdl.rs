@@ -4,9 +4,10 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::lower::ParsedFile;
+use crate::lower::context::Cx;
 use crate::lower::inventory::InventoryFormat;
 use crate::lower::inventory::draft::{CpuDraft, GpuDraft, LabelDraft, LinkDraft, MigDraft, NodeDraft, NumaDraft, ProfileDraft};
-use crate::lower::reader::{Cx, NodeReader, Value};
+use crate::lower::reader::{NodeReader, Value};
 use crate::lower::schema;
 use crate::span::Spanned;
 
