@@ -88,9 +88,7 @@ fn lower_stage(
         }
     }
     for child in children.iter().filter(|child| child.kind() == "after") {
-        child.props(cx, &[]);
-        child.children(cx, &[]);
-        for arg in child.expect_args(cx, 1, usize::MAX, "the stages that must finish first").unwrap_or_default() {
+        for arg in child.leaf_args(cx, 1, usize::MAX, "the stages that must finish first").unwrap_or_default() {
             match arg.name(cx) {
                 Some(reference) => after_refs.push(reference),
                 None => ok = false,

@@ -177,9 +177,7 @@ fn lower_selector(cx: &mut Cx, domains: &Names<DomainId>, node: &NodeReader<'_>)
     let gpu_model = props.get("gpu-model").map(|value| value.name(cx));
     let mut labels = Vec::new();
     for label in &labels_nodes {
-        label.props(cx, &[]);
-        label.children(cx, &[]);
-        let args = label.expect_args(cx, 2, 2, "a label key and value")?;
+        let args = label.leaf_args(cx, 2, 2, "a label key and value")?;
         let (key, value) = (args[0].string(cx)?, args[1].string(cx)?);
         labels.push(values::label(cx, &key, &value)?);
     }
@@ -262,47 +260,33 @@ fn lower_class(cx: &mut Cx, node: &NodeReader<'_>, name: Spanned<crate::name::Na
         }
     }
     let locality = match NodeReader::single(cx, &children, "locality") {
-        Some(child) => {
-            child.props(cx, &[]);
-            child.children(cx, &[]);
-            child.expect_args(cx, 1, 1, "node, chassis, nvlink-domain, rack or any").and_then(|args| {
-                args[0].keyword(
-                    cx,
-                    &[
-                        ("node", Locality::Node),
-                        ("chassis", Locality::Chassis),
-                        ("nvlink-domain", Locality::NvlinkDomain),
-                        ("rack", Locality::Rack),
-                        ("any", Locality::Any),
-                    ],
-                )
-            })
-        }
+        Some(child) => child.leaf_args(cx, 1, 1, "node, chassis, nvlink-domain, rack or any").and_then(|args| {
+            args[0].keyword(
+                cx,
+                &[
+                    ("node", Locality::Node),
+                    ("chassis", Locality::Chassis),
+                    ("nvlink-domain", Locality::NvlinkDomain),
+                    ("rack", Locality::Rack),
+                    ("any", Locality::Any),
+                ],
+            )
+        }),
         None => Some(if nvlink == NvlinkNeed::Required { Locality::NvlinkDomain } else { Locality::Any }),
     };
     let comm = match NodeReader::single(cx, &children, "comm") {
-        Some(child) => {
-            child.props(cx, &[]);
-            child.children(cx, &[]);
-            child
-                .expect_args(cx, 1, 1, "low, medium or high")
-                .and_then(|args| args[0].keyword(cx, &[("low", CommLevel::Low), ("medium", CommLevel::Medium), ("high", CommLevel::High)]))
-        }
+        Some(child) => child
+            .leaf_args(cx, 1, 1, "low, medium or high")
+            .and_then(|args| args[0].keyword(cx, &[("low", CommLevel::Low), ("medium", CommLevel::Medium), ("high", CommLevel::High)])),
         None => Some(CommLevel::Low),
     };
     let mig = match NodeReader::single(cx, &children, "mig") {
-        Some(child) => {
-            child.props(cx, &[]);
-            child.children(cx, &[]);
-            Some(child.expect_args(cx, 1, 1, "a MIG profile such as \"1g.18gb\"").and_then(|args| args[0].name(cx)))
-        }
+        Some(child) => Some(child.leaf_args(cx, 1, 1, "a MIG profile such as \"1g.18gb\"").and_then(|args| args[0].name(cx))),
         None => None,
     };
     let image = match NodeReader::single(cx, &children, "image") {
         Some(child) => {
-            child.props(cx, &[]);
-            child.children(cx, &[]);
-            let reference = child.expect_args(cx, 1, 1, "an image reference").and_then(|args| args[0].string(cx));
+            let reference = child.leaf_args(cx, 1, 1, "an image reference").and_then(|args| args[0].string(cx));
             if let Some(reference) = &reference
                 && (reference.value.is_empty() || reference.value.chars().any(|c| c.is_whitespace() || c.is_control() || c == '"'))
             {
@@ -323,9 +307,7 @@ fn lower_class(cx: &mut Cx, node: &NodeReader<'_>, name: Spanned<crate::name::Na
     };
     let mut platforms = Vec::new();
     if let Some(child) = NodeReader::single(cx, &children, "platforms") {
-        child.props(cx, &[]);
-        child.children(cx, &[]);
-        for arg in child.expect_args(cx, 1, 8, "OCI platforms such as \"linux/amd64\" \"linux/riscv64\"").unwrap_or_default() {
+        for arg in child.leaf_args(cx, 1, 8, "OCI platforms such as \"linux/amd64\" \"linux/riscv64\"").unwrap_or_default() {
             let Some(text) = arg.string(cx) else {
                 ok = false;
                 continue;
@@ -372,13 +354,9 @@ fn lower_score(cx: &mut Cx, sources: &Sources, node: &NodeReader<'_>, name: Span
     let children = node.children(cx, schema::SCORE.children);
     let file_text = sources.get(node.file).map(|file| file.text.as_str()).unwrap_or_default();
     let direction = match NodeReader::single(cx, &children, "prefer") {
-        Some(child) => {
-            child.props(cx, &[]);
-            child.children(cx, &[]);
-            child
-                .expect_args(cx, 1, 1, "min or max")
-                .and_then(|args| args[0].keyword(cx, &[("min", Direction::Min), ("max", Direction::Max)]))
-        }
+        Some(child) => child
+            .leaf_args(cx, 1, 1, "min or max")
+            .and_then(|args| args[0].keyword(cx, &[("min", Direction::Min), ("max", Direction::Max)])),
         None => {
             cx.error(
                 Diagnostic::error(
@@ -403,11 +381,7 @@ fn lower_score(cx: &mut Cx, sources: &Sources, node: &NodeReader<'_>, name: Span
         }
     };
     let score_expr = match NodeReader::single(cx, &children, "expr") {
-        Some(child) => {
-            child.props(cx, &[]);
-            child.children(cx, &[]);
-            child.expect_args(cx, 1, 1, "an expression string").and_then(|args| parse_expr(cx, args[0], Type::Number))
-        }
+        Some(child) => child.leaf_args(cx, 1, 1, "an expression string").and_then(|args| parse_expr(cx, args[0], Type::Number)),
         None => {
             cx.error(
                 Diagnostic::error(Code::MissingValue, node.name_span(), format!("score `{}` needs an `expr`", name.value))
@@ -424,9 +398,7 @@ fn lower_score(cx: &mut Cx, sources: &Sources, node: &NodeReader<'_>, name: Span
     for child in &children {
         match child.kind() {
             "filter" => {
-                child.props(cx, &[]);
-                child.children(cx, &[]);
-                let Some(args) = child.expect_args(cx, 2, 2, "a name and a condition") else {
+                let Some(args) = child.leaf_args(cx, 2, 2, "a name and a condition") else {
                     ok = false;
                     continue;
                 };
@@ -475,9 +447,7 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
     let children = node.children(cx, schema::TIER.children);
     let priority = match NodeReader::single(cx, &children, "priority") {
         Some(child) => {
-            child.props(cx, &[]);
-            child.children(cx, &[]);
-            child.expect_args(cx, 1, 1, "a priority number").and_then(|args| args[0].u32(cx).map(|value| Spanned::new(value, args[0].span)))
+            child.leaf_args(cx, 1, 1, "a priority number").and_then(|args| args[0].u32(cx).map(|value| Spanned::new(value, args[0].span)))
         }
         None => {
             cx.error(
@@ -553,11 +523,7 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
     let backfill_node = NodeReader::single(cx, &children, "backfill");
     let backfill_span = backfill_node.map(NodeReader::name_span);
     let backfill = match backfill_node {
-        Some(child) => {
-            child.props(cx, &[]);
-            child.children(cx, &[]);
-            child.expect_args(cx, 1, 1, "#true or #false").and_then(|args| args[0].bool(cx))
-        }
+        Some(child) => child.leaf_args(cx, 1, 1, "#true or #false").and_then(|args| args[0].bool(cx)),
         None => Some(false),
     };
     let mut reservations = Vec::new();
@@ -573,10 +539,8 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
     }
     let cost_center = match NodeReader::single(cx, &children, "cost-center") {
         Some(child) => {
-            child.props(cx, &[]);
-            child.children(cx, &[]);
             let resolved = child
-                .expect_args(cx, 1, 1, "a cost center")
+                .leaf_args(cx, 1, 1, "a cost center")
                 .and_then(|args| args[0].name(cx))
                 .and_then(|name| tables.cost_centers.resolve(cx, &name));
             if resolved.is_none() {
@@ -596,9 +560,7 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
     };
     let max_time = match NodeReader::single(cx, &children, "max-time") {
         Some(child) => {
-            child.props(cx, &[]);
-            child.children(cx, &[]);
-            let limit = child.expect_args(cx, 1, 1, "a duration such as \"3d\"").and_then(|args| run_time(cx, args[0]));
+            let limit = child.leaf_args(cx, 1, 1, "a duration such as \"3d\"").and_then(|args| run_time(cx, args[0]));
             ok &= limit.is_some();
             limit
         }
@@ -648,9 +610,7 @@ fn lower_team(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_
         let Some(child) = NodeReader::single(cx, &children, kind) else {
             return Some(None);
         };
-        child.props(cx, &[]);
-        child.children(cx, &[]);
-        child.expect_args(cx, 1, 1, what).map(|args| Some(args[0]))
+        child.leaf_args(cx, 1, 1, what).map(|args| Some(args[0]))
     };
     let share = match single_arg(cx, "share", "a fair-share weight") {
         // Shares are relative weights; the bound keeps their sums (a cost center's Slurm
@@ -682,9 +642,7 @@ fn lower_team(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_
     let mut team_tiers = Vec::new();
     match NodeReader::single(cx, &children, "tiers") {
         Some(child) => {
-            child.props(cx, &[]);
-            child.children(cx, &[]);
-            for arg in child.expect_args(cx, 1, usize::MAX, "the tiers the team may use").unwrap_or_default() {
+            for arg in child.leaf_args(cx, 1, usize::MAX, "the tiers the team may use").unwrap_or_default() {
                 match arg.name(cx).and_then(|reference| tables.tiers.resolve(cx, &reference)) {
                     Some(tier) if !team_tiers.iter().any(|known: &Spanned<TierId>| known.value == tier.value) => team_tiers.push(tier),
                     Some(_) => {}
@@ -742,9 +700,7 @@ fn lower_team(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_
 pub(super) fn lower_admin_accounts(cx: &mut Cx, nodes: &[NodeReader<'_>]) -> Vec<Spanned<crate::name::Name>> {
     let mut accounts = Vec::new();
     for node in nodes {
-        node.props(cx, &[]);
-        node.children(cx, &[]);
-        for value in node.expect_args(cx, 1, usize::MAX, "the administrators' accounts").unwrap_or_default() {
+        for value in node.leaf_args(cx, 1, usize::MAX, "the administrators' accounts").unwrap_or_default() {
             if let Some(name) = value.name(cx) {
                 accounts.push(name);
             }

@@ -46,9 +46,7 @@ pub(super) fn lower(cx: &mut Cx, sources: &Sources, file: &ParsedFile) -> Settin
     for node in &nodes {
         match node.kind() {
             "include" | "inventory" => {
-                node.props(cx, &[]);
-                node.children(cx, &[]);
-                let Some(args) = node.expect_args(cx, 1, usize::MAX, "one or more path patterns") else {
+                let Some(args) = node.leaf_args(cx, 1, usize::MAX, "one or more path patterns") else {
                     continue;
                 };
                 for arg in args {

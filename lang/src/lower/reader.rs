@@ -74,6 +74,16 @@ impl<'a> NodeReader<'a> {
         Some(args)
     }
 
+    /// The arguments of a node that takes nothing but arguments (`priority 500`, `tiers "P1"
+    /// "P2"`): any property or child is reported as unknown, then the count is checked as
+    /// [`NodeReader::expect_args`] does. Every such node is read through here, so they all
+    /// report a stray property, child or argument alike.
+    pub fn leaf_args(&self, cx: &mut Cx, min: usize, max: usize, what: &str) -> Option<Vec<Value<'a>>> {
+        self.props(cx, &[]);
+        self.children(cx, &[]);
+        self.expect_args(cx, min, max, what)
+    }
+
     /// Properties, checked against `allowed`: unknown and duplicate keys are reported.
     pub fn props(&self, cx: &mut Cx, allowed: &[&str]) -> Props<'a> {
         let mut found: Vec<Value<'a>> = Vec::new();

@@ -124,11 +124,9 @@ fn lower_migration(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Sp
     if let Some(child) = NodeReader::single(cx, &children, "compatibility") {
         child.props(cx, schema::MIGRATION_COMPATIBILITY.properties);
         for gate in child.children(cx, schema::MIGRATION_COMPATIBILITY.children) {
-            gate.props(cx, &[]);
-            gate.children(cx, &[]);
             let lowered = match gate.kind() {
-                "binary-audit" => gate.expect_args(cx, 0, 0, "no arguments").map(|_| CompatGate::BinaryAudit(gate.name_span())),
-                "image-platform" => gate.expect_args(cx, 1, 1, "an OCI platform such as \"linux/riscv64\"").and_then(|args| {
+                "binary-audit" => gate.leaf_args(cx, 0, 0, "no arguments").map(|_| CompatGate::BinaryAudit(gate.name_span())),
+                "image-platform" => gate.leaf_args(cx, 1, 1, "an OCI platform such as \"linux/riscv64\"").and_then(|args| {
                     let text = args[0].string(cx)?;
                     match Arch::parse_oci_platform(&text.value) {
                         Some(arch) => Some(CompatGate::ImagePlatform(Spanned::new(arch, args[0].span))),
@@ -146,7 +144,7 @@ fn lower_migration(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Sp
                         }
                     }
                 }),
-                kind => gate.expect_args(cx, 1, 1, "a version such as \"560.35\"").and_then(|args| {
+                kind => gate.leaf_args(cx, 1, 1, "a version such as \"560.35\"").and_then(|args| {
                     let version = args[0].string(cx)?;
                     if version.value.is_empty() || !version.value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
                     {

@@ -84,9 +84,7 @@ fn duration(cx: &mut Cx, value: Value<'_>, min: u64) -> Option<u64> {
 }
 
 fn query(cx: &mut Cx, node: &NodeReader<'_>) -> Option<Spanned<String>> {
-    node.props(cx, &[]);
-    node.children(cx, &[]);
-    let args = node.expect_args(cx, 1, 1, "the PromQL query")?;
+    let args = node.leaf_args(cx, 1, 1, "the PromQL query")?;
     let text = args[0].string(cx)?;
     if let Some(problem) = Telemetry::query_problem(&text.value) {
         cx.error(

@@ -47,9 +47,7 @@ fn lower_test(cx: &mut Cx, model: &Model, tables: &Tables, node: &NodeReader<'_>
     }
     let at = match NodeReader::single(cx, &children, "at") {
         Some(child) => {
-            child.props(cx, &[]);
-            child.children(cx, &[]);
-            let at = child.expect_args(cx, 1, 1, "a time (`at \"30m\"`)").and_then(|args| args[0].duration(cx));
+            let at = child.leaf_args(cx, 1, 1, "a time (`at \"30m\"`)").and_then(|args| args[0].duration(cx));
             complete &= at.is_some();
             at
         }
@@ -107,9 +105,7 @@ fn lower_job(cx: &mut Cx, model: &Model, tables: &Tables, child: &NodeReader<'_>
 /// The nodes of a `nodes "a" "b"` child, if there is one.
 fn node_list(cx: &mut Cx, model: &Model, children: &[NodeReader<'_>]) -> Option<Vec<Spanned<NodeId>>> {
     let Some(child) = NodeReader::single(cx, children, "nodes") else { return Some(Vec::new()) };
-    child.props(cx, &[]);
-    child.children(cx, &[]);
-    let args = child.expect_args(cx, 1, usize::MAX, "node names")?;
+    let args = child.leaf_args(cx, 1, usize::MAX, "node names")?;
     let mut nodes = Vec::new();
     let mut complete = true;
     for arg in args {
@@ -239,9 +235,7 @@ fn lower_expect(cx: &mut Cx, model: &Model, tables: &Tables, jobs: &Jobs<'_>, ch
                 );
                 return None;
             };
-            victims.props(cx, &[]);
-            victims.children(cx, &[]);
-            let args = victims.expect_args(cx, 1, usize::MAX, "the names of the preempted jobs")?;
+            let args = victims.leaf_args(cx, 1, usize::MAX, "the names of the preempted jobs")?;
             let mut found = Vec::new();
             for arg in args {
                 let name = arg.name(cx)?;
