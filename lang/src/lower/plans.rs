@@ -4,9 +4,10 @@
 use crate::diag::{Code, Diagnostic};
 use crate::lower::context::Cx;
 use crate::lower::names::{Declarations, Names};
-use crate::lower::policy::{Tables, lower_kind, run_time};
+use crate::lower::names::{Tables, lower_kind};
 use crate::lower::reader::{NodeReader, Optional};
 use crate::lower::schema;
+use crate::lower::tier::run_time;
 use crate::model::{CapacityKind, Direction, Model, Plan, PlanId, Promote, Stage, Tier};
 use crate::name::Name;
 use crate::span::Spanned;

@@ -1,10 +1,11 @@
-//! Policy tests: a starting state, jobs in sequence, a time to look, and what the team
-//! expects to happen then, like `opa test`. `placid test` runs them through the engine.
+//! Lowering of policy `test` blocks (production code, not the crate's unit tests): a
+//! starting state, jobs in sequence, a time to look, and what the team expects to happen
+//! then, like `opa test`. `placid test` runs them through the engine.
 
 use crate::diag::{Code, Diagnostic};
 use crate::lower::context::Cx;
 use crate::lower::names::Names;
-use crate::lower::policy::{Tables, lower_kind};
+use crate::lower::names::{Tables, lower_kind};
 use crate::lower::reader::{NodeReader, Optional};
 use crate::lower::schema;
 use crate::model::{Expectation, Model, NodeId, Outcome, PolicyTest, QueueReason, RackId, TestId, TestJob, Where};
