@@ -59,10 +59,8 @@ fn lower_class(cx: &mut Cx, node: &NodeReader<'_>, name: Spanned<Name>) -> Optio
             .and_then(|args| args[0].keyword(cx, &[("low", CommLevel::Low), ("medium", CommLevel::Medium), ("high", CommLevel::High)])),
         None => Some(CommLevel::Low),
     };
-    let mig = match NodeReader::single(cx, &children, "mig") {
-        Some(child) => Some(child.leaf_args(cx, 1, 1, "a MIG profile such as \"1g.18gb\"").and_then(|args| args[0].name(cx))),
-        None => None,
-    };
+    let mig = NodeReader::single(cx, &children, "mig")
+        .map(|child| child.leaf_args(cx, 1, 1, "a MIG profile such as \"1g.18gb\"").and_then(|args| args[0].name(cx)));
     let image = match NodeReader::single(cx, &children, "image") {
         Some(child) => {
             let reference = child.leaf_args(cx, 1, 1, "an image reference").and_then(|args| args[0].string(cx));
