@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-/// Index of a source file in a [`crate::source::Sources`] table.
+/// Index of a source file in the table of sources a compilation reads (`Sources`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FileId(pub u32);
 

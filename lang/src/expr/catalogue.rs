@@ -1,5 +1,7 @@
 //! The feature catalogue: every `node.*` feature and `job.*` parameter a score expression may
-//! read, with its type and, for node features, how its value is taken from the inventory.
+//! read, with its type and, for node features, where in the inventory its value comes from.
+//! How the value is taken from an inventory node is the model's business (its `features`
+//! module), so the expression language depends on nothing of the model.
 //!
 //! Invariant: this table is the only place feature names are spelled. The Wasm ABI orders row
 //! fields and parameters by the position of the feature in [`NodeFeature::ALL`] /
@@ -7,8 +9,6 @@
 //! (through `placid.meta`, which names each field) and must never be reused for another
 //! meaning. Where a feature comes from on a live Kubernetes node is the Wasm target's business
 //! (`placid-targets`), because this crate knows nothing of Kubernetes.
-
-use crate::model::{Arch, CapacityKind, CommLevel, Model, Node};
 
 /// A categorical type: a value out of a small set, compared with `==` and `!=` only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -56,33 +56,6 @@ impl Category {
     pub fn level_code(self, text: &str) -> Option<u32> {
         let position = self.levels()?.iter().position(|level| *level == text)?;
         u32::try_from(position).ok()
-    }
-}
-
-/// The code of a communication level in rows and parameters.
-pub fn comm_code(level: CommLevel) -> f64 {
-    match level {
-        CommLevel::Low => 0.0,
-        CommLevel::Medium => 1.0,
-        CommLevel::High => 2.0,
-    }
-}
-
-/// The code of an architecture in rows and parameters.
-pub fn arch_code(arch: Arch) -> f64 {
-    match arch {
-        Arch::Riscv64 => 0.0,
-        Arch::X86_64 => 1.0,
-        Arch::Aarch64 => 2.0,
-    }
-}
-
-/// The code of a capacity kind in rows and parameters.
-pub fn capacity_code(kind: CapacityKind) -> f64 {
-    match kind {
-        CapacityKind::Reserved => 0.0,
-        CapacityKind::OnDemand => 1.0,
-        CapacityKind::Spot => 2.0,
     }
 }
 
@@ -249,12 +222,9 @@ features!(
     }
 );
 
-const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
-
 /// The static figure of `node.nvlink_utilization` and `domain.nvlink_utilization`: what the
 /// extender and the simulator fall back to when telemetry is missing or stale.
 pub const STATIC_UTILIZATION: f64 = 0.0;
-const MIB: f64 = 1024.0 * 1024.0;
 
 impl NodeFeature {
     /// Where the value comes from in the inventory, for `placid.meta` and the docs.
@@ -275,36 +245,6 @@ impl NodeFeature {
             NodeFeature::FreeCpuMilli => "inventory:cpu harts x 1000",
             NodeFeature::FreeMemoryMib => "inventory:memory (MiB)",
             NodeFeature::NvlinkUtilization | NodeFeature::DomainNvlinkUtilization => "inventory:none (0: idle)",
-        }
-    }
-
-    /// The value of this feature for an inventory node; NaN when the inventory does not say.
-    pub fn inventory_value(self, model: &Model, node: &Node, interner: &mut dyn Interner) -> f64 {
-        let flag = |value: bool| if value { 1.0 } else { 0.0 };
-        match self {
-            NodeFeature::Gpus | NodeFeature::GpusFree => f64::from(node.gpu_count()),
-            NodeFeature::GpuMemoryGib => {
-                node.gpus.iter().filter_map(|gpu| gpu.memory).map(|bytes| bytes.0 as f64 / GIB).reduce(f64::min).unwrap_or(f64::NAN)
-            }
-            NodeFeature::MemoryGib => node.memory.map_or(f64::NAN, |bytes| bytes.0 as f64 / GIB),
-            NodeFeature::Cpus => f64::from(node.cpu.harts),
-            NodeFeature::CostPerGpuHour => node.cost_per_gpu_hour.map_or(f64::NAN, |money| money.major()),
-            NodeFeature::NvlinkGbps => node.nvlink_bandwidth().gigabytes_per_second(),
-            NodeFeature::HasNvlink => flag(node.has_nvlink()),
-            NodeFeature::Mig => flag(node.gpus.iter().any(|gpu| matches!(gpu.mig, crate::model::Mig::Enabled { .. }))),
-            NodeFeature::Arch => arch_code(node.arch),
-            NodeFeature::Capacity => capacity_code(node.capacity),
-            NodeFeature::Rack => node.rack.map_or(f64::NAN, |rack| interner.code(Category::Rack, model.rack(rack).name.as_str())),
-            NodeFeature::NvlinkDomain => {
-                node.domain.map_or(f64::NAN, |domain| interner.code(Category::Domain, model.domain(domain).name.as_str()))
-            }
-            // The inventory knows no allocations: free capacity is all of it.
-            NodeFeature::FreeGpuMilli => f64::from(node.gpu_count()) * 1000.0,
-            NodeFeature::FreeCpuMilli => f64::from(node.cpu.harts) * 1000.0,
-            NodeFeature::FreeMemoryMib => node.memory.map_or(f64::NAN, |bytes| bytes.0 as f64 / MIB),
-            // The inventory declares bandwidth, not traffic: without telemetry NVLink counts
-            // as idle, the theoretical figure scoring used before telemetry existed.
-            NodeFeature::NvlinkUtilization | NodeFeature::DomainNvlinkUtilization => STATIC_UTILIZATION,
         }
     }
 }

@@ -6,8 +6,9 @@
 //!   ranking), any image with a POSIX shell, `awk` and `sort`.
 
 use crate::diag::{Code, Diagnostic};
+use crate::lower::context::Cx;
 use crate::lower::names::Names;
-use crate::lower::reader::{Cx, NodeReader};
+use crate::lower::reader::NodeReader;
 use crate::lower::schema;
 use crate::model::{ExtenderSettings, Model, ScoreId};
 use crate::span::Spanned;

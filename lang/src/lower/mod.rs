@@ -3,17 +3,29 @@
 //! model together with *all* diagnostics. Elements that fail to lower are left out of the
 //! model (their errors are reported), so later passes only ever see well-formed elements.
 
+// One module per element of the language (pool, tier, team, ...), lowered in the order
+// `load` calls them; the shared machinery (context, reader, values, names, schema) beside them.
+mod admin_accounts;
+mod alert;
+mod budget;
+mod class;
+mod context;
 mod inventory;
 mod kubernetes;
+mod metric;
+mod migration;
 mod names;
 mod plans;
-mod policy;
+mod policy_test;
+mod pool;
 mod project;
 pub(crate) mod reader;
-mod rollout;
+mod route;
 pub mod schema;
+mod score;
+mod team;
 mod telemetry;
-mod tests;
+mod tier;
 mod values;
 
 use kdl::KdlDocument;
@@ -26,7 +38,9 @@ use crate::syntax;
 
 pub use inventory::{InventoryEntry, InventoryFormat, assemble_inventory, read_inventory_file, read_inventory_json};
 
-use reader::{Cx, NodeReader};
+use context::Cx;
+use names::Tables;
+use reader::NodeReader;
 
 /// The name of the project file at the root of every project.
 pub const PROJECT_FILE: &str = "placid.kdl";
@@ -125,14 +139,21 @@ pub fn load(world: &dyn World) -> Compilation {
         }
     }
 
-    let mut tables = policy::lower_all(&mut cx, &sources, &mut model, &of_kind);
-    rollout::lower_metrics(&mut cx, &mut model, &mut tables, &of_kind("metric"));
+    // Kind by kind in dependency order, so each kind resolves references to the kinds before it.
+    let mut tables = Tables::new(&model.domains);
+    pool::lower(&mut cx, &mut model, &mut tables, &of_kind("pool"));
+    team::lower_cost_centers(&mut cx, &mut model, &mut tables, &of_kind("cost-center"));
+    class::lower(&mut cx, &mut model, &mut tables, &of_kind("class"));
+    score::lower(&mut cx, &sources, &mut model, &mut tables, &of_kind("score"));
+    tier::lower(&mut cx, &mut model, &mut tables, &of_kind("tier"));
+    team::lower_teams(&mut cx, &mut model, &mut tables, &of_kind("team"));
+    metric::lower(&mut cx, &mut model, &mut tables, &of_kind("metric"));
     plans::lower(&mut cx, &mut model, &tables, &of_kind("plan"));
-    rollout::lower_migrations(&mut cx, &mut model, &tables, &of_kind("migration"));
-    rollout::lower_alerts(&mut cx, &mut model, &tables, &of_kind("alert"));
-    tests::lower(&mut cx, &mut model, &tables, &of_kind("test"));
-    model.admin_accounts = policy::lower_admin_accounts(&mut cx, &of_kind("admin-accounts"));
-    model.routes = policy::lower_routes(&mut cx, &tables, &of_kind("route"));
+    migration::lower(&mut cx, &mut model, &tables, &of_kind("migration"));
+    alert::lower(&mut cx, &mut model, &tables, &of_kind("alert"));
+    policy_test::lower(&mut cx, &mut model, &tables, &of_kind("test"));
+    model.admin_accounts = admin_accounts::lower(&mut cx, &of_kind("admin-accounts"));
+    model.routes = route::lower(&mut cx, &tables, &of_kind("route"));
     kubernetes::resolve(&mut cx, &mut model, &tables.scores);
     kubernetes::require_steps_image(&mut cx, &model);
     model.telemetry = telemetry::lower(&mut cx, &model, &of_kind("telemetry"));

@@ -1,14 +1,83 @@
 //! Name tables for resolving references. Elements are lowered kind by kind in dependency
 //! order; a table holds the elements that lowered cleanly and remembers the names of those
 //! that did not, so a reference to a broken declaration does not cascade into a second error.
+//! [`Tables`] holds one table per kind that others refer to, and [`lower_kind`] is the one
+//! loop that declares the elements of a kind, which every element's lowering goes through.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::diag::{Code, Diagnostic};
-use crate::lower::reader::Cx;
+use crate::lower::context::Cx;
+use crate::lower::reader::NodeReader;
+use crate::model::{ClassId, CostCenterId, Domain, DomainId, MetricId, PoolId, ScoreId, TeamId, TierId};
 use crate::name::Name;
 use crate::span::{Span, Spanned};
 use crate::suggest::help_for;
+
+/// Name tables of every kind, for the passes that resolve references.
+pub(super) struct Tables {
+    pub pools: Names<PoolId>,
+    pub cost_centers: Names<CostCenterId>,
+    pub classes: Names<ClassId>,
+    pub scores: Names<ScoreId>,
+    pub tiers: Names<TierId>,
+    pub teams: Names<TeamId>,
+    pub metrics: Names<MetricId>,
+    pub domains: Names<DomainId>,
+}
+
+impl Tables {
+    /// Empty tables but for the NVLink domains, which the inventory has named already.
+    pub fn new(domains: &[Domain]) -> Tables {
+        let mut tables = Tables {
+            pools: Names::new("pool"),
+            cost_centers: Names::new("cost-center"),
+            classes: Names::new("class"),
+            scores: Names::new("score"),
+            tiers: Names::new("tier"),
+            teams: Names::new("team"),
+            metrics: Names::new("metric"),
+            domains: Names::new("nvlink domain"),
+        };
+        for (index, domain) in domains.iter().enumerate() {
+            tables.domains.insert(&domain.name, DomainId::from_index(index), domain.span);
+        }
+        tables
+    }
+}
+
+/// Lowers every declaration of one kind: duplicates are reported, elements that fail are
+/// remembered as broken, and the rest get ids in declaration order.
+pub(super) fn lower_kind<'a, Id: Copy, T>(
+    cx: &mut Cx,
+    kind: &'static str,
+    nodes: &[NodeReader<'a>],
+    names: &mut Names<Id>,
+    elements: &mut Vec<T>,
+    make_id: fn(usize) -> Id,
+    mut lower: impl FnMut(&mut Cx, &NodeReader<'a>, Spanned<Name>) -> Option<T>,
+) {
+    let mut declarations = Declarations::new(kind);
+    for node in nodes {
+        let Some(args) = node.expect_args(cx, 1, 1, &format!("the {kind}'s name")) else {
+            continue;
+        };
+        let Some(name) = args[0].name(cx) else {
+            continue;
+        };
+        if !declarations.declare(cx, &name) {
+            continue;
+        }
+        let text = name.value.as_str().to_owned();
+        match lower(cx, node, name.clone()) {
+            Some(element) => {
+                names.insert(&name.value, make_id(elements.len()), name.span);
+                elements.push(element);
+            }
+            None => names.insert_broken(&text),
+        }
+    }
+}
 
 /// The declared names of one kind of element, mapped to their ids.
 pub(crate) struct Names<Id> {

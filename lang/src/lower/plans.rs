@@ -2,10 +2,12 @@
 //! of the same plan (the checker reports cycles and forward references).
 
 use crate::diag::{Code, Diagnostic};
+use crate::lower::context::Cx;
 use crate::lower::names::{Declarations, Names};
-use crate::lower::policy::{Tables, lower_kind, run_time};
-use crate::lower::reader::{Cx, NodeReader, Optional};
+use crate::lower::names::{Tables, lower_kind};
+use crate::lower::reader::{NodeReader, Optional};
 use crate::lower::schema;
+use crate::lower::tier::run_time;
 use crate::model::{CapacityKind, Direction, Model, Plan, PlanId, Promote, Stage, Tier};
 use crate::name::Name;
 use crate::span::Spanned;
@@ -87,9 +89,7 @@ fn lower_stage(
         }
     }
     for child in children.iter().filter(|child| child.kind() == "after") {
-        child.props(cx, &[]);
-        child.children(cx, &[]);
-        for arg in child.expect_args(cx, 1, usize::MAX, "the stages that must finish first").unwrap_or_default() {
+        for arg in child.leaf_args(cx, 1, usize::MAX, "the stages that must finish first").unwrap_or_default() {
             match arg.name(cx) {
                 Some(reference) => after_refs.push(reference),
                 None => ok = false,

@@ -1,7 +1,8 @@
 //! The project file's own nodes: `project`, `inventory`, `include` and `target`.
 
 use crate::diag::{Code, Diagnostic};
-use crate::lower::reader::{Cx, NodeReader};
+use crate::lower::context::Cx;
+use crate::lower::reader::NodeReader;
 use crate::lower::schema;
 use crate::lower::{PROJECT_FILE, ParsedFile};
 use crate::model::{ArgoSettings, KubernetesSettings, Project, SlurmSettings, SlurmVersion, WasmSettings};
@@ -45,9 +46,7 @@ pub(super) fn lower(cx: &mut Cx, sources: &Sources, file: &ParsedFile) -> Settin
     for node in &nodes {
         match node.kind() {
             "include" | "inventory" => {
-                node.props(cx, &[]);
-                node.children(cx, &[]);
-                let Some(args) = node.expect_args(cx, 1, usize::MAX, "one or more path patterns") else {
+                let Some(args) = node.leaf_args(cx, 1, usize::MAX, "one or more path patterns") else {
                     continue;
                 };
                 for arg in args {

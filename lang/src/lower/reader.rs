@@ -5,29 +5,14 @@
 
 use kdl::{KdlEntry, KdlNode, KdlValue};
 
-use crate::diag::{Code, Diagnostic, Diagnostics};
+use crate::diag::{Code, Diagnostic};
+use crate::lower::context::Cx;
 use crate::lower::values;
 use crate::name::Name;
 use crate::span::{FileId, Span, Spanned};
 use crate::suggest::help_for;
 use crate::syntax::span_of;
 use crate::units::{Bandwidth, Currency, Duration, Money, Percent, UnitError};
-
-/// Shared state of one lowering: the diagnostics sink and the project's currency.
-pub(crate) struct Cx {
-    pub diagnostics: Diagnostics,
-    pub currency: Currency,
-}
-
-impl Cx {
-    pub fn new() -> Cx {
-        Cx { diagnostics: Diagnostics::new(), currency: Currency::Usd }
-    }
-
-    pub fn error(&mut self, diagnostic: Diagnostic) {
-        self.diagnostics.push(diagnostic);
-    }
-}
 
 /// A KDL node of one file, with the set of properties and children it accepts.
 pub(crate) struct NodeReader<'a> {
@@ -87,6 +72,16 @@ impl<'a> NodeReader<'a> {
             return None;
         }
         Some(args)
+    }
+
+    /// The arguments of a node that takes nothing but arguments (`priority 500`, `tiers "P1"
+    /// "P2"`): any property or child is reported as unknown, then the count is checked as
+    /// [`NodeReader::expect_args`] does. Every such node is read through here, so they all
+    /// report a stray property, child or argument alike.
+    pub fn leaf_args(&self, cx: &mut Cx, min: usize, max: usize, what: &str) -> Option<Vec<Value<'a>>> {
+        self.props(cx, &[]);
+        self.children(cx, &[]);
+        self.expect_args(cx, min, max, what)
     }
 
     /// Properties, checked against `allowed`: unknown and duplicate keys are reported.

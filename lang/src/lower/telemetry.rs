@@ -10,7 +10,8 @@
 //! ```
 
 use crate::diag::{Code, Diagnostic};
-use crate::lower::reader::{Cx, NodeReader, Value};
+use crate::lower::context::Cx;
+use crate::lower::reader::{NodeReader, Value};
 use crate::lower::schema;
 use crate::model::{CommLevel, Model, Telemetry, ThrottleRule};
 use crate::span::Spanned;
@@ -83,9 +84,7 @@ fn duration(cx: &mut Cx, value: Value<'_>, min: u64) -> Option<u64> {
 }
 
 fn query(cx: &mut Cx, node: &NodeReader<'_>) -> Option<Spanned<String>> {
-    node.props(cx, &[]);
-    node.children(cx, &[]);
-    let args = node.expect_args(cx, 1, 1, "the PromQL query")?;
+    let args = node.leaf_args(cx, 1, 1, "the PromQL query")?;
     let text = args[0].string(cx)?;
     if let Some(problem) = Telemetry::query_problem(&text.value) {
         cx.error(

@@ -1,11 +1,12 @@
 //! Checks of single values that do not depend on the syntax they were written in: names,
-//! keywords, counts, quantities, amounts of money and labels. The KDL reader
-//! ([`super::reader::Value`]) applies them once it holds a value of the right type; the
-//! inventory draft applies them to what either inventory form read. So one mistake gives one
-//! diagnostic, whichever form it is written in.
+//! keywords, counts, quantities, amounts of money and labels. The KDL reader's `Value`
+//! applies them once it holds a value of the right type; the inventory draft applies them to
+//! what either inventory form read. So one mistake gives one diagnostic, whichever form it is
+//! written in. They take the lowering's context (`context::Cx`) and nothing of the reader, so
+//! the reader can depend on them without a circle.
 
 use crate::diag::{Code, Diagnostic};
-use crate::lower::reader::Cx;
+use crate::lower::context::Cx;
 use crate::name::{LabelKey, Name, is_label_value};
 use crate::span::{Span, Spanned};
 use crate::suggest::help_for;

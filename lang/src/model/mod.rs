@@ -6,18 +6,42 @@
 //! point at the line that caused a problem. The model derives no `serde`: serialised forms
 //! are written by hand where they are needed.
 
+// The policy half of the model, one module per element; every type is re-exported here so
+// `crate::model::Tier` and the like stay the one path other crates use.
+mod alert;
+mod class;
+mod features;
 mod ids;
 pub mod inventory;
-mod policy;
+mod metric;
+mod migration;
+mod plan;
+mod policy_test;
+mod pool;
+mod project;
 mod routing;
+mod score;
 pub mod shares;
+mod team;
 mod telemetry;
+mod tier;
 
+pub use alert::*;
+pub use class::*;
+pub use features::{arch_code, capacity_code, comm_code};
 pub use ids::*;
 pub use inventory::*;
-pub use policy::*;
+pub use metric::*;
+pub use migration::*;
+pub use plan::*;
+pub use policy_test::*;
+pub use pool::*;
+pub use project::*;
 pub use routing::*;
+pub use score::*;
+pub use team::*;
 pub use telemetry::*;
+pub use tier::*;
 
 use crate::span::Span;
 use crate::units::Bandwidth;

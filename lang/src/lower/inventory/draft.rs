@@ -1,6 +1,6 @@
 //! The draft of an inventory entry: one node as either inventory form writes it, read but not
 //! yet checked, and [`NodeDraft::validate`], the one place the inventory's rules are applied.
-//! Reading ([`super::kdl`], [`super::json`]) only takes values of the type the form gives
+//! Reading (the sibling `kdl` and `json` modules) only takes values of the type the form gives
 //! them; every rule on what the values mean (names, keywords, counts of at least 1, CPU
 //! lists, quantities, prices, GPU indices, NVLink peers, MIG, profile verdicts, labels) is
 //! here, so both forms accept the same nodes and report one mistake with the same code.
@@ -12,8 +12,9 @@
 
 use crate::cpulist::CpuSet;
 use crate::diag::{Code, Diagnostic};
+use crate::lower::context::Cx;
 use crate::lower::inventory::{InventoryEntry, InventoryFormat};
-use crate::lower::reader::{Cx, money_help};
+use crate::lower::reader::money_help;
 use crate::lower::values;
 use crate::model::{Arch, CapacityKind, Cpu, Gpu, Mig, MigInstances, Node, NumaNode, NvLink, ProfileVerdict, VectorExt, Verdict};
 use crate::name::{LabelKey, Name};

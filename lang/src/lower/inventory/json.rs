@@ -14,11 +14,11 @@ use serde_json::value::RawValue;
 
 use crate::diag::{Code, Diagnostic};
 use crate::inventory_json::{JsonCpu, JsonGpu, JsonNode};
+use crate::lower::context::Cx;
 use crate::lower::inventory::InventoryFormat;
 use crate::lower::inventory::draft::{
     CpuDraft, Given, GpuDraft, LabelDraft, LinkDraft, MigDraft, NodeDraft, NumaDraft, ProfileDraft, Required,
 };
-use crate::lower::reader::Cx;
 use crate::span::{FileId, Span, Spanned};
 
 /// A whole file with its nodes left unread, as [`crate::inventory_json::JsonInventory`]

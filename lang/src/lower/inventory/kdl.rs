@@ -4,9 +4,10 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::lower::ParsedFile;
+use crate::lower::context::Cx;
 use crate::lower::inventory::InventoryFormat;
 use crate::lower::inventory::draft::{CpuDraft, GpuDraft, LabelDraft, LinkDraft, MigDraft, NodeDraft, NumaDraft, ProfileDraft};
-use crate::lower::reader::{Cx, NodeReader, Value};
+use crate::lower::reader::{NodeReader, Value};
 use crate::lower::schema;
 use crate::span::Spanned;
 
@@ -63,9 +64,7 @@ fn read_node(cx: &mut Cx, reader: &NodeReader<'_>) -> Option<NodeDraft> {
     let cpu = NodeReader::single(cx, &children, "cpu").map(|cpu| read_cpu(cx, cpu));
     let memory = NodeReader::single(cx, &children, "memory").map(|memory| {
         // Read like every leaf, so that a property on it is an error rather than ignored.
-        memory.props(cx, &[]);
-        memory.children(cx, &[]);
-        memory.expect_args(cx, 1, 1, "the host memory, such as \"512GiB\"").and_then(|args| bytes(cx, args[0]))
+        memory.leaf_args(cx, 1, 1, "the host memory, such as \"512GiB\"").and_then(|args| bytes(cx, args[0]))
     });
     let (cost, egress) = match NodeReader::single(cx, &children, "cost") {
         None => (None, None),
@@ -199,9 +198,7 @@ fn read_link(cx: &mut Cx, reader: &NodeReader<'_>) -> LinkDraft {
 /// `label "zone" "a"`. A key that is not a string leaves the value unread, as one mistake
 /// is enough to leave the label out.
 fn read_label(cx: &mut Cx, reader: &NodeReader<'_>) -> LabelDraft {
-    reader.props(cx, &[]);
-    reader.children(cx, &[]);
-    let Some(args) = reader.expect_args(cx, 2, 2, "a label key and value") else {
+    let Some(args) = reader.leaf_args(cx, 2, 2, "a label key and value") else {
         return LabelDraft { key: None, value: None };
     };
     let key = args[0].string(cx);

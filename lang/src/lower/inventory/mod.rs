@@ -14,8 +14,9 @@ use std::collections::BTreeMap;
 
 use crate::diag::{Code, Diagnostic};
 use crate::lower::ParsedFile;
+use crate::lower::context::Cx;
 use crate::lower::inventory::draft::NodeDraft;
-use crate::lower::reader::{Cx, NodeReader};
+use crate::lower::reader::NodeReader;
 use crate::model::{Domain, DomainId, Model, Node, NodeId, Rack, RackId};
 use crate::name::Name;
 use crate::span::{FileId, Spanned};

@@ -1,82 +1,17 @@
-//! Metrics, migrations and alerts: the parts of a policy that watch the running cluster.
+//! Migrations (`migration from= to=` with `classes`, `services`, `compatibility`,
+//! `accept`, `phase` and `rollback-when`): moving work between pools under watch.
 
 use crate::diag::{Code, Diagnostic};
-use crate::lower::names::Names;
-use crate::lower::policy::{Tables, lower_kind};
-use crate::lower::reader::{Cx, NodeReader, Optional, Props};
+use crate::lower::context::Cx;
+use crate::lower::metric::lower_condition;
+use crate::lower::names::{Names, Tables, lower_kind};
+use crate::lower::reader::{NodeReader, Optional};
 use crate::lower::schema;
-use crate::model::{
-    Alert, AlertId, AlertSeverity, Arch, Bound, CompatGate, Condition, Metric, MetricId, Migration, MigrationId, Model, Phase, PhaseKind,
-    Threshold,
-};
+use crate::model::{Arch, CompatGate, Migration, MigrationId, Model, Phase, PhaseKind};
 use crate::name::Name;
 use crate::span::Spanned;
 
-pub(super) fn lower_metrics(cx: &mut Cx, model: &mut Model, tables: &mut Tables, nodes: &[NodeReader<'_>]) {
-    let mut metrics = Vec::new();
-    lower_kind(cx, "metric", nodes, &mut tables.metrics, &mut metrics, MetricId::from_index, |cx, node, name| {
-        let props = node.props(cx, schema::METRIC.properties);
-        node.children(cx, &[]);
-        let query = props.require(cx, node, "query")?.string(cx)?;
-        if query.value.trim().is_empty() {
-            cx.error(
-                Diagnostic::error(Code::InvalidValue, query.span, "the query is empty")
-                    .label("empty query")
-                    .help("write the PromQL expression that reads the metric"),
-            );
-            return None;
-        }
-        Some(Metric { name: name.value, span: name.span, query })
-    });
-    model.metrics = metrics;
-}
-
-/// Reads `metric=` and one of `above=`/`below=` (triggers, alerts) or `at-least=`/`at-most=`
-/// (gates), with optional `of="baseline"` and `for=`.
-fn lower_condition(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, props: &Props<'_>, gate: bool) -> Option<Condition> {
-    let metric =
-        props.require(cx, node, "metric").and_then(|value| value.name(cx)).and_then(|reference| tables.metrics.resolve(cx, &reference));
-    let (low_key, high_key) = if gate { ("at-least", "at-most") } else { ("below", "above") };
-    let (bound, value) = match (props.get(low_key), props.get(high_key)) {
-        (Some(value), None) => (crate::model::Bound::AtLeast, value),
-        (None, Some(value)) => (Bound::AtMost, value),
-        _ => {
-            cx.error(
-                Diagnostic::error(
-                    Code::MissingValue,
-                    node.name_span(),
-                    format!("`{}` needs exactly one of `{low_key}=` and `{high_key}=`", node.kind()),
-                )
-                .label("no threshold")
-                .help(format!("such as `{high_key}=\"2%\"` or `{low_key}=0.95`")),
-            );
-            return None;
-        }
-    };
-    let of_baseline = match props.get("of") {
-        Some(of) => of.keyword(cx, &[("baseline", true)])?,
-        None => false,
-    };
-    let threshold = match value.entry.value() {
-        kdl::KdlValue::String(_) => {
-            let percent = value.percent(cx)?;
-            if of_baseline { Threshold::OfBaseline(percent) } else { Threshold::Percent(percent) }
-        }
-        _ if of_baseline => {
-            cx.error(
-                Diagnostic::error(Code::InvalidUnit, value.span, "a threshold relative to the baseline is a percentage")
-                    .label("not a percentage")
-                    .help("write it as \"90%\""),
-            );
-            return None;
-        }
-        _ => Threshold::Value(value.number(cx)?),
-    };
-    let duration = props.get("for").map(|value| value.duration(cx));
-    Some(Condition { span: node.name_span(), metric: metric?, bound, threshold, duration: duration.lowered()? })
-}
-
-pub(super) fn lower_migrations(cx: &mut Cx, model: &mut Model, tables: &Tables, nodes: &[NodeReader<'_>]) {
+pub(super) fn lower(cx: &mut Cx, model: &mut Model, tables: &Tables, nodes: &[NodeReader<'_>]) {
     let mut names = Names::new("migration");
     let mut migrations = Vec::new();
     lower_kind(cx, "migration", nodes, &mut names, &mut migrations, MigrationId::from_index, |cx, node, name| {
@@ -123,11 +58,9 @@ fn lower_migration(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Sp
     if let Some(child) = NodeReader::single(cx, &children, "compatibility") {
         child.props(cx, schema::MIGRATION_COMPATIBILITY.properties);
         for gate in child.children(cx, schema::MIGRATION_COMPATIBILITY.children) {
-            gate.props(cx, &[]);
-            gate.children(cx, &[]);
             let lowered = match gate.kind() {
-                "binary-audit" => gate.expect_args(cx, 0, 0, "no arguments").map(|_| CompatGate::BinaryAudit(gate.name_span())),
-                "image-platform" => gate.expect_args(cx, 1, 1, "an OCI platform such as \"linux/riscv64\"").and_then(|args| {
+                "binary-audit" => gate.leaf_args(cx, 0, 0, "no arguments").map(|_| CompatGate::BinaryAudit(gate.name_span())),
+                "image-platform" => gate.leaf_args(cx, 1, 1, "an OCI platform such as \"linux/riscv64\"").and_then(|args| {
                     let text = args[0].string(cx)?;
                     match Arch::parse_oci_platform(&text.value) {
                         Some(arch) => Some(CompatGate::ImagePlatform(Spanned::new(arch, args[0].span))),
@@ -145,7 +78,7 @@ fn lower_migration(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Sp
                         }
                     }
                 }),
-                kind => gate.expect_args(cx, 1, 1, "a version such as \"560.35\"").and_then(|args| {
+                kind => gate.leaf_args(cx, 1, 1, "a version such as \"560.35\"").and_then(|args| {
                     let version = args[0].string(cx)?;
                     if version.value.is_empty() || !version.value.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
                     {
@@ -258,19 +191,4 @@ fn lower_phase(cx: &mut Cx, node: &NodeReader<'_>) -> Option<Phase> {
         _ => {}
     }
     Some(Phase { span: node.name_span(), kind, weight, hold })
-}
-
-pub(super) fn lower_alerts(cx: &mut Cx, model: &mut Model, tables: &Tables, nodes: &[NodeReader<'_>]) {
-    let mut names = Names::new("alert");
-    let mut alerts = Vec::new();
-    lower_kind(cx, "alert", nodes, &mut names, &mut alerts, AlertId::from_index, |cx, node, name| {
-        let props = node.props(cx, schema::ALERT.properties);
-        node.children(cx, &[]);
-        let condition = lower_condition(cx, tables, node, &props, false);
-        let severity = props.get("severity").map_or(Some(AlertSeverity::Warning), |value| {
-            value.keyword(cx, &[("info", AlertSeverity::Info), ("warning", AlertSeverity::Warning), ("critical", AlertSeverity::Critical)])
-        });
-        Some(Alert { name: name.value, span: name.span, condition: condition?, severity: severity? })
-    });
-    model.alerts = alerts;
 }

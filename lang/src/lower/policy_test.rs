@@ -1,10 +1,12 @@
-//! Policy tests: a starting state, jobs in sequence, a time to look, and what the team
-//! expects to happen then, like `opa test`. `placid test` runs them through the engine.
+//! Lowering of policy `test` blocks (production code, not the crate's unit tests): a
+//! starting state, jobs in sequence, a time to look, and what the team expects to happen
+//! then, like `opa test`. `placid test` runs them through the engine.
 
 use crate::diag::{Code, Diagnostic};
+use crate::lower::context::Cx;
 use crate::lower::names::Names;
-use crate::lower::policy::{Tables, lower_kind};
-use crate::lower::reader::{Cx, NodeReader, Optional};
+use crate::lower::names::{Tables, lower_kind};
+use crate::lower::reader::{NodeReader, Optional};
 use crate::lower::schema;
 use crate::model::{Expectation, Model, NodeId, Outcome, PolicyTest, QueueReason, RackId, TestId, TestJob, Where};
 use crate::name::Name;
@@ -46,9 +48,7 @@ fn lower_test(cx: &mut Cx, model: &Model, tables: &Tables, node: &NodeReader<'_>
     }
     let at = match NodeReader::single(cx, &children, "at") {
         Some(child) => {
-            child.props(cx, &[]);
-            child.children(cx, &[]);
-            let at = child.expect_args(cx, 1, 1, "a time (`at \"30m\"`)").and_then(|args| args[0].duration(cx));
+            let at = child.leaf_args(cx, 1, 1, "a time (`at \"30m\"`)").and_then(|args| args[0].duration(cx));
             complete &= at.is_some();
             at
         }
@@ -106,9 +106,7 @@ fn lower_job(cx: &mut Cx, model: &Model, tables: &Tables, child: &NodeReader<'_>
 /// The nodes of a `nodes "a" "b"` child, if there is one.
 fn node_list(cx: &mut Cx, model: &Model, children: &[NodeReader<'_>]) -> Option<Vec<Spanned<NodeId>>> {
     let Some(child) = NodeReader::single(cx, children, "nodes") else { return Some(Vec::new()) };
-    child.props(cx, &[]);
-    child.children(cx, &[]);
-    let args = child.expect_args(cx, 1, usize::MAX, "node names")?;
+    let args = child.leaf_args(cx, 1, usize::MAX, "node names")?;
     let mut nodes = Vec::new();
     let mut complete = true;
     for arg in args {
@@ -238,9 +236,7 @@ fn lower_expect(cx: &mut Cx, model: &Model, tables: &Tables, jobs: &Jobs<'_>, ch
                 );
                 return None;
             };
-            victims.props(cx, &[]);
-            victims.children(cx, &[]);
-            let args = victims.expect_args(cx, 1, usize::MAX, "the names of the preempted jobs")?;
+            let args = victims.leaf_args(cx, 1, usize::MAX, "the names of the preempted jobs")?;
             let mut found = Vec::new();
             for arg in args {
                 let name = arg.name(cx)?;

@@ -1,0 +1,79 @@
+//! Staged placement plans (`plan` with its `stage`s and `promote`): the work a team runs,
+//! and the run-time limits a stage gets from its tier.
+
+use crate::model::{CapacityKind, ClassId, Direction, PoolId, ScoreId, TeamId, Tier, TierId};
+use crate::name::Name;
+use crate::span::{Span, Spanned};
+use crate::units::Duration;
+
+/// How the best trials of a stage are promoted to the stages after it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Promote {
+    /// Where it is declared.
+    pub span: Span,
+    /// How many trials are promoted.
+    pub top: u32,
+    /// The metric trials are ranked by (reported by the jobs).
+    pub by: Name,
+    /// Whether lower or higher values of the metric win.
+    pub order: Direction,
+}
+
+/// A stage of a plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stage {
+    /// The stage's name.
+    pub name: Name,
+    /// Where it is declared.
+    pub span: Span,
+    /// The tier its jobs run at.
+    pub tier: Spanned<TierId>,
+    /// The job class.
+    pub class: Option<Spanned<ClassId>>,
+    /// The pool its jobs run in.
+    pub pool: Spanned<PoolId>,
+    /// GPUs of one trial (one job).
+    pub gpus: Spanned<u32>,
+    /// Number of trials (jobs) of the stage.
+    pub trials: u32,
+    /// Restricts the stage to one kind of capacity within its pool.
+    pub capacity: Option<CapacityKind>,
+    /// Indices (within the plan) of the stages that must finish first.
+    pub after: Vec<Spanned<usize>>,
+    /// Promotion of the best trials to the next stages.
+    pub promote: Option<Promote>,
+    /// The scoring rule used to place the stage's jobs.
+    pub score: Option<Spanned<ScoreId>>,
+    /// How long one trial is expected to run (`time=`).
+    pub time: Option<Spanned<Duration>>,
+    /// The longest one trial may run (`max-time=`); at most its tier's maximum.
+    pub max_time: Option<Spanned<Duration>>,
+}
+
+impl Stage {
+    /// The run-time limit of one trial on `tier` (the stage's tier): its `max-time`, else its
+    /// expected `time`, else the tier's maximum, so a stage is never cut off by a
+    /// scheduler's own default.
+    pub fn run_time_limit(&self, tier: &Tier) -> Duration {
+        self.max_time.as_ref().or(self.time.as_ref()).map_or_else(|| tier.max_run_time(), |limit| limit.value)
+    }
+
+    /// The expected run time when it is shorter than the limit on `tier`: a scheduler may
+    /// start the trial early in a gap at least this long (Slurm's `--time-min`).
+    pub fn expected_time_below_limit(&self, tier: &Tier) -> Option<Duration> {
+        self.time.as_ref().map(|time| time.value).filter(|time| *time < self.run_time_limit(tier))
+    }
+}
+
+/// A staged placement plan of one team.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// The plan's name.
+    pub name: Name,
+    /// Where it is declared.
+    pub span: Span,
+    /// The team running it.
+    pub team: Spanned<TeamId>,
+    /// Stages in declaration order.
+    pub stages: Vec<Stage>,
+}

@@ -1,0 +1,123 @@
+//! Policy tests (`test` blocks): a starting state, submitted jobs, a time to look and the
+//! expected outcomes, which `placid test` runs through the engine. Named `policy_test` so it
+//! is not mistaken for the crate's own unit tests.
+
+use crate::model::{ClassId, DomainId, NodeId, PoolId, RackId, TeamId, TierId};
+use crate::name::Name;
+use crate::span::{Span, Spanned};
+use crate::units::Duration;
+
+/// A job of a policy test: one already running in the starting state, or one submitted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TestJob {
+    /// Where it is declared.
+    pub span: Span,
+    /// The name expectations refer to it by (`job "big" ...`), if any.
+    pub name: Option<Spanned<Name>>,
+    /// Whether it is running when the test starts (`running`), rather than submitted (`job`).
+    pub running: bool,
+    /// Submitting team.
+    pub team: Spanned<TeamId>,
+    /// Tier.
+    pub tier: Spanned<TierId>,
+    /// Class.
+    pub class: Option<Spanned<ClassId>>,
+    /// GPUs.
+    pub gpus: u32,
+    /// Pool the job asks for, if any.
+    pub pool: Option<Spanned<PoolId>>,
+    /// The nodes it must run on (`nodes "a" "b"`); empty means anywhere in its pool.
+    pub nodes: Vec<Spanned<NodeId>>,
+    /// When a submitted job arrives, from the start of the test (`at=`; 0 by default).
+    pub at: Option<Duration>,
+    /// How long it runs (`run=`; an hour by default).
+    pub run: Option<Duration>,
+    /// The tag it is submitted with (`tag=`): a `route` of the tag sets its tier and class.
+    pub tag: Option<Spanned<Name>>,
+}
+
+/// Why a job is expected to wait (`expect "queued" reason=...`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum QueueReason {
+    /// Its team's or cost center's budget has no room today.
+    Budget,
+    /// Its team's quota in the pool (or its tier's reservation) is used up.
+    Quota,
+    /// No placement fits the free capacity, and nothing it may preempt frees one.
+    Capacity,
+    /// It would fit, but a job ahead of it holds the reservation, or its tier may not start
+    /// out of order.
+    Priority,
+}
+
+impl QueueReason {
+    /// Every reason.
+    pub const ALL: &'static [QueueReason] = &[QueueReason::Budget, QueueReason::Quota, QueueReason::Capacity, QueueReason::Priority];
+
+    /// The keyword in tests and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueueReason::Budget => "budget",
+            QueueReason::Quota => "quota",
+            QueueReason::Capacity => "capacity",
+            QueueReason::Priority => "priority",
+        }
+    }
+}
+
+/// Where a placed job is expected to be; every given condition must hold.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Where {
+    /// The pool it lands in.
+    pub pool: Option<Spanned<PoolId>>,
+    /// Whether all its GPUs must be in one NVLink domain.
+    pub same_domain: bool,
+    /// The NVLink domain all its nodes are in.
+    pub domain: Option<Spanned<DomainId>>,
+    /// The rack all its nodes are in.
+    pub rack: Option<Spanned<RackId>>,
+    /// The chassis all its nodes are in.
+    pub chassis: Option<Spanned<Name>>,
+    /// Exactly these nodes (`nodes "a" "b"`); empty means any.
+    pub nodes: Vec<Spanned<NodeId>>,
+}
+
+/// What a policy test expects of one of its jobs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// The job runs, as described.
+    Placed(Where),
+    /// The job waits, for this reason if one is given.
+    Queued(Option<Spanned<QueueReason>>),
+    /// The job is rejected with this reason, a diagnostic code name (`tier-not-allowed`).
+    Rejected(Spanned<Name>),
+    /// The job preempts exactly these jobs of the test (indices into its jobs).
+    Preempts(Vec<Spanned<usize>>),
+}
+
+/// One `expect` of a policy test.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expectation {
+    /// Where it is declared.
+    pub span: Span,
+    /// The job it is about (an index into the test's jobs): `job=`, or the last `job`.
+    pub job: usize,
+    /// What is expected.
+    pub outcome: Outcome,
+}
+
+/// A policy test: a starting state, jobs submitted in sequence, a time to look, and what the
+/// team expects then, like `opa test`. `placid test` runs it through the engine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PolicyTest {
+    /// The test's name.
+    pub name: Name,
+    /// Where it is declared.
+    pub span: Span,
+    /// The jobs: `running` ones (the starting state) and submitted ones, in declaration order.
+    pub jobs: Vec<TestJob>,
+    /// When to look, from the start of the test (`at`); by default when the last job arrives.
+    pub at: Option<Duration>,
+    /// The expectations, at least one.
+    pub expects: Vec<Expectation>,
+}
