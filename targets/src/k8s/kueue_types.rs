@@ -14,7 +14,7 @@ use placid_lang::model::Tier;
 use serde::Serialize;
 
 use crate::k8s::names::ObjectName;
-use crate::k8s::quota::Resources;
+use crate::k8s::layout::resources::Resources;
 
 /// A resource a ClusterQueue covers, in the order of `coveredResources`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -1,7 +1,7 @@
 //! The Kubernetes target: a kustomize-ready tree under `kubernetes/` that Argo CD syncs.
 //!
 //! Tiers become WorkloadPriorityClasses and PriorityClasses ([`priority`]); the cells of the
-//! inventory ([`cells`]: disjoint node groups, of which a pool is a list) become
+//! inventory ([`layout::cells`]: disjoint node groups, of which a pool is a list) become
 //! ResourceFlavors, teams ClusterQueues in one Cohort, and a tier with reservations its own
 //! ClusterQueue that lends nothing ([`kueue`]); node labels and taints come from one NFD rule
 //! ([`nfd`]); tier rules Kueue cannot enforce become ValidatingAdmissionPolicies
@@ -19,7 +19,6 @@
 pub mod admission;
 pub mod alerts;
 pub mod argo;
-pub mod cells;
 pub mod extender;
 pub mod kinds;
 pub mod kueue;
@@ -30,7 +29,6 @@ pub mod names;
 pub mod nfd;
 pub mod objects;
 pub mod priority;
-pub mod quota;
 pub mod rollouts;
 pub mod routing;
 pub mod scheduler;
