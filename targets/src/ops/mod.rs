@@ -34,7 +34,7 @@ pub fn groups(model: &Model, project: &str) -> Result<Vec<Group>, Diagnostics> {
             recorded.push(metric);
             alerts.push(alerting::metric_rule(model.metric(metric)));
         }
-        match alerting::rule(model, alert, crate::alert_pages::url(model, alert)) {
+        match alerting::rule(model, alert, alerting::url(model, alert)) {
             Ok(rule) => alerts.push(rule),
             Err(diagnostic) => diagnostics.push(diagnostic),
         }
