@@ -24,6 +24,7 @@ pub mod runbooks;
 pub mod slurm;
 pub mod text;
 pub mod wasm;
+pub mod yaml;
 
 use placid_lang::checked::Checked;
 use placid_lang::diag::Diagnostics;

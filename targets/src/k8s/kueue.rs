@@ -16,15 +16,15 @@ use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::Model;
 use serde::Serialize;
 
-use crate::k8s::layout::cells::Cell;
 use crate::k8s::kinds;
 use crate::k8s::kueue_types::{
     Amount, ClusterQueueSpec, CohortSpec, FairSharing, FlavorQuotas, LocalQueueSpec, PreemptionSettings, QueueingStrategy, ReclaimPolicy,
     ResourceFlavorSpec, ResourceGroup, ResourceName, ResourceQuota, TopologyLevel, TopologySpec, WithinQueuePolicy,
 };
 use crate::k8s::layout::Layout;
-use crate::k8s::objects::{NewObject, ObjectList, WithSpec};
+use crate::k8s::layout::cells::Cell;
 use crate::k8s::layout::quota::Quotas;
+use crate::k8s::objects::{NewObject, ObjectList, WithSpec};
 use crate::k8s::webhook;
 
 /// The well-known hostname label: the finest Topology level, which lets Kueue replace a

@@ -24,8 +24,8 @@ pub mod quota;
 pub mod resources;
 
 use crate::facts::NodeFact;
-use cells::Cells;
 use crate::k8s::names::{LabelValue, ObjectName, PlacidKeys};
+use cells::Cells;
 
 /// Names of a tier's objects.
 #[derive(Clone, Debug)]
