@@ -1,5 +1,5 @@
 //! placid's targets: pure functions from the [`Checked`] model to artifacts, one per
-//! [`TargetKind`]: [`slurm`], [`k8s`], [`wasm`] and [`runbook`].
+//! [`TargetKind`]: [`slurm`], [`k8s`], [`wasm`] and [`runbooks`].
 //!
 //! Invariants: no IO, no KDL, no re-checking of what the checker guarantees: every entry
 //! point takes a [`Checked`] model, which only `placid_check::check` makes, so a target cannot
@@ -9,29 +9,30 @@
 //! [`Checked`] token is that proof), the migration planner ([`migration`], which imports no target) and the
 //! helpers in [`artifact`] and [`text`], not on each other, except that `k8s` ships what `wasm`
 //! makes (the extender's module, the pod labels a plugin reads); the node labels both `k8s`
-//! and `wasm` name live in [`facts`]. [`runbook`] alone reads `slurm` and `k8s`, because it must
+//! and `wasm` name live in [`facts`]. [`runbooks`] alone reads `slurm` and `k8s`, because it must
 //! name exactly the scripts and objects they emit; nothing reads it.
 
 #![deny(missing_docs)]
 
-pub mod alert_pages;
 pub mod artifact;
 pub mod facts;
 pub mod k8s;
 pub mod migration;
 pub mod ops;
-pub mod playbooks;
 pub mod results;
-pub mod runbook;
+pub mod runbooks;
 pub mod slurm;
 pub mod text;
 pub mod wasm;
+pub mod yaml;
 
 use placid_lang::checked::Checked;
 use placid_lang::diag::Diagnostics;
 use placid_lang::model::Model;
 
 pub use artifact::Artifact;
+// The playbooks keep their path at the crate root, where other crates read them.
+pub use runbooks::playbooks;
 
 /// Files of the project that targets need besides the model. Targets do no IO, so the
 /// compiler reads these and passes them in.
@@ -69,15 +70,14 @@ impl TargetKind {
     }
 
     /// Whether the project enables this target: a `target` node for the schedulers and Wasm,
-    /// a `migration`, a playbook ([`playbooks::written`]: an NVLink domain, a preemptible
-    /// tier) or an alert page ([`alert_pages::has_page`]) for the runbooks (migrations,
-    /// playbooks and alerts, whichever schedulers run them).
+    /// a page to write for the runbooks ([`runbooks::enabled`]: migrations, playbooks and
+    /// alerts, whichever schedulers run them).
     pub fn enabled(self, model: &Model) -> bool {
         match self {
             TargetKind::Slurm => model.project.slurm.is_some(),
             TargetKind::Kubernetes => model.project.kubernetes.is_some(),
             TargetKind::Wasm => model.project.wasm.is_some(),
-            TargetKind::Runbooks => !model.migrations.is_empty() || !playbooks::written(model).is_empty() || alert_pages::has_page(model),
+            TargetKind::Runbooks => runbooks::enabled(model),
         }
     }
 
@@ -114,7 +114,7 @@ impl TargetKind {
             }
             TargetKind::Kubernetes => k8s::emit(model),
             TargetKind::Wasm => wasm::emit(model),
-            TargetKind::Runbooks => Ok(runbook::emit(model)),
+            TargetKind::Runbooks => Ok(runbooks::emit(model)),
         }
     }
 }

@@ -16,6 +16,7 @@ use crate::k8s::layout::Layout;
 use crate::k8s::names::ObjectName;
 use crate::k8s::objects::{NewObject, ObjectList};
 use crate::ops::{self, rule::Group};
+use crate::yaml;
 
 /// Where the promtool files go.
 pub const PROMTOOL_DIR: &str = "prometheus";
@@ -67,8 +68,11 @@ pub fn emit_dashboard(model: &Model, layout: &Layout, list: &mut ObjectList, dia
 }
 
 /// The promtool rule file and tests, when the rules can be built (their errors are reported
-/// by [`emit`]).
-pub fn promtool_files(model: &Model, layout: &Layout) -> Vec<Artifact> {
+/// by [`emit`]), or why they could not be written as YAML.
+pub fn promtool_files(model: &Model, layout: &Layout) -> Result<Vec<Artifact>, yaml::Error> {
     let project = layout.project.as_str();
-    ops::groups(model, project).map(|groups| ops::promtool_files(model, project, PROMTOOL_DIR, &groups)).unwrap_or_default()
+    match ops::groups(model, project) {
+        Ok(groups) => ops::promtool_files(model, project, PROMTOOL_DIR, &groups),
+        Err(_) => Ok(Vec::new()),
+    }
 }

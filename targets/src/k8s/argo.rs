@@ -20,6 +20,7 @@ use crate::k8s::kinds::{self, Kind, Scope};
 use crate::k8s::layout::Layout;
 use crate::k8s::names::ObjectName;
 use crate::k8s::objects::{Layer, NewObject, ObjectList, WithSpec};
+use crate::yaml;
 
 /// The in-cluster API server, Argo CD's name for its own cluster.
 const IN_CLUSTER: &str = "https://kubernetes.default.svc";
@@ -191,7 +192,10 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
         namespace_resource_whitelist: group_kinds(list.synced_kinds(Scope::Namespaced)),
     };
     let application = application(layout, argo);
-    let plugin_text = crate::k8s::yaml::to_string(&plugin());
+    let plugin_text = match yaml::to_string(&plugin()) {
+        Ok(text) => text,
+        Err(error) => return diagnostics.push(super::yaml_diagnostic(span, "the Argo CD plugin", &error)),
+    };
     let plugin_map = ConfigMap { data: Some(BTreeMap::from([("plugin.yaml".to_owned(), plugin_text)])), ..ConfigMap::default() };
     let bootstrap = |kind: &'static Kind, name: ObjectName| NewObject {
         kind,

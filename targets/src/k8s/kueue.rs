@@ -1,7 +1,7 @@
 //! The builders of the Kueue `v1beta2` objects placid emits, from the typed content in
 //! [`super::kueue_types`].
 //!
-//! Invariants: one ResourceFlavor per cell ([`super::cells`]), selecting exactly the cell's
+//! Invariants: one ResourceFlavor per cell ([`super::layout::cells`]), selecting exactly the cell's
 //! nodes by the cell label; every ClusterQueue lists its flavors in cost order, cheapest
 //! first, so Kueue's flavor assigner, which takes the first flavor that fits, prefers cheap
 //! capacity; the queue of a reserving tier lends nothing (`lendingLimit: 0` on every
@@ -16,15 +16,15 @@ use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::Model;
 use serde::Serialize;
 
-use crate::k8s::cells::Cell;
 use crate::k8s::kinds;
 use crate::k8s::kueue_types::{
     Amount, ClusterQueueSpec, CohortSpec, FairSharing, FlavorQuotas, LocalQueueSpec, PreemptionSettings, QueueingStrategy, ReclaimPolicy,
     ResourceFlavorSpec, ResourceGroup, ResourceName, ResourceQuota, TopologyLevel, TopologySpec, WithinQueuePolicy,
 };
 use crate::k8s::layout::Layout;
+use crate::k8s::layout::cells::Cell;
+use crate::k8s::layout::quota::Quotas;
 use crate::k8s::objects::{NewObject, ObjectList, WithSpec};
-use crate::k8s::quota::Quotas;
 use crate::k8s::webhook;
 
 /// The well-known hostname label: the finest Topology level, which lets Kueue replace a

@@ -26,6 +26,7 @@ use crate::k8s::kinds;
 use crate::k8s::layout::Layout;
 use crate::k8s::names::ObjectName;
 use crate::k8s::objects::{NewObject, ObjectList};
+use crate::yaml;
 
 /// The ConfigMap key of the fragment.
 pub const CONFIG_KEY: &str = "kueue-configuration.yaml";
@@ -99,7 +100,10 @@ pub fn configuration(layout: &Layout) -> KueueConfiguration {
 
 /// Pushes the ConfigMap `placid-kueue-config`.
 pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
-    let text = crate::k8s::yaml::to_string(&configuration(layout));
+    let text = match yaml::to_string(&configuration(layout)) {
+        Ok(text) => text,
+        Err(error) => return diagnostics.push(super::yaml_diagnostic(model.project.span, "Kueue's configuration", &error)),
+    };
     let config_map = ConfigMap { data: Some(BTreeMap::from([(CONFIG_KEY.to_owned(), text)])), ..ConfigMap::default() };
     let result = ObjectName::fixed("placid-kueue-config", model.project.span).and_then(|name| {
         list.push(NewObject::namespaced(&kinds::CONFIG_MAP, layout.namespace.clone(), name, model.project.span), config_map)

@@ -13,8 +13,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use placid_lang::model::Tier;
 use serde::Serialize;
 
+use crate::k8s::layout::resources::Resources;
 use crate::k8s::names::ObjectName;
-use crate::k8s::quota::Resources;
 
 /// A resource a ClusterQueue covers, in the order of `coveredResources`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

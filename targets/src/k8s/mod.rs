@@ -1,7 +1,7 @@
 //! The Kubernetes target: a kustomize-ready tree under `kubernetes/` that Argo CD syncs.
 //!
 //! Tiers become WorkloadPriorityClasses and PriorityClasses ([`priority`]); the cells of the
-//! inventory ([`cells`]: disjoint node groups, of which a pool is a list) become
+//! inventory ([`layout::cells`]: disjoint node groups, of which a pool is a list) become
 //! ResourceFlavors, teams ClusterQueues in one Cohort, and a tier with reservations its own
 //! ClusterQueue that lends nothing ([`kueue`]); node labels and taints come from one NFD rule
 //! ([`nfd`]); tier rules Kueue cannot enforce become ValidatingAdmissionPolicies
@@ -19,7 +19,6 @@
 pub mod admission;
 pub mod alerts;
 pub mod argo;
-pub mod cells;
 pub mod extender;
 pub mod kinds;
 pub mod kueue;
@@ -30,25 +29,25 @@ pub mod names;
 pub mod nfd;
 pub mod objects;
 pub mod priority;
-pub mod quota;
 pub mod rollouts;
 pub mod routing;
 pub mod scheduler;
 pub mod telemetry_config;
 pub mod webhook;
 pub mod workloads;
-pub mod yaml;
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Namespace;
 use placid_lang::checked::Checked;
-use placid_lang::diag::Diagnostics;
+use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::Model;
+use placid_lang::span::Span;
 
 use crate::Artifact;
 use crate::k8s::layout::Layout;
 use crate::k8s::objects::{NewObject, ObjectList};
+use crate::yaml;
 
 /// Builds every object of `model`, or all the reasons it cannot. A model without a
 /// Kubernetes target yields an empty list.
@@ -87,8 +86,8 @@ pub fn emit(model: &Checked) -> Result<Vec<Artifact>, Diagnostics> {
         let promtool = scope.spawn(|| promtool_files(model));
         (objects(model).map(|list| list.artifacts(model.project.name.as_str())), promtool.join())
     });
-    let mut artifacts = objects?;
-    let promtool = promtool.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    let mut artifacts = objects?.map_err(|error| yaml_failed(model, &error))?;
+    let promtool = promtool.unwrap_or_else(|panic| std::panic::resume_unwind(panic)).map_err(|error| yaml_failed(model, &error))?;
     if !promtool.is_empty() {
         artifacts.extend(promtool);
         artifacts.sort();
@@ -96,16 +95,37 @@ pub fn emit(model: &Checked) -> Result<Vec<Artifact>, Diagnostics> {
     Ok(artifacts)
 }
 
-/// The promtool rule file and its tests; none without Kubernetes settings or a layout.
-fn promtool_files(model: &Checked) -> Vec<Artifact> {
-    let Some(settings) = &model.project.kubernetes else { return Vec::new() };
-    Layout::new(model, settings).map(|layout| alerts::promtool_files(model, &layout)).unwrap_or_default()
+/// The promtool rule file and its tests; none without Kubernetes settings or a layout (the
+/// objects report the layout's errors).
+fn promtool_files(model: &Checked) -> Result<Vec<Artifact>, yaml::Error> {
+    let Some(settings) = &model.project.kubernetes else { return Ok(Vec::new()) };
+    match Layout::new(model, settings) {
+        Ok(layout) => alerts::promtool_files(model, &layout),
+        Err(_) => Ok(Vec::new()),
+    }
 }
 
 /// The synced objects of `model` as one multi-document YAML stream (what the Argo CD plugin
 /// prints).
 pub fn stream(model: &Checked) -> Result<String, Diagnostics> {
-    Ok(objects(model)?.stream(model.project.name.as_str()))
+    objects(model)?.stream(model.project.name.as_str()).map_err(|error| yaml_failed(model, &error))
+}
+
+/// A file of the Kubernetes tree that could not be written as YAML, at the model element
+/// whose objects it holds. Every payload is placid's own typed content, which serialises, so
+/// this is a bug in placid; no code of the Kubernetes range says so, and E093 is the one for
+/// an output file that could not be written.
+pub(crate) fn yaml_diagnostic(span: Span, what: &str, error: &yaml::Error) -> Diagnostic {
+    Diagnostic::error(Code::OutputUnwritable, span, format!("{what} could not be written as YAML: {error}"))
+        .label("while emitting this")
+        .help("this is a bug in placid; please report it with the policy that triggers it")
+}
+
+/// [`yaml_diagnostic`] for the whole tree, as one set of diagnostics.
+fn yaml_failed(model: &Model, error: &yaml::Error) -> Diagnostics {
+    let mut diagnostics = Diagnostics::new();
+    diagnostics.push(yaml_diagnostic(model.project.span, "the Kubernetes tree", error));
+    diagnostics
 }
 
 /// placid's namespace and one namespace per team, labelled with the team so that

@@ -186,7 +186,7 @@ impl PlacidKeys {
         self.key("reserved", self.prefix_span)
     }
 
-    /// `<prefix>/cell=<cell>` on every node of a cell (`super::cells`): the one key every
+    /// `<prefix>/cell=<cell>` on every node of a cell (`super::layout::cells`): the one key every
     /// ResourceFlavor selects on, so that Kueue's flavor matching sees a pod's pool affinity.
     pub fn cell(&self) -> Result<LabelKey, Diagnostic> {
         self.key("cell", self.prefix_span)

@@ -21,12 +21,11 @@ use std::collections::{BTreeMap, HashMap};
 use placid_lang::diag::{Code, Diagnostic};
 use placid_lang::span::Span;
 use serde::Serialize;
-use serde_yaml::{Mapping, Value};
 
 use crate::Artifact;
 use crate::k8s::kinds::{Kind, Mutability, Retention, Scope};
 use crate::k8s::names::ObjectName;
-use crate::k8s::yaml::{self, Scalars};
+use crate::yaml::{self, Scalars};
 
 /// Which kustomization an object belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -84,12 +83,12 @@ impl NewObject {
 trait Content: Send + Sync {
     /// Appends everything but `apiVersion`, `kind` and `metadata` to `out`, in the content
     /// type's field order.
-    fn write_body(&self, scalars: &mut Scalars, out: &mut String);
+    fn write_body(&self, scalars: &mut Scalars, out: &mut String) -> Result<(), yaml::Error>;
 }
 
 impl<T: Serialize + Send + Sync> Content for T {
-    fn write_body(&self, scalars: &mut Scalars, out: &mut String) {
-        write_mapping(self, OWNED, scalars, out);
+    fn write_body(&self, scalars: &mut Scalars, out: &mut String) -> Result<(), yaml::Error> {
+        yaml::write_mapping(self, OWNED, scalars, out)
     }
 }
 
@@ -123,15 +122,20 @@ impl Object {
         format!("{}/{}/{file}", self.meta.layer.directory(), self.meta.kind.directory)
     }
 
-    /// The full object as YAML: header, metadata, then content.
+    /// The full object as YAML: header, metadata, then content. A content that cannot be
+    /// written (a bug in placid; [`ObjectList::artifacts`] reports it as an error) gives a
+    /// comment saying why, which reads as no object: this text is for tools and tests, which
+    /// read it as a `String`.
     pub fn to_yaml(&self, project: &str) -> String {
         let mut out = String::new();
-        self.write_yaml(project, &mut Scalars::default(), &mut out);
-        out
+        match self.write_yaml(project, &mut Scalars::default(), &mut out) {
+            Ok(()) => out,
+            Err(error) => format!("# placid could not write {}: {error}\n", self.path()),
+        }
     }
 
     /// Appends the full object to `out`.
-    fn write_yaml(&self, project: &str, scalars: &mut Scalars, out: &mut String) {
+    fn write_yaml(&self, project: &str, scalars: &mut Scalars, out: &mut String) -> Result<(), yaml::Error> {
         let kind = self.meta.kind;
         let mut labels: BTreeMap<&str, &str> = self.meta.labels.iter().map(|(key, value)| (key.as_str(), value.as_str())).collect();
         labels.insert("app.kubernetes.io/managed-by", "placid");
@@ -161,8 +165,8 @@ impl Object {
                 annotations,
             },
         };
-        write_mapping(&header, &[], scalars, out);
-        self.content.write_body(scalars, out);
+        yaml::write_mapping(&header, &[], scalars, out)?;
+        self.content.write_body(scalars, out)
     }
 }
 
@@ -196,30 +200,6 @@ pub struct WithSpec<T: Serialize> {
 /// its own `apiVersion`, `kind` and `metadata`; they are dropped so metadata is written in
 /// one place.
 const OWNED: &[&str] = &["apiVersion", "kind", "metadata"];
-
-/// Appends the YAML of `value`'s top-level fields but `skipped` to `out`: through [`yaml`]'s
-/// writer, or `serde_yaml` where the writer leaves the layout to it (the same bytes either
-/// way).
-fn write_mapping<T: Serialize + ?Sized>(value: &T, skipped: &'static [&'static str], scalars: &mut Scalars, out: &mut String) {
-    let start = out.len();
-    if yaml::write_mapping(value, skipped, scalars, out).is_ok() {
-        return;
-    }
-    // The writer may have left a part of the mapping.
-    out.truncate(start);
-    // Content types are structs with string keys, which serde_yaml always serialises; a
-    // non-mapping (impossible for them) would become an empty body that schema tests reject.
-    let mut mapping = match serde_yaml::to_value(value) {
-        Ok(Value::Mapping(mapping)) => mapping,
-        _ => Mapping::new(),
-    };
-    for owned in skipped {
-        mapping.remove(*owned);
-    }
-    if !mapping.is_empty() {
-        out.push_str(&serde_yaml::to_string(&Value::Mapping(mapping)).unwrap_or_default());
-    }
-}
 
 /// An object's identity: (group/version, kind, namespace, name).
 type Identity = (&'static str, &'static str, Option<String>, String);
@@ -283,8 +263,9 @@ impl ObjectList {
         kinds
     }
 
-    /// One file per object plus a `kustomization.yaml` per layer.
-    pub fn artifacts(&self, project: &str) -> Vec<Artifact> {
+    /// One file per object plus a `kustomization.yaml` per layer, or why one could not be
+    /// written as YAML.
+    pub fn artifacts(&self, project: &str) -> Result<Vec<Artifact>, yaml::Error> {
         let sorted = self.sorted();
         let layers: Vec<(Layer, Vec<&Object>)> = [Layer::Synced, Layer::Bootstrap, Layer::Workloads]
             .into_iter()
@@ -292,7 +273,7 @@ impl ObjectList {
             .filter(|(_, objects)| !objects.is_empty())
             .collect();
         let in_order: Vec<&Object> = layers.iter().flat_map(|(_, objects)| objects.iter().copied()).collect();
-        let mut texts = yaml_texts(&in_order, project).into_iter();
+        let mut texts = yaml_texts(&in_order, project)?.into_iter();
         let mut artifacts = Vec::with_capacity(sorted.len() + 2);
         for (layer, objects) in layers {
             let prefix = format!("{}/", layer.directory());
@@ -303,24 +284,25 @@ impl ObjectList {
                 artifacts.push(Artifact::text(path, text));
             }
             if layer != Layer::Workloads {
-                artifacts.push(Artifact::text(format!("{prefix}kustomization.yaml"), kustomization(resources)));
+                artifacts.push(Artifact::text(format!("{prefix}kustomization.yaml"), kustomization(resources)?));
             }
         }
         artifacts.sort();
-        artifacts
+        Ok(artifacts)
     }
 
-    /// The synced objects as one multi-document YAML stream, in output order.
-    pub fn stream(&self, project: &str) -> String {
+    /// The synced objects as one multi-document YAML stream, in output order, or why one
+    /// could not be written as YAML.
+    pub fn stream(&self, project: &str) -> Result<String, yaml::Error> {
         let mut scalars = Scalars::default();
         let mut out = String::new();
         for (index, object) in self.sorted().into_iter().filter(|object| object.meta.layer == Layer::Synced).enumerate() {
             if index > 0 {
                 out.push_str("---\n");
             }
-            object.write_yaml(project, &mut scalars, &mut out);
+            object.write_yaml(project, &mut scalars, &mut out)?;
         }
-        out
+        Ok(out)
     }
 }
 
@@ -328,7 +310,7 @@ impl ObjectList {
 /// object (objects come sorted by kind, and some kinds are far larger than others): writing
 /// is most of a large tree's emission. Each thread has its own [`Scalars`], a memo that
 /// changes no text.
-fn yaml_texts(objects: &[&Object], project: &str) -> Vec<String> {
+fn yaml_texts(objects: &[&Object], project: &str) -> Result<Vec<String>, yaml::Error> {
     let write = |first: usize| {
         let mut scalars = Scalars::default();
         objects
@@ -337,22 +319,21 @@ fn yaml_texts(objects: &[&Object], project: &str) -> Vec<String> {
             .step_by(2)
             .map(|object| {
                 let mut text = String::new();
-                object.write_yaml(project, &mut scalars, &mut text);
-                text
+                object.write_yaml(project, &mut scalars, &mut text).map(|()| text)
             })
-            .collect::<Vec<_>>()
+            .collect::<Result<Vec<_>, _>>()
     };
     let (even, odd) = std::thread::scope(|scope| {
         let odd = scope.spawn(|| write(1));
         (write(0), odd.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     });
-    let mut odd = odd.into_iter();
+    let (even, mut odd) = (even?, odd?.into_iter());
     let mut texts = Vec::with_capacity(objects.len());
     for text in even {
         texts.push(text);
         texts.extend(odd.next());
     }
-    texts
+    Ok(texts)
 }
 
 /// `kustomization.yaml` (kustomize.config.k8s.io/v1beta1). No `namespace:` on purpose:
@@ -365,7 +346,7 @@ struct Kustomization {
     resources: Vec<String>,
 }
 
-fn kustomization(resources: Vec<String>) -> String {
+fn kustomization(resources: Vec<String>) -> Result<String, yaml::Error> {
     let kustomization = Kustomization { api_version: "kustomize.config.k8s.io/v1beta1", kind: "Kustomization", resources };
     yaml::to_string(&kustomization)
 }
@@ -402,12 +383,12 @@ mod tests {
             };
             assert!(list.push(meta, empty_spec()).is_ok());
         }
-        let stream = list.stream("demo");
+        let stream = list.stream("demo").unwrap_or_default();
         let namespace_at = stream.find("kind: Namespace").unwrap_or(usize::MAX);
         let queue_at = stream.find("kind: LocalQueue").unwrap_or(0);
         assert!(namespace_at < queue_at, "{stream}");
         assert!(stream.contains("argocd.argoproj.io/sync-options: Replace=true"));
-        let paths: Vec<String> = list.artifacts("demo").into_iter().map(|artifact| artifact.path).collect();
+        let paths: Vec<String> = list.artifacts("demo").unwrap_or_default().into_iter().map(|artifact| artifact.path).collect();
         assert_eq!(
             paths,
             ["kubernetes/kueue/localqueue.team.lq.yaml", "kubernetes/kustomization.yaml", "kubernetes/namespaces/namespace.team.yaml"]

@@ -21,6 +21,7 @@ use crate::k8s::kinds;
 use crate::k8s::layout::Layout;
 use crate::k8s::names::ObjectName;
 use crate::k8s::objects::{NewObject, ObjectList};
+use crate::yaml;
 
 /// The ConfigMap key holding the configuration.
 pub const CONFIG_KEY: &str = "scheduler-config.yaml";
@@ -105,7 +106,10 @@ pub fn configuration(namespace: &ObjectName, extender: &ExtenderSettings) -> Kub
 /// Pushes the ConfigMap holding the configuration, when the target deploys an extender.
 pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
     let Some(extender) = model.project.kubernetes.as_ref().and_then(|settings| settings.extender.as_ref()) else { return };
-    let text = serde_yaml::to_string(&configuration(&layout.namespace, extender)).unwrap_or_default();
+    let text = match yaml::to_string(&configuration(&layout.namespace, extender)) {
+        Ok(text) => text,
+        Err(error) => return diagnostics.push(super::yaml_diagnostic(model.project.span, "the scheduler's configuration", &error)),
+    };
     let config_map = ConfigMap { data: Some(BTreeMap::from([(CONFIG_KEY.to_owned(), text)])), ..ConfigMap::default() };
     let result = ObjectName::fixed("placid-scheduler-config", model.project.span).and_then(|name| {
         list.push(NewObject::namespaced(&kinds::CONFIG_MAP, layout.namespace.clone(), name, model.project.span), config_map)

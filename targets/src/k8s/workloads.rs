@@ -7,7 +7,7 @@
 //! class declares none) and command: the LocalQueue and WorkloadPriorityClass labels of the
 //! stage's tier (what the admission policy checks), the Topology Aware Scheduling annotation at
 //! the class's locality, required node affinity to the cells of the stage's pool (the key
-//! Kueue's flavor assigner matches, [`super::cells`]), the pod labels the stage's score reads
+//! Kueue's flavor assigner matches, [`super::layout::cells`]), the pod labels the stage's score reads
 //! ([`crate::wasm::sources::param_source`], the same spelling the extender reads),
 //! `terminationGracePeriodSeconds` = the tier's preemption window, the checkpoint cadence in
 //! the environment variables the Slurm target exports, MIG resource names for MIG classes, and

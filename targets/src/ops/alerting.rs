@@ -1,7 +1,9 @@
 //! The policy's `alert`s as alerting rules. Each metric an alert reads is first recorded as
 //! `placid:metric:<name>` and the alert compares that series: the query is evaluated once per
 //! interval however many alerts share it, and the generated promtool tests can drive the
-//! alert's threshold and `for` through that one series whatever the query is.
+//! alert's threshold and `for` through that one series whatever the query is. Each alert links
+//! its section of the alerts' runbook page ([`url`]); the page lives here because the rule
+//! carries it, and the runbooks target writes the page where it points.
 //!
 //! Invariants: the metric's PromQL is wrapped in parentheses before it is recorded, so a query
 //! with its own operators keeps its meaning; thresholds relative to a migration baseline have
@@ -14,6 +16,26 @@ use placid_lang::diag::{Code, Diagnostic};
 use placid_lang::model::{Alert, Bound, Metric, Model, Threshold};
 
 use super::rule::Rule;
+
+/// The alerts' runbook page's path in the build output (the runbooks target writes it,
+/// `runbooks::alerts`), which every alert's `runbook_url` links.
+pub const PAGE: &str = "runbooks/alerts.md";
+
+/// The `runbook_url` of `alert`: its section of [`PAGE`], under the project's `runbooks=`
+/// base URL, or as a path inside the build output without one.
+pub fn url(model: &Model, alert: &Alert) -> String {
+    let section = format!("{PAGE}#{}", anchor(alert));
+    match &model.project.runbooks {
+        Some(base) => format!("{base}/{section}"),
+        None => section,
+    }
+}
+
+/// The HTML id of an alert's section; names are letters, digits, `-`, `_` and `.`, all
+/// valid in an id, so it needs no escaping.
+pub fn anchor(alert: &Alert) -> String {
+    format!("alert-{}", alert.name)
+}
 
 /// `nvlink-saturation` -> `PlacidNvlinkSaturation`: Prometheus alert names are by convention
 /// CamelCase, and the prefix keeps placid's alerts apart from others.

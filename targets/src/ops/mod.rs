@@ -19,7 +19,7 @@ use placid_lang::diag::Diagnostics;
 use placid_lang::model::Model;
 
 use crate::Artifact;
-use crate::k8s::yaml;
+use crate::yaml;
 use rule::{Group, Rule, RuleFile};
 
 /// Every rule group of `model` under `project` (the group-name prefix), or the alerts that
@@ -34,7 +34,7 @@ pub fn groups(model: &Model, project: &str) -> Result<Vec<Group>, Diagnostics> {
             recorded.push(metric);
             alerts.push(alerting::metric_rule(model.metric(metric)));
         }
-        match alerting::rule(model, alert, crate::alert_pages::url(model, alert)) {
+        match alerting::rule(model, alert, alerting::url(model, alert)) {
             Ok(rule) => alerts.push(rule),
             Err(diagnostic) => diagnostics.push(diagnostic),
         }
@@ -56,12 +56,12 @@ pub fn groups(model: &Model, project: &str) -> Result<Vec<Group>, Diagnostics> {
 /// `promtool check rules rules.yaml dashboards.rules.yaml` and `promtool test rules
 /// rules.test.yaml`. `dashboards.rules.yaml` holds the dashboard's queries as rules, only to
 /// be checked.
-pub fn promtool_files(model: &Model, project: &str, dir: &str, groups: &[Group]) -> Vec<Artifact> {
+pub fn promtool_files(model: &Model, project: &str, dir: &str, groups: &[Group]) -> Result<Vec<Artifact>, yaml::Error> {
     let rules: Vec<Rule> = groups.iter().flat_map(|group| group.rules.iter().cloned()).collect();
     let dashboard = [dashboards::check_rules(project, &dashboards::panels(model))];
-    vec![
-        Artifact::text(format!("{dir}/{}", promtool::RULES_FILE), yaml::to_string(&RuleFile { groups })),
-        Artifact::text(format!("{dir}/rules.test.yaml"), promtool::file(model, &rules)),
-        Artifact::text(format!("{dir}/dashboards.rules.yaml"), yaml::to_string(&RuleFile { groups: &dashboard })),
-    ]
+    Ok(vec![
+        Artifact::text(format!("{dir}/{}", promtool::RULES_FILE), yaml::to_string(&RuleFile { groups })?),
+        Artifact::text(format!("{dir}/rules.test.yaml"), promtool::file(model, &rules)?),
+        Artifact::text(format!("{dir}/dashboards.rules.yaml"), yaml::to_string(&RuleFile { groups: &dashboard })?),
+    ])
 }

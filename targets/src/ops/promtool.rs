@@ -16,7 +16,7 @@ use super::alerting;
 use super::rule::Rule;
 use super::series;
 use super::usage;
-use crate::k8s::yaml;
+use crate::yaml;
 
 /// The file name of the rules the tests load, beside the test file.
 pub const RULES_FILE: &str = "rules.yaml";
@@ -503,7 +503,7 @@ fn alert(model: &Model, alert: &Alert, rule: &Rule) -> Result<Vec<TestCase>, Dia
 
 /// The promtool test file for `rules` (every rule of the rule file). An alert whose limit
 /// cannot be expressed has no rule, and its E057 comes from the rules.
-pub fn file(model: &Model, rules: &[Rule]) -> String {
+pub fn file(model: &Model, rules: &[Rule]) -> Result<String, yaml::Error> {
     let mut tests: Vec<TestCase> =
         [static_series(rules), nvlink(model), cost(model, rules), host_network(model), lost_work(model)].into_iter().flatten().collect();
     for alert_model in &model.alerts {

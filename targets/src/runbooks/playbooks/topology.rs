@@ -18,7 +18,7 @@ use placid_lang::model::Model;
 
 use super::{Playbook, Script, code_list, kubernetes_keys, pod_selector, slurm_accounting, stranded_classes};
 use crate::Artifact;
-use crate::runbook::GENERATED;
+use crate::runbooks::GENERATED;
 use crate::slurm::billing;
 use crate::text::shell_word;
 

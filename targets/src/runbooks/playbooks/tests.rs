@@ -95,7 +95,7 @@ fn the_preemption_playbook_pauses_exactly_the_spot_partitions_slurm_conf_lets_th
             .collect();
         assert!(!expected.is_empty());
         assert!(script.contains(&format!("\ntier={qos}\npaused={}\n", expected.join(","))), "{script}");
-        assert!(script.contains(super::super::slurm::sbatch::CHECKPOINT_SIGNAL), "{script}");
+        assert!(script.contains(crate::slurm::sbatch::CHECKPOINT_SIGNAL), "{script}");
     }
     // Never-preempted tiers have no playbook.
     assert!(!artifacts.iter().any(|artifact| artifact.path.contains("excessive-preemptions/P0")));
@@ -183,7 +183,7 @@ fn every_script_is_valid_bash() {
 fn the_alert_page_links_every_playbook_the_build_wrote() {
     let model = load(true, POLICY);
     let artifacts = super::emit(&model);
-    let page = crate::alert_pages::emit(&model).expect("an alerts page");
+    let page = crate::runbooks::alerts::emit(&model).expect("an alerts page");
     let page = String::from_utf8(page.bytes.to_vec()).expect("text");
     let written = super::written(&model);
     assert_eq!(written.len(), 4);

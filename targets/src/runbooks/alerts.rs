@@ -1,5 +1,5 @@
-//! The alerts' runbook page, `runbooks/alerts.md`, which every alert's `runbook_url` links:
-//! per alert, when it fires, the PromQL it evaluates, and the playbooks to run.
+//! The alerts' runbook page, `runbooks/alerts.md` ([`PAGE`]), which every alert's `runbook_url`
+//! links ([`url`]): per alert, when it fires, the PromQL it evaluates, and the playbooks to run.
 //!
 //! Invariant: the page shows the rule [`crate::ops::alerting::rule`] builds, the same one the
 //! PrometheusRule and promtool's files carry, so it cannot describe another condition. Free
@@ -9,33 +9,15 @@ use std::fmt::Write as _;
 
 use placid_lang::model::{Alert, Model};
 
+use super::playbooks;
+use super::{GENERATED, fenced};
 use crate::Artifact;
-use crate::ops::alerting;
-use crate::playbooks;
-use crate::runbook::{GENERATED, fenced};
-
-/// The page's path in the build output.
-pub const PAGE: &str = "runbooks/alerts.md";
+use crate::ops::alerting::{self, PAGE, anchor, url};
+use crate::ops::rule::Rule;
 
 /// Whether the build has the page: the alerts reach Prometheus through the Kubernetes target.
 pub fn has_page(model: &Model) -> bool {
     !model.alerts.is_empty() && model.project.kubernetes.is_some()
-}
-
-/// The `runbook_url` of `alert`: its section of [`PAGE`], under the project's `runbooks=`
-/// base URL, or as a path inside the build output without one.
-pub fn url(model: &Model, alert: &Alert) -> String {
-    let section = format!("{PAGE}#{}", anchor(alert));
-    match &model.project.runbooks {
-        Some(base) => format!("{base}/{section}"),
-        None => section,
-    }
-}
-
-/// The HTML id of an alert's section; names are letters, digits, `-`, `_` and `.`, all
-/// valid in an id, so it needs no escaping.
-fn anchor(alert: &Alert) -> String {
-    format!("alert-{}", alert.name)
 }
 
 /// The page, when [`has_page`]; alerts whose rule cannot be built (E057) are left out, and
@@ -53,7 +35,7 @@ pub fn emit(model: &Model) -> Option<Artifact> {
     Some(Artifact::text(PAGE, page))
 }
 
-fn write_section(out: &mut String, model: &Model, alert: &Alert, rule: &crate::ops::rule::Rule) -> std::fmt::Result {
+fn write_section(out: &mut String, model: &Model, alert: &Alert, rule: &Rule) -> std::fmt::Result {
     let metric = model.metric(alert.condition.metric.value);
     writeln!(out, "\n<a id=\"{}\"></a>\n", anchor(alert))?;
     writeln!(out, "## `{}` ({}, {})\n", alert.name, rule.alert.as_deref().unwrap_or_default(), alert.severity.as_str())?;

@@ -29,7 +29,7 @@ use super::{Playbook, Script, domain_nodes, kubernetes_keys, slurm_accounting};
 use crate::Artifact;
 use crate::k8s::names::ObjectName;
 use crate::ops::usage;
-use crate::runbook::GENERATED;
+use crate::runbooks::GENERATED;
 use crate::slurm::billing;
 use crate::text::shell_word;
 

@@ -24,7 +24,7 @@ use placid_lang::units::Duration;
 use super::{Playbook, Script, code_list, kubernetes_keys, pod_selector, slurm_accounting};
 use crate::Artifact;
 use crate::facts::NodeFact;
-use crate::runbook::GENERATED;
+use crate::runbooks::GENERATED;
 use crate::slurm::{billing, conf, names, sbatch};
 use crate::text::shell_word;
 

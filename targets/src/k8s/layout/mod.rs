@@ -1,5 +1,8 @@
 //! The Kubernetes layout of a model: the object names of tiers, teams and pools, the labels
-//! and taints placid writes on each node, and which queue holds which tier.
+//! and taints placid writes on each node, and which queue holds which tier. Its children are
+//! what the layout is made of: [`cells`] (the partition of the nodes into ResourceFlavors),
+//! [`quota`] (how the cells are split between queues) and [`resources`] (the amounts both
+//! add up).
 //!
 //! Invariants: the labels a ResourceFlavor selects are exactly the labels NFD writes, and they
 //! are computed here once, from pool membership, so both sides cannot drift apart: a node
@@ -16,9 +19,13 @@ use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::{KubernetesSettings, Model, Node, NodeId, PoolId, TierId};
 use placid_lang::name::LabelKey;
 
+pub mod cells;
+pub mod quota;
+pub mod resources;
+
 use crate::facts::NodeFact;
-use crate::k8s::cells::Cells;
 use crate::k8s::names::{LabelValue, ObjectName, PlacidKeys};
+use cells::Cells;
 
 /// Names of a tier's objects.
 #[derive(Clone, Debug)]

@@ -16,9 +16,9 @@ use placid_lang::diag::{Code, Diagnostic};
 use placid_lang::model::{CapacityKind, Model, NodeId, PoolId};
 use placid_lang::units::Money;
 
-use crate::k8s::layout::PoolLayout;
+use super::PoolLayout;
+use super::resources::{Resources, node_resources};
 use crate::k8s::names::ObjectName;
-use crate::k8s::quota::{Resources, node_resources};
 
 /// One cell: a ResourceFlavor.
 #[derive(Clone, Debug)]

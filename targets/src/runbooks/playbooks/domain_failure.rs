@@ -15,7 +15,7 @@ use placid_lang::model::{Domain, Model, NvlinkNeed};
 
 use super::{Playbook, Script, code_list, domain_nodes, kubernetes_keys, pod_selector, stranded_classes};
 use crate::Artifact;
-use crate::runbook::GENERATED;
+use crate::runbooks::GENERATED;
 use crate::text::shell_word;
 
 /// The directory of the domain-failure playbooks.
