@@ -1,3 +1,6 @@
+//! The exporter's tests: scrapes of recorded NVML telemetry (whole GPUs, NVLink errors, a
+//! device that goes away) give the metrics the docs name, with the node's identity labels.
+
 use super::{Identity, METRICS, scrape};
 use crate::nvml::recorded::Recorded;
 use crate::nvml::{GpuSource, GpuTelemetry, LinkErrors, NvmlGpu, Unavailable};

@@ -1,0 +1,52 @@
+//! The hygiene the code review relies on, enforced: every Rust file opens with a `//!` header
+//! saying what it holds; library code has no `unwrap`, `expect` or `dbg!` (a panic there is a
+//! crash of `placid` on some input); and only the checker makes a `Checked` model.
+
+use placid_tidy::{library_code, root, rust_files};
+
+fn read(path: &std::path::Path) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+#[test]
+fn every_rust_file_opens_with_a_module_header() {
+    let missing: Vec<_> = rust_files()
+        .into_iter()
+        .filter(|path| !read(path).lines().find(|line| !line.trim().is_empty()).is_some_and(|line| line.starts_with("//!")))
+        .collect();
+    assert!(missing.is_empty(), "files without a `//!` header saying what they hold: {missing:#?}");
+}
+
+#[test]
+fn library_code_never_unwraps() {
+    let mut found = Vec::new();
+    for path in rust_files() {
+        let text = read(&path);
+        for (number, line) in library_code(&path, &text).lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            if [".unwrap()", ".expect(\"", "dbg!("].iter().any(|needle| code.contains(needle)) {
+                found.push(format!("{}:{}: {}", path.display(), number + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "unwrap, expect or dbg! in library code (return a diagnostic instead):\n{}", found.join("\n"));
+}
+
+#[test]
+fn only_the_checker_makes_a_checked_model() {
+    let makers: Vec<_> = rust_files()
+        .into_iter()
+        .filter(|path| ["compiler/check/src", "lang/src/checked.rs", "tests/tidy"].iter().all(|allowed| !path.starts_with(allowed)))
+        .filter(|path| read(path).contains("Checked::from_checker("))
+        .collect();
+    assert!(makers.is_empty(), "`Checked::from_checker` is the checker's alone: {makers:#?}");
+}
+
+/// The rules above must be able to fail: each one, run on a bad sample, finds it.
+#[test]
+fn the_rules_catch_a_bad_sample() {
+    let sample = "fn f() { x.unwrap(); self.expect(y); }\n#[cfg(test)]\nmod tests { fn g() { y.unwrap(); } }\n";
+    let library = library_code(std::path::Path::new("lang/src/x.rs"), sample);
+    assert!(library.contains(".unwrap()") && !library.contains("y.unwrap"));
+    assert_eq!(library_code(std::path::Path::new("lang/tests/x.rs"), sample), "");
+}
