@@ -70,7 +70,7 @@ pub fn replay_file(
         }
     };
     let recorded = match telemetry_path {
-        Some(path) => match crate::simulate::recorded_telemetry(out, project.format, &mut sources, &model, path)? {
+        Some(path) => match recorded_telemetry(out, project.format, &mut sources, &model, path)? {
             Some(recorded) => Some(recorded),
             None => return Ok(None),
         },
@@ -140,4 +140,34 @@ fn write_plots(out: &mut Output, format: Format, dir: &Path, report: &Report) ->
         write_file_atomically(&path, svg.as_bytes()).map_err(|error| pipeline::unwritable(out, format, &path, error))?;
     }
     Ok(())
+}
+
+/// Reads the recorded telemetry series at `path` against `model`'s `telemetry` block:
+/// `Ok(None)` when it had errors (already reported); a project without the block cannot
+/// replay one (E098), since the smoothing and the rule are the policy's.
+pub fn recorded_telemetry(
+    out: &mut Output,
+    format: Format,
+    sources: &mut Sources,
+    model: &placid_lang::model::Model,
+    path: &Path,
+) -> Result<Option<placid_engine::telemetry::Recorded>, Exit> {
+    let Some(settings) = &model.telemetry else {
+        let diagnostic =
+            Diagnostic::error(Code::CommandNotApplicable, Span::DETACHED, "--telemetry is given but the policy declares no `telemetry`")
+                .help(
+                    "add a `telemetry` block (docs/language.md, \"Telemetry\"): its half-life, maximum age and throttle replay the series",
+                );
+        return Err(pipeline::fail(out, format, diagnostic));
+    };
+    let text = read_trace(out, format, path)?;
+    let file = sources.add(shown_path(path), text);
+    let text = sources.get(file).map(|source| source.text.as_str()).unwrap_or_default();
+    match placid_engine::telemetry::Recorded::read(model, settings, file, text) {
+        Ok(recorded) => Ok(Some(recorded)),
+        Err(diagnostics) => {
+            pipeline::report(out, format, sources, &diagnostics, Fields::new());
+            Ok(None)
+        }
+    }
 }

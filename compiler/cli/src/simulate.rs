@@ -114,36 +114,6 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
     }
 }
 
-/// Reads the recorded telemetry series at `path` against `model`'s `telemetry` block:
-/// `Ok(None)` when it had errors (already reported); a project without the block cannot
-/// replay one (E098), since the smoothing and the rule are the policy's.
-pub fn recorded_telemetry(
-    out: &mut Output,
-    format: Format,
-    sources: &mut Sources,
-    model: &placid_lang::model::Model,
-    path: &Path,
-) -> Result<Option<placid_engine::telemetry::Recorded>, Exit> {
-    let Some(settings) = &model.telemetry else {
-        let diagnostic =
-            Diagnostic::error(Code::CommandNotApplicable, Span::DETACHED, "--telemetry is given but the policy declares no `telemetry`")
-                .help(
-                    "add a `telemetry` block (docs/language.md, \"Telemetry\"): its half-life, maximum age and throttle replay the series",
-                );
-        return Err(pipeline::fail(out, format, diagnostic));
-    };
-    let text = replay::read_trace(out, format, path)?;
-    let file = sources.add(replay::shown_path(path), text);
-    let text = sources.get(file).map(|source| source.text.as_str()).unwrap_or_default();
-    match placid_engine::telemetry::Recorded::read(model, settings, file, text) {
-        Ok(recorded) => Ok(Some(recorded)),
-        Err(diagnostics) => {
-            pipeline::report(out, format, sources, &diagnostics, Fields::new());
-            Ok(None)
-        }
-    }
-}
-
 /// The openb mode: read both lists, run every seed, print the figures.
 fn openb(args: &Args, nodes: &Path, pods: &Path, out: &mut Output) -> Exit {
     let format = args.format;

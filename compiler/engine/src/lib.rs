@@ -15,6 +15,7 @@ pub mod job;
 pub mod place;
 pub mod plan;
 pub mod policy_test;
+pub mod promotion;
 pub mod quota;
 pub mod rank;
 pub mod routing;

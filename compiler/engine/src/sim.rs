@@ -18,7 +18,7 @@ use crate::cluster::Cluster;
 use crate::event::{Event, EventKind, Hold, Placement, Reject};
 use crate::job::{Job, JobId, Seconds};
 use crate::place::{self, Miss, Needs, Scratch};
-use crate::plan::Promotion;
+use crate::promotion::Promotion;
 use crate::quota::{Budgets, Charge, DAY, Quotas, cost};
 use crate::rank::Ranker;
 use crate::telemetry::Recorded;

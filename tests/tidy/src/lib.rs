@@ -2,6 +2,8 @@
 //! (`tests/edges.rs`, `tests/tidy.rs`) read files and `cargo metadata`; this crate depends on
 //! no placid crate, so it builds in seconds and a rule breaks the build of nothing else.
 
+pub mod modules;
+
 use std::path::{Path, PathBuf};
 
 /// The workspace root (two levels above this crate).

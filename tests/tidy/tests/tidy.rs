@@ -50,3 +50,53 @@ fn the_rules_catch_a_bad_sample() {
     assert!(library.contains(".unwrap()") && !library.contains("y.unwrap"));
     assert_eq!(library_code(std::path::Path::new("lang/tests/x.rs"), sample), "");
 }
+
+/// The children of every module refer to each other without a circle, in every crate: a
+/// folder's files can then be read in one order, and a shared type lives in the module that
+/// owns it. References to the parent itself (`super::Type` from `mod.rs`) are not edges.
+#[test]
+fn no_module_refers_to_its_siblings_in_a_circle() {
+    use std::collections::BTreeMap;
+
+    use placid_tidy::modules::{circle, module_of, sibling_edges};
+
+    let mut crates: BTreeMap<String, BTreeMap<Vec<String>, String>> = BTreeMap::new();
+    for path in rust_files() {
+        let text = path.to_string_lossy().into_owned();
+        let Some((krate, inside)) = text.split_once("/src/") else { continue };
+        if krate.starts_with("fuzz") {
+            continue;
+        }
+        let code = read(&path);
+        let library = library_code(&path, &code).to_owned();
+        crates.entry(krate.to_owned()).or_default().entry(module_of(std::path::Path::new(inside))).or_default().push_str(&library);
+    }
+    let mut circles = Vec::new();
+    for (krate, files) in &crates {
+        for (parent, edges) in sibling_edges(files) {
+            if let Some(found) = circle(&edges) {
+                circles.push(format!("{krate}: in `{}`: {}", parent.join("::"), found.join(" -> ")));
+            }
+        }
+    }
+    assert!(circles.is_empty(), "modules that refer to each other in a circle:\n{}", circles.join("\n"));
+}
+
+#[test]
+fn the_module_graph_sees_a_circle() {
+    use std::collections::BTreeMap;
+
+    use placid_tidy::modules::{circle, sibling_edges};
+
+    let files: BTreeMap<Vec<String>, String> = [
+        (vec![], "mod a; mod b;".to_owned()),
+        (vec!["a".to_owned()], "use super::b::{Thing, other::Deep};".to_owned()),
+        (vec!["b".to_owned()], "fn f() { crate::a::g(); }".to_owned()),
+        (vec!["b".to_owned(), "other".to_owned()], "use super::super::Root;".to_owned()),
+    ]
+    .into_iter()
+    .collect();
+    let edges = sibling_edges(&files);
+    let root = edges.get(&Vec::new()).cloned().unwrap_or_default();
+    assert_eq!(circle(&root).map(|found| found.len()), Some(3), "{root:?}");
+}
