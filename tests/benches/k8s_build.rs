@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use placid_driver::build::{Selection, Stage, compile, compile_to, write_atomically};
+use placid_driver::build::{Selection, Stage, compile, compile_to};
+use placid_driver::output::write_atomically;
 use placid_driver::world::FsWorld;
 use placid_targets::TargetKind;
 

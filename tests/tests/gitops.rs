@@ -361,7 +361,7 @@ fn pull_request_comments_for_realistic_changes() {
 fn verify_names_hand_edited_missing_and_extra_files() {
     let out = tempfile::tempdir().expect("temp dir");
     let build = placid_tests::build_clean("cluster");
-    placid_driver::build::write_atomically(out.path(), &build.artifacts).expect("write output");
+    placid_driver::output::write_atomically(out.path(), &build.artifacts).expect("write output");
     assert_eq!(verify(out.path(), &build.artifacts).expect("verify"), Vec::<Finding>::new());
 
     std::fs::write(out.path().join("kubernetes-extra.yaml"), "kind: ConfigMap\n").expect("extra file");

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use placid_targets::TargetKind;
 
-use placid_driver::build::{Selection, Stage, compile_to, write_output};
+use placid_driver::build::{Selection, Stage, compile_to};
+use placid_driver::output::write_output;
 use placid_driver::render::Format;
 use placid_lang::diag::{Code, Diagnostic};
 use placid_lang::span::Span;

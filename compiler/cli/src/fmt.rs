@@ -4,7 +4,7 @@ use placid_lang::diag::Diagnostics;
 
 use crate::pipeline::{self, Fields};
 use crate::{Exit, Output, ProjectArgs};
-use placid_driver::build::write_file_atomically;
+use placid_driver::output::write_file_atomically;
 
 /// Arguments of `placid fmt`.
 #[derive(clap::Args, Debug)]

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use placid_lang::lower::InventoryFormat;
 use placid_lang::source::Sources;
 
-use placid_driver::build::write_file_atomically;
+use placid_driver::output::write_file_atomically;
 use placid_driver::render::{Choice, Format};
 
 use crate::pipeline::{self, Fields};

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use placid_driver::build::{Selection, write_file_atomically};
+use placid_driver::build::Selection;
+use placid_driver::output::write_file_atomically;
 use placid_driver::render::Format;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::source::{RelPath, Sources};

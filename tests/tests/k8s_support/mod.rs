@@ -58,7 +58,7 @@ pub fn kubernetes_examples() -> Vec<String> {
 
 /// Writes every artifact of example `name` under `root`.
 pub fn write_tree(name: &str, root: &Path) {
-    placid_driver::build::write_atomically(root, &build_clean(name).artifacts)
+    placid_driver::output::write_atomically(root, &build_clean(name).artifacts)
         .unwrap_or_else(|error| panic!("cannot write {}: {error}", root.display()));
 }
 
