@@ -79,7 +79,6 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
 #[cfg(test)]
 mod tests {
     use placid_lang::diag::{Code, Severity};
-    use placid_lang::source::MemoryWorld;
 
     const INVENTORY: &str = "node \"spot-1\" arch=\"x86_64\" capacity=\"spot\" {\n    cost gpu-hour=(usd)1\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n    gpu 2 model=\"H200\"\n    gpu 3 model=\"H200\"\n}\nnode \"od-1\" arch=\"x86_64\" capacity=\"on-demand\" {\n    cost gpu-hour=(usd)2\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n    gpu 2 model=\"H200\"\n    gpu 3 model=\"H200\"\n}\n";
 
@@ -92,12 +91,7 @@ mod tests {
     }
 
     fn errors(policy: &str) -> Vec<Code> {
-        let mut world = MemoryWorld::new();
-        world.insert("placid.kdl", "project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n");
-        world.insert("nodes.kdl", INVENTORY);
-        world.insert("policy.kdl", policy);
-        let compilation = placid_lang::load(&world);
-        let (_, diagnostics) = crate::check(compilation.model, compilation.diagnostics);
+        let (_, diagnostics) = crate::testing::check_project("", INVENTORY, policy);
         diagnostics.iter().filter(|diagnostic| diagnostic.severity == Severity::Error).map(|diagnostic| diagnostic.code).collect()
     }
 

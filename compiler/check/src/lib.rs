@@ -19,6 +19,8 @@ mod preemption;
 mod routing;
 mod target_gaps;
 #[cfg(test)]
+mod testing;
+#[cfg(test)]
 mod tests;
 mod tier_budget;
 pub mod topology;

@@ -26,7 +26,6 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
 mod tests {
     use placid_lang::diag::Code;
     use placid_lang::model::{Model, Routing};
-    use placid_lang::source::MemoryWorld;
 
     const POLICY: &str = r#"pool "all" { select arch="x86_64" }
 tier "P0" { priority 1000; preemption "never" }
@@ -41,12 +40,8 @@ route tag="sweep" tier="P2" class="data-parallel"
 "#;
 
     fn load(extra: &str) -> (Model, Vec<Code>) {
-        let mut world = MemoryWorld::new();
-        world.insert("placid.kdl", "project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n");
-        world.insert("nodes.kdl", "node \"n\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n}\n");
-        world.insert("policy.kdl", format!("{POLICY}{extra}"));
-        let compilation = placid_lang::load(&world);
-        let (verdict, diagnostics) = super::super::check(compilation.model, compilation.diagnostics);
+        let (verdict, diagnostics) =
+            crate::testing::check_project("", "node \"n\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n}\n", &format!("{POLICY}{extra}"));
         let codes = diagnostics.iter().map(|diagnostic| diagnostic.code).collect();
         (std::ops::Deref::deref(&verdict).clone(), codes)
     }

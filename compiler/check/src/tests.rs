@@ -2,16 +2,10 @@
 //! check with a wrapped total before the sums were widened or checked.
 
 use placid_lang::diag::Code;
-use placid_lang::source::MemoryWorld;
 
 /// The codes of the errors `check` (after lowering) reports for one inventory and policy.
 fn errors(inventory: &str, policy: &str) -> Vec<Code> {
-    let mut world = MemoryWorld::new();
-    world.insert("placid.kdl", "project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n");
-    world.insert("nodes.kdl", inventory);
-    world.insert("policy.kdl", policy);
-    let compilation = placid_lang::load(&world);
-    let (_, diagnostics) = super::check(compilation.model, compilation.diagnostics);
+    let (_, diagnostics) = crate::testing::check_project("", inventory, policy);
     diagnostics
         .iter()
         .filter(|diagnostic| diagnostic.severity == placid_lang::diag::Severity::Error)

@@ -1,0 +1,18 @@
+//! What the passes' unit tests share: one small project (`placid.kdl` naming `nodes.kdl` and
+//! `policy.kdl`, plus any `target` lines) loaded and checked as `placid check` would, so each
+//! test states only its inventory and policy.
+
+use placid_lang::checked::Verdict;
+use placid_lang::diag::Diagnostics;
+use placid_lang::source::MemoryWorld;
+
+/// Loads and checks a project of `targets` (whole `target ...` lines, or nothing), the
+/// inventory `nodes` and the policy `policy`.
+pub(crate) fn check_project(targets: &str, nodes: &str, policy: &str) -> (Verdict, Diagnostics) {
+    let mut world = MemoryWorld::new();
+    world.insert("placid.kdl", format!("project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n{targets}"));
+    world.insert("nodes.kdl", nodes);
+    world.insert("policy.kdl", policy);
+    let compilation = placid_lang::load(&world);
+    crate::check(compilation.model, compilation.diagnostics)
+}
