@@ -123,7 +123,6 @@ fn score_on_slurm(model: &Model, diagnostics: &mut Diagnostics) {
 #[cfg(test)]
 mod tests {
     use placid_lang::diag::Code;
-    use placid_lang::source::MemoryWorld;
 
     const SLURM: &str = "target \"slurm\" version=\"22.05\" cluster=\"t\"\n";
     const KUBERNETES: &str = "target \"kubernetes\" version=\"1.34\" {\n    extender image=\"r.example/placid:1\" ignorable=#false\n}\n";
@@ -138,17 +137,13 @@ mod tests {
 
     /// [`codes`], errors included, and whether there were any.
     fn all_codes(targets: &str, preemption: &str, first: &str) -> (Vec<Code>, bool) {
-        let mut world = MemoryWorld::new();
-        world.insert("placid.kdl", format!("project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n{targets}"));
-        world.insert("nodes.kdl", "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n}\n");
-        world.insert(
-            "policy.kdl",
-            format!(
+        let (_, diagnostics) = crate::testing::check_project(
+            &targets,
+            "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n}\n",
+            &format!(
                 "pool \"all\" {{ select arch=\"x86_64\" }}\ncost-center \"cc\"\ntier \"top\" {{\n    priority 10\n    preemption \"never\"\n}}\ntier \"low\" {{\n    priority 1\n    {preemption}\n}}\nteam \"t\" {{\n    share 1\n    cost-center \"cc\"\n    tiers \"low\"\n}}\nscore \"s\" {{\n    prefer \"min\"\n    expr \"node.gpus_free\"\n}}\nplan \"p\" team=\"t\" {{\n    stage \"a\" tier=\"low\" pool=\"all\" gpus=1 trials=2 {first}\n    stage \"b\" tier=\"low\" pool=\"all\" gpus=1 after=\"a\"\n}}\n"
             ),
         );
-        let compilation = placid_lang::load(&world);
-        let (_, diagnostics) = super::super::check(compilation.model, compilation.diagnostics);
         (diagnostics.iter().map(|diagnostic| diagnostic.code).collect(), diagnostics.has_errors())
     }
 
