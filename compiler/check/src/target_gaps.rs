@@ -138,7 +138,7 @@ mod tests {
     /// [`codes`], errors included, and whether there were any.
     fn all_codes(targets: &str, preemption: &str, first: &str) -> (Vec<Code>, bool) {
         let (_, diagnostics) = crate::testing::check_project(
-            &targets,
+            targets,
             "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n}\n",
             &format!(
                 "pool \"all\" {{ select arch=\"x86_64\" }}\ncost-center \"cc\"\ntier \"top\" {{\n    priority 10\n    preemption \"never\"\n}}\ntier \"low\" {{\n    priority 1\n    {preemption}\n}}\nteam \"t\" {{\n    share 1\n    cost-center \"cc\"\n    tiers \"low\"\n}}\nscore \"s\" {{\n    prefer \"min\"\n    expr \"node.gpus_free\"\n}}\nplan \"p\" team=\"t\" {{\n    stage \"a\" tier=\"low\" pool=\"all\" gpus=1 trials=2 {first}\n    stage \"b\" tier=\"low\" pool=\"all\" gpus=1 after=\"a\"\n}}\n"
