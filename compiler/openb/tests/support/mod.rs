@@ -14,10 +14,6 @@ use placid_scoring::Loaded;
 mod models;
 pub use models::*;
 
-fn repo() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// The cluster example with policy-examples/openb/best-fit.kdl added, its `openb-best-fit`
 /// score loaded.
 pub fn openb_best_fit() -> Loaded {

@@ -32,7 +32,8 @@ pub fn checked_example(name: &str) -> Checked {
     build.model.into_checked().unwrap_or_else(|| panic!("the example {name} does not check"))
 }
 
-fn repo() -> PathBuf {
+/// The workspace root.
+pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
