@@ -1,5 +1,5 @@
 //! `docs/errors.md` is generated from the code registry (`lang/src/codes.rs`) and must stay in
-//! step with it. Rewrite it with `UPDATE_DOCS=1 cargo test -p placid-lang --test error_docs`.
+//! step with it. Rewrite it with `INSTA_UPDATE=always cargo test -p placid-lang --test error_docs`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -8,7 +8,7 @@ use placid_lang::codes::Code;
 
 fn render() -> String {
     let mut out = String::from(
-        "# placid diagnostic codes\n\n<!-- Generated from lang/src/codes.rs by `UPDATE_DOCS=1 cargo test -p placid-lang --test error_docs`; do not edit by hand. -->\n\nEvery diagnostic carries a stable code. Codes are never renumbered or reused. `placid check --format json` reports the code (`code`) and its name (`name`).\n\n| code | name | what is wrong |\n|---|---|---|\n",
+        "# placid diagnostic codes\n\n<!-- Generated from lang/src/codes.rs by `INSTA_UPDATE=always cargo test -p placid-lang --test error_docs`; do not edit by hand. -->\n\nEvery diagnostic carries a stable code. Codes are never renumbered or reused. `placid check --format json` reports the code (`code`) and its name (`name`).\n\n| code | name | what is wrong |\n|---|---|---|\n",
     );
     for code in Code::ALL {
         let _ = writeln!(out, "| [`{}`](#{}) | `{}` | {} |", code.id(), code.name(), code.name(), code.summary());
@@ -23,12 +23,12 @@ fn render() -> String {
 fn errors_md_matches_the_code_registry() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/errors.md");
     let expected = render();
-    if std::env::var_os("UPDATE_DOCS").is_some() {
+    if std::env::var("INSTA_UPDATE").is_ok_and(|value| value == "always") {
         std::fs::write(&path, &expected).expect("write docs/errors.md");
         return;
     }
     let actual = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(actual == expected, "docs/errors.md is out of date; run UPDATE_DOCS=1 cargo test -p placid-lang --test error_docs");
+    assert!(actual == expected, "docs/errors.md is out of date; run INSTA_UPDATE=always cargo test -p placid-lang --test error_docs");
 }
 
 #[test]

@@ -1,14 +1,15 @@
 //! Golden directories: generated files compared byte for byte with the files under a
-//! directory, or written there when `UPDATE_GOLDEN` is set (then review the diff).
+//! directory, or written there under the project's one update switch, insta's
+//! `INSTA_UPDATE=always` (then review the diff; docs/contributing.md).
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 /// Compares `files` (path relative to `golden`, content) with the directory `golden`, or
-/// rewrites the directory under `UPDATE_GOLDEN`. Returns one line per mismatch, each starting
+/// rewrites the directory under `INSTA_UPDATE=always`. Returns one line per mismatch, each starting
 /// with `label`: a differing, missing or stale file.
 pub fn compare<'a>(golden: &Path, label: &str, files: impl IntoIterator<Item = (&'a str, &'a [u8])>) -> Vec<String> {
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let update = updating();
     if update {
         let _ = std::fs::remove_dir_all(golden);
     }
@@ -33,6 +34,12 @@ pub fn compare<'a>(golden: &Path, label: &str, files: impl IntoIterator<Item = (
         failures.push(format!("{label}/{stale}: golden file for an artifact that is no longer produced"));
     }
     failures
+}
+
+/// Whether this run rewrites golden files: the same switch that makes insta accept its
+/// snapshots, so one variable updates every kind of golden output at once.
+pub fn updating() -> bool {
+    std::env::var("INSTA_UPDATE").is_ok_and(|value| value == "always")
 }
 
 fn files_under(root: &Path) -> BTreeSet<String> {

@@ -1,5 +1,5 @@
 //! Golden tests: every artifact of every example, byte for byte, against
-//! `tests/golden/<example>/`. Run with `UPDATE_GOLDEN=1` to rewrite the expected files after a
+//! `tests/golden/<example>/`. Run with `INSTA_UPDATE=always` to rewrite the expected files after a
 //! deliberate change, then review the diff.
 
 use placid_tests::{build_clean, examples, golden, workspace_root};
@@ -12,7 +12,7 @@ fn every_artifact_of_every_example_matches_its_golden_file() {
         let files = build.artifacts.iter().map(|artifact| (artifact.path.as_str(), artifact.bytes.as_slice()));
         failures.extend(golden::compare(&workspace_root().join("tests").join("golden").join(&name), &name, files));
     }
-    assert!(failures.is_empty(), "golden mismatches (rerun with UPDATE_GOLDEN=1 after reviewing):\n{}", failures.join("\n"));
+    assert!(failures.is_empty(), "golden mismatches (rerun with INSTA_UPDATE=always after reviewing):\n{}", failures.join("\n"));
 }
 
 #[test]
