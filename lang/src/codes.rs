@@ -7,7 +7,7 @@
 //! E080-E089 migrations, E090-E099 workflow (build output, diff, verify, stdout and stderr),
 //! E100-E119 engine and policy tests (rejection reasons, `placid test`, the engine's checks),
 //! E120-E129 traces (`placid simulate`: placid traces and openb lists), E130-E139 run-time
-//! limits, E140-E149 Kubernetes placement (cells, topology nesting), E150-E154 telemetry and throttling, E160-E169 tier budgets,
+//! limits, E140-E149 Kubernetes placement (cells, topology nesting, the plugin and the YAML of the tree), E150-E154 telemetry and throttling, E160-E169 tier budgets,
 //! tag routing and settings without an effect.
 
 macro_rules! codes {
@@ -294,6 +294,8 @@ codes! {
         "The Kubernetes target's extender Deployment reads the policy's `telemetry` (queries, smoothing, throttle, and the nodes' NVLink domains, from a ConfigMap) only from the Prometheus its `extender prometheus=\"HOST:PORT\"` names. Without it the deployed extender scores `node.nvlink_utilization` and `domain.nvlink_utilization` as 0 and throttles nothing; the block still takes effect in `placid extender DIR --prometheus ADDR` and in `placid simulate --telemetry`. Name the cluster's Prometheus, or accept static figures on Kubernetes.";
     ExtenderPrometheusWithoutTelemetry = 148, "extender-prometheus-without-telemetry", "the Kubernetes extender names a Prometheus, and the policy declares no telemetry",
         "`extender prometheus=` tells the deployed extender where to read the policy's `telemetry` from. Without a `telemetry` block there is nothing to read, and the address would be accepted and ignored. Declare `telemetry` (docs/language.md, \"Telemetry\"), or remove `prometheus=`.";
+    KubernetesYamlUnwritable = 149, "kubernetes-yaml-unwritable", "an object of the Kubernetes tree could not be written as YAML",
+        "Every Kubernetes object placid emits is its own typed content, which always serialises; an object that does not is a bug in placid. The diagnostic points at the policy element whose objects were being written; please report it with the policy that triggers it.";
     TelemetryDurationOutOfRange = 150, "telemetry-duration-out-of-range", "a telemetry half-life, maximum age, cache TTL or throttle hold is out of range",
         "`telemetry`'s `half-life`, `max-age` and `ttl` are between one second and one day, and a `throttle`'s `for` between zero and one day. A longer figure would smooth or keep telemetry that no longer describes the cluster, and a zero half-life, age or TTL would mean no smoothing, no usable sample or a query per request. Give a duration in range, such as `half-life=\"5m\"`.";
     TelemetryCacheOutlivesAge = 151, "telemetry-cache-outlives-age", "telemetry's cache TTL is longer than its maximum sample age",

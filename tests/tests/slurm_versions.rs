@@ -8,7 +8,6 @@
 //! docs/contributing.md).
 
 use placid_lang::model::{Model, SlurmVersion};
-use placid_targets::Artifact;
 use placid_tests::{build_clean, checked, examples};
 use similar::TextDiff;
 use std::collections::BTreeMap;
@@ -19,7 +18,8 @@ fn emit_at(model: &Model, version: SlurmVersion) -> BTreeMap<String, String> {
     if let Some(settings) = model.project.slurm.as_mut() {
         settings.version = version;
     }
-    let artifacts = placid_targets::slurm::emit(&checked(model)).unwrap_or_else(|errors| panic!("Slurm {version} does not emit: {errors:?}"));
+    let artifacts =
+        placid_targets::slurm::emit(&checked(model)).unwrap_or_else(|errors| panic!("Slurm {version} does not emit: {errors:?}"));
     artifacts
         .into_iter()
         .map(|artifact| {
@@ -92,6 +92,7 @@ fn release_specific_names_follow_the_version() {
     let yaml = emit(25, 5);
     assert!(!yaml.contains_key("topology.conf"));
     assert!(yaml.get("slurm.conf").is_some_and(|conf| !conf.contains("TopologyPlugin")));
-    let parsed: serde_yaml::Value = serde_yaml::from_str(yaml.get("topology.yaml").map_or("", String::as_str)).expect("topology.yaml parses");
+    let parsed: serde_yaml::Value =
+        serde_yaml::from_str(yaml.get("topology.yaml").map_or("", String::as_str)).expect("topology.yaml parses");
     assert_eq!(parsed[0]["block"]["blocks"][0]["block"].as_str(), Some("nvlink_nvl-a"));
 }

@@ -17,6 +17,7 @@ mod migrations;
 mod plans;
 mod preemption;
 mod routing;
+mod scores;
 mod target_gaps;
 #[cfg(test)]
 mod testing;
@@ -51,6 +52,7 @@ pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     migrations::check(&model, &mut diagnostics);
     totals::check(&model, &mut diagnostics);
     admission::check(&model, &mut diagnostics);
+    scores::check(&model, &mut diagnostics);
     if lowered_clean {
         routing::check(&model, &mut diagnostics);
         // What a target cannot carry out is news once the project lowers; before, the errors

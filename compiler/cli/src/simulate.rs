@@ -160,10 +160,7 @@ fn openb(args: &Args, nodes: &Path, pods: &Path, out: &mut Output) -> Exit {
     let outcome = match metric::run(&trace, &mut placement, &args.seeds, args.inflate) {
         Ok(outcome) => outcome,
         Err(failed) => {
-            diagnostics.push(
-                Diagnostic::error(Code::SimulateScoreFailed, Span::DETACHED, failed.0)
-                    .help("run the score on one job with `placid score` to see where it fails"),
-            );
+            diagnostics.push(score_failed(failed));
             return pipeline::report(out, format, &sources, &diagnostics, Fields::new());
         }
     };
@@ -250,4 +247,23 @@ fn read_trace(out: &mut Output, format: Format, what: &str, path: &Path, diagnos
         return Ok(None);
     }
     Ok(Some(bytes))
+}
+
+/// E126: the score plugin failed on the trace (a trap, fuel or memory spent, or a ranking of
+/// the wrong length); the simulation has no result to report.
+fn score_failed(failed: placid_openb::place::ScoreFailed) -> Diagnostic {
+    Diagnostic::error(Code::SimulateScoreFailed, Span::DETACHED, failed.0)
+        .help("run the score on one job with `placid score` to see where it fails")
+}
+
+#[cfg(test)]
+mod tests {
+    use placid_lang::diag::Code;
+
+    #[test]
+    fn a_failing_score_is_reported_with_its_reason() {
+        let diagnostic = super::score_failed(placid_openb::place::ScoreFailed("the score ranked 2 nodes of 3".to_owned()));
+        assert_eq!(diagnostic.code, Code::SimulateScoreFailed);
+        assert_eq!(diagnostic.message, "the score ranked 2 nodes of 3");
+    }
 }

@@ -218,3 +218,46 @@ fn command_failures_are_coded_diagnostics() {
         assert!(stderr.contains(code) && stderr.contains("help:"), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn svg_without_graphviz_is_an_environment_diagnostic() {
+    let empty = tempfile::tempdir().expect("temp dir");
+    let output = Command::new(env!("CARGO_BIN_EXE_placid"))
+        .args(["graph", example("cluster").to_str().expect("utf-8 path"), "--svg"])
+        .env("NO_COLOR", "1")
+        .env("PATH", empty.path())
+        .output()
+        .expect("run placid");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("placid::E099") && stderr.contains("Graphviz"), "{stderr}");
+}
+
+#[test]
+fn a_running_job_that_does_not_fit_its_nodes_is_an_invalid_test_state() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("p");
+    copy_example("cluster", &project);
+    std::fs::write(
+        project.join("policy/too-big.kdl"),
+        "test \"overfull\" {\n    running \"huge\" team=\"vision\" tier=\"P2\" gpus=64 pool=\"nvl-b\" {\n        nodes \"rv-b-01\"\n    }\n    job team=\"vision\" tier=\"P2\" gpus=1\n    expect \"placed\"\n}\n",
+    )
+    .expect("write");
+    let output = placid(&["test", project.to_str().expect("utf-8 path")]);
+    let report = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert_eq!(output.status.code(), Some(1), "{report}");
+    assert!(report.contains("placid::E106") && report.contains("test `overfull`"), "{report}");
+}
+
+#[test]
+fn an_output_that_cannot_be_created_is_unwritable() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "not a directory").expect("write");
+    let out = file.join("out");
+    let output = placid(&["build", example("cluster").to_str().expect("utf-8 path"), "--out", out.to_str().expect("utf-8 path")]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("placid::E093"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).expect("read"), "not a directory", "the file in the way is left as it was");
+}

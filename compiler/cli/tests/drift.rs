@@ -8,6 +8,7 @@ use std::process::Command;
 use placid_check::drift::{DriftKind, compare};
 use placid_driver::merge::{merge, read_inventories};
 use placid_lang::checked::Verdict;
+use placid_lang::diag::Code;
 use placid_lang::model::Model;
 use placid_lang::source::Sources;
 
@@ -99,6 +100,19 @@ fn every_kind_of_drift_is_found_at_its_node() {
     let diagnostics = placid_check::drift::diagnostics(&drifts);
     assert!(diagnostics.has_errors());
     assert_eq!(diagnostics.error_count(), drifts.len() - 2, "node-set differences are warnings");
+    // Each kind is reported under its own code, at the node it concerns.
+    for (drift, diagnostic) in drifts.iter().zip(diagnostics.iter()) {
+        let expected = match drift.kind {
+            DriftKind::Undeclared | DriftKind::Unprobed => Code::DriftNodeSet,
+            DriftKind::Domain => Code::DriftDomain,
+            DriftKind::Arch => Code::DriftArch,
+            DriftKind::GpuCount | DriftKind::GpuModel => Code::DriftGpus,
+            DriftKind::Mig => Code::DriftMig,
+            DriftKind::Nvlink => Code::DriftNvlink,
+        };
+        assert_eq!(diagnostic.code, expected, "{drift:?}");
+        assert!(diagnostic.message.contains(&format!("`{}`", drift.node)), "{}", diagnostic.message);
+    }
 }
 
 #[test]

@@ -67,3 +67,19 @@ impl NodeFeature {
         }
     }
 }
+
+impl NodeFeature {
+    /// Whether the inventory says this feature's value for `node` (its
+    /// [`inventory_value`](Self::inventory_value) is not NaN). A score that reads a feature no
+    /// node provides scores every node as missing (E034).
+    pub fn inventory_provides(self, model: &Model, node: &Node) -> bool {
+        /// Names get a code whatever they are: only whether there is a name matters here.
+        struct AnyName;
+        impl Interner for AnyName {
+            fn code(&mut self, _category: Category, _name: &str) -> f64 {
+                0.0
+            }
+        }
+        !self.inventory_value(model, node, &mut AnyName).is_nan()
+    }
+}

@@ -53,6 +53,18 @@ const TELEMETRY_NAME: &str = "placid-extender-telemetry";
 pub const TELEMETRY_DIR: &str = "/etc/placid/telemetry";
 /// ConfigMaps hold at most 1 MiB (etcd's object limit), base64 included.
 const MAX_CONFIG_MAP_BYTES: usize = 1 << 20;
+/// E143 when a module of `bytes` bytes, base64-encoded, does not fit in a ConfigMap. The Wasm
+/// target's own limit (`MAX_MODULE_BYTES`) is what a host compiles, not what etcd stores, so
+/// the ConfigMap's bound is checked here, where the module becomes one.
+fn too_large_for_a_config_map(bytes: usize, score: placid_lang::span::Span) -> Option<Diagnostic> {
+    // base64 grows the module by a third.
+    (bytes.div_ceil(3) * 4 > MAX_CONFIG_MAP_BYTES).then(|| {
+        Diagnostic::error(Code::PluginTooLarge, score, format!("the plugin is {} KiB, more than a ConfigMap can hold", bytes >> 10))
+            .label("this score's module")
+            .help("simplify the score: a ConfigMap holds 1 MiB, about 768 KiB of module")
+    })
+}
+
 /// An unprivileged user id (distroless's `nonroot`), so the pods never run as root even when
 /// the image says otherwise.
 const RUN_AS_USER: i64 = 65_532;
@@ -69,17 +81,8 @@ pub fn emit(model: &Checked, layout: &Layout, list: &mut ObjectList, diagnostics
             return;
         }
     };
-    // base64 grows the module by a third.
-    if module.len().div_ceil(3) * 4 > MAX_CONFIG_MAP_BYTES {
-        diagnostics.push(
-            Diagnostic::error(
-                Code::PluginTooLarge,
-                score.span,
-                format!("the plugin is {} KiB, more than a ConfigMap can hold", module.len() >> 10),
-            )
-            .label("this score's module")
-            .help("simplify the score: a ConfigMap holds 1 MiB, about 768 KiB of module"),
-        );
+    if let Some(too_large) = too_large_for_a_config_map(module.len(), score.span) {
+        diagnostics.push(too_large);
         return;
     }
     let digest = hex::encode(Sha256::digest(&module));
@@ -250,4 +253,17 @@ fn disruption_budget(extender: &ExtenderSettings) -> PodDisruptionBudgetSpec {
         PodDisruptionBudgetSpec { max_unavailable: Some(IntOrString::Int(1)), ..PodDisruptionBudgetSpec::default() }
     };
     PodDisruptionBudgetSpec { selector: Some(selector()), ..budget }
+}
+
+#[cfg(test)]
+mod tests {
+    use placid_lang::diag::Code;
+    use placid_lang::span::Span;
+
+    #[test]
+    fn a_module_fits_a_config_map_up_to_three_quarters_of_a_mebibyte() {
+        assert!(super::too_large_for_a_config_map(786_432, Span::DETACHED).is_none());
+        let refused = super::too_large_for_a_config_map(786_433, Span::DETACHED).map(|diagnostic| diagnostic.code);
+        assert_eq!(refused, Some(Code::PluginTooLarge));
+    }
 }

@@ -113,10 +113,9 @@ pub fn stream(model: &Checked) -> Result<String, Diagnostics> {
 
 /// A file of the Kubernetes tree that could not be written as YAML, at the model element
 /// whose objects it holds. Every payload is placid's own typed content, which serialises, so
-/// this is a bug in placid; no code of the Kubernetes range says so, and E093 is the one for
-/// an output file that could not be written.
+/// this is a bug in placid (E149).
 pub(crate) fn yaml_diagnostic(span: Span, what: &str, error: &yaml::Error) -> Diagnostic {
-    Diagnostic::error(Code::OutputUnwritable, span, format!("{what} could not be written as YAML: {error}"))
+    Diagnostic::error(Code::KubernetesYamlUnwritable, span, format!("{what} could not be written as YAML: {error}"))
         .label("while emitting this")
         .help("this is a bug in placid; please report it with the policy that triggers it")
 }
@@ -147,5 +146,18 @@ fn namespaces(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics
         if let Err(diagnostic) = list.push(meta, Namespace::default()) {
             diagnostics.push(diagnostic);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use placid_lang::diag::Code;
+    use placid_lang::span::Span;
+
+    #[test]
+    fn yaml_that_cannot_be_written_is_reported_as_a_bug_under_its_own_code() {
+        let diagnostic = super::yaml_diagnostic(Span::DETACHED, "the Argo CD plugin", &super::yaml::Error::NotAMapping);
+        assert_eq!(diagnostic.code, Code::KubernetesYamlUnwritable);
+        assert!(diagnostic.message.contains("the Argo CD plugin could not be written as YAML"), "{}", diagnostic.message);
     }
 }

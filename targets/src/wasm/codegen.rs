@@ -71,16 +71,19 @@ pub fn emit(program: &Program<'_>, meta: &[u8]) -> Result<Vec<u8>, Diagnostics> 
     if bytes.len() > abi::MAX_MODULE_BYTES {
         return Err(too_large(program, "module", bytes.len(), abi::MAX_MODULE_BYTES));
     }
+    validated(bytes, program.score.name.as_str(), program.score.span)
+}
+
+/// `bytes` when they are a valid module; E061 at the score (`name`, declared at `span`) otherwise. The encoder writes what
+/// codegen asks for without checking it, so this is the guard against a codegen bug reaching a
+/// host (which would refuse the module at load, far from the score that made it).
+fn validated(bytes: Vec<u8>, name: &str, span: placid_lang::span::Span) -> Result<Vec<u8>, Diagnostics> {
     if let Err(error) = wasmparser::Validator::new().validate_all(&bytes) {
         let mut diagnostics = Diagnostics::new();
         diagnostics.push(
-            Diagnostic::error(
-                Code::InvalidEmittedModule,
-                program.score.span,
-                format!("the module of score `{}` is invalid: {error}", program.score.name),
-            )
-            .label("while compiling this score")
-            .help("this is a bug in placid; please report it with this score"),
+            Diagnostic::error(Code::InvalidEmittedModule, span, format!("the module of score `{name}` is invalid: {error}"))
+                .label("while compiling this score")
+                .help("this is a bug in placid; please report it with this score"),
         );
         return Err(diagnostics);
     }
@@ -342,5 +345,24 @@ impl Body<'_, '_> {
                 self.sink.i32_const(0);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use placid_lang::diag::Code;
+    use placid_lang::span::Span;
+
+    #[test]
+    fn an_invalid_module_is_a_bug_reported_at_its_score() {
+        // The magic number and version alone are a valid, empty module; a truncated section is not.
+        let empty = b"\0asm\x01\0\0\0".to_vec();
+        assert!(super::validated(empty.clone(), "s", Span::DETACHED).is_ok());
+        let mut truncated = empty;
+        truncated.extend_from_slice(&[1, 5, 1]);
+        let errors = super::validated(truncated, "cost-aware", Span::DETACHED).err().unwrap_or_default();
+        let codes: Vec<Code> = errors.iter().map(|diagnostic| diagnostic.code).collect();
+        assert_eq!(codes, [Code::InvalidEmittedModule]);
+        assert!(errors.iter().all(|diagnostic| diagnostic.message.contains("score `cost-aware`")));
     }
 }

@@ -100,3 +100,92 @@ fn the_module_graph_sees_a_circle() {
     let root = edges.get(&Vec::new()).cloned().unwrap_or_default();
     assert_eq!(circle(&root).map(|found| found.len()), Some(3), "{root:?}");
 }
+
+/// Every code of the registry that is not retired is raised by some library code outside the
+/// registry, and some test looks for it (by `Code::Variant` in test code, or by its `E0NN` in a
+/// test's file, a snapshot's name or a broken example's folder): a documented code that
+/// nothing raises promises a check that does not exist.
+#[test]
+fn every_registry_code_is_raised_and_tested() {
+    use placid_tidy::registry::entries;
+    let registry = "lang/src/codes.rs";
+    let codes = entries(&read(std::path::Path::new(registry)));
+    assert!(codes.len() > 100, "the registry reader found only {} codes in {registry}", codes.len());
+    let mut library = String::new();
+    let mut tests = String::new();
+    for path in rust_files().into_iter().filter(|path| !path.ends_with(registry) && !path.starts_with("tests/tidy")) {
+        let text = read(&path);
+        let code = library_code(&path, &text);
+        library.push_str(code);
+        tests.push_str(&text[code.len()..]);
+    }
+    for dir in
+        ["tests/tests/snapshots", "policy-examples/cluster/broken", "policy-examples/migration/broken", "policy-examples/vit-sweep/broken"]
+    {
+        for entry in std::fs::read_dir(root().join(dir)).into_iter().flatten().flatten() {
+            tests.push_str(&entry.file_name().to_string_lossy());
+            tests.push('\n');
+        }
+    }
+    // Policy tests name a rejection by its code's name (`expect "rejected" reason="exceeds-budget"`).
+    for path in placid_tidy::files_with_extension(&["policy-examples", "tests/conformance"], "kdl") {
+        tests.push_str(&read(&path));
+    }
+    let mut unraised = Vec::new();
+    let mut untested = Vec::new();
+    for code in codes.iter().filter(|code| !code.retired) {
+        let reference = format!("Code::{}", code.variant);
+        let mentions =
+            |text: &str| text.match_indices(&reference).any(|(at, _)| !text[at + reference.len()..].starts_with(char::is_alphanumeric));
+        if !mentions(&library) {
+            unraised.push(format!("{} ({})", code.id(), code.variant));
+        }
+        if !mentions(&tests) && !tests.contains(&code.id()) && !tests.contains(&format!("\"{}\"", code.name)) {
+            untested.push(format!("{} ({})", code.id(), code.variant));
+        }
+    }
+    assert!(unraised.is_empty(), "codes in the registry that no library code raises (raise them, or retire them): {unraised:?}");
+    assert!(untested.is_empty(), "codes that no test looks for: {untested:?}");
+}
+
+/// Every relative link in the Markdown docs names a file of the repository, and an anchor names
+/// a heading of the file it points into.
+#[test]
+fn docs_links_resolve() {
+    use placid_tidy::links::{anchors, is_external, targets};
+    let root = root();
+    let mut broken = Vec::new();
+    for path in placid_tidy::markdown_files() {
+        let text = read(&path);
+        for target in targets(&text).into_iter().filter(|target| !is_external(target)) {
+            let (file, anchor) = target.split_once('#').unwrap_or((&target, ""));
+            let linked = if file.is_empty() { path.clone() } else { path.parent().unwrap_or(&path).join(file) };
+            let Ok(resolved) = root.join(&linked).canonicalize() else {
+                broken.push(format!("{}: {target}: no such file", path.display()));
+                continue;
+            };
+            if !anchor.is_empty() && resolved.extension().is_some_and(|ext| ext == "md") {
+                let heading_text = std::fs::read_to_string(&resolved).unwrap_or_default();
+                if !anchors(&heading_text).iter().any(|known| known == anchor) {
+                    broken.push(format!("{}: {target}: no heading with that anchor", path.display()));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "links in the docs that lead nowhere:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_docs_rules_read_links_codes_and_anchors() {
+    use placid_tidy::links::{anchors, targets};
+    let markdown =
+        "# Adding a setting\n\nSee [the tier](tier.md#tiers-and-teams) and `[not](code)`.\n```\n[no](fenced)\n```\n## Adding a setting\n";
+    assert_eq!(targets(markdown), vec!["tier.md#tiers-and-teams"]);
+    assert_eq!(anchors(markdown), vec!["adding-a-setting", "adding-a-setting-1"]);
+    let registry = "    DomainTooSmall = 23, \"domain-too-small\", \"a stage fits nowhere\",\n    Old = 86, \"old\", \"retired: gone\",\n";
+    let entries = placid_tidy::registry::entries(registry);
+    assert_eq!(
+        entries.iter().map(|entry| (entry.id(), entry.retired)).collect::<Vec<_>>(),
+        vec![("E023".to_owned(), false), ("E086".to_owned(), true)]
+    );
+}
