@@ -1,7 +1,10 @@
-//! Preemption, docs/semantics.md §6: the two ways a held job takes victims, for capacity
-//! (Slurm's preemption: victims on the nodes of its pool, until its gang fits) and for quota
-//! (Kueue's: victims charged to its own queue, or borrowing in its pool, until enough quota is
-//! freed); the victim order; the victims' signals, and their stops at the end of the window.
+//! Preemption, docs/semantics.md §6: who may be a victim, and the two ways a held job takes
+//! victims: for capacity (Slurm's preemption: victims on the nodes of its pool, until its gang
+//! fits) and for quota (Kueue's: victims charged to its own queue, or borrowing in its pool,
+//! until enough quota is freed). The rule of who may be a victim (the tier, the exemption,
+//! the order) is spelled once, in `victims`, and the taking once, in `take_until`; the two
+//! callers differ only in which running jobs they look at and in what "enough" means. Then
+//! the victims' signals, and their stops at the end of the window.
 
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
@@ -9,73 +12,118 @@ use std::collections::BTreeSet;
 use placid_lang::model::{NodeId, PoolId, Preemption};
 
 use super::{JobState, Record, Simulation, Wake};
-use crate::event::EventKind;
+use crate::event::{EventKind, Placement};
 use crate::job::{JobId, Seconds};
 use crate::place::{self, Needs};
 use crate::quota::Charge;
 use crate::rank::Ranker;
 
+/// The running jobs a preemptor may take, as [`Simulation::victims`] finds them.
+struct Victims {
+    /// The victims it may take now, in victim order.
+    ready: Vec<JobId>,
+    /// When the first of those it may take only once their exemption ends becomes a victim:
+    /// the preemptor tries again then.
+    exempt_until: Option<Seconds>,
+}
+
+/// Takes `victims` in order until `frees_enough`, told of each victim as it is taken, says the
+/// ones taken so far free enough. Returns those taken, and whether they freed enough: all of
+/// them when they did not, so that a search that released them can take them back.
+fn take_until(victims: Vec<JobId>, mut frees_enough: impl FnMut(JobId) -> bool) -> (Vec<JobId>, bool) {
+    let mut taken = Vec::new();
+    for victim in victims {
+        taken.push(victim);
+        if frees_enough(victim) {
+            return (taken, true);
+        }
+    }
+    (taken, false)
+}
+
 impl<'m, R: Ranker> Simulation<'m, R> {
-    /// Signals the victims that free a placement for `id` in `pool`, if its tier may preempt
-    /// enough of them. Victims are taken in the documented order (lowest priority first, then
-    /// the latest started, then the latest submitted) until the gang fits; those whose nodes
-    /// the placement does not use are spared.
-    pub(super) fn preempt(&mut self, id: JobId, pool: PoolId) {
+    /// Who `id` may preempt among the running jobs `wanted` accepts (it is told each job's
+    /// record and placement): jobs whose tier its tier `preempts` (a preemptible tier of lower
+    /// priority), past the exempt time of their tier, in the documented victim order. Draining
+    /// jobs are already stopping and are nobody's victim again.
+    fn victims(&self, id: JobId, wanted: impl Fn(&Record, &Placement) -> bool) -> Victims {
         let model = self.model;
         let tier = model.tier(self.records[id.index()].job.tier);
-        let reach = &self.quotas.reach[pool.index()];
         let now = self.now;
-        let mut victims: Vec<JobId> = self
-            .running
-            .iter()
-            .copied()
-            .filter(|victim| {
-                let record = &self.records[victim.index()];
-                let victim_tier = model.tier(record.job.tier);
-                matches!(record.state, JobState::Running(_))
-                    && tier.preempts(victim_tier)
-                    && now - record.started >= victim_tier.exempt.map_or(0, |exempt| exempt.seconds)
-                    && match &record.state {
-                        JobState::Running(placement) => placement.node_ids().any(|node| reach.binary_search(&node).is_ok()),
-                        _ => false,
-                    }
-            })
-            .collect();
-        if victims.is_empty() {
-            self.retry_after_exempt(id, pool);
-            return;
+        let mut victims = Vec::new();
+        let mut exempt_until: Option<Seconds> = None;
+        for victim in &self.running {
+            let record = &self.records[victim.index()];
+            let JobState::Running(placement) = &record.state else { continue };
+            let victim_tier = model.tier(record.job.tier);
+            if !tier.preempts(victim_tier) || !wanted(record, placement) {
+                continue;
+            }
+            let exempt = victim_tier.exempt.map_or(0, |exempt| exempt.seconds);
+            if now - record.started >= exempt {
+                victims.push(*victim);
+            } else {
+                let until = record.started.saturating_add(exempt);
+                if until > now {
+                    exempt_until = Some(exempt_until.map_or(until, |earliest| earliest.min(until)));
+                }
+            }
         }
         victims.sort_by_key(|victim| self.victim_order(*victim));
+        Victims { ready: victims, exempt_until }
+    }
+
+    /// The documented victim order: lowest tier priority first, then the latest started
+    /// (least work lost), then the latest submitted.
+    fn victim_order(&self, victim: JobId) -> (u32, Reverse<Seconds>, Reverse<JobId>) {
+        let record = &self.records[victim.index()];
+        (self.model.tier(record.job.tier).priority.value, Reverse(record.started), Reverse(victim))
+    }
+
+    /// Signals the victims that free a placement for `id` in `pool`, if its tier may preempt
+    /// enough of them. Victims are the running jobs on the nodes of the pool, taken in victim
+    /// order until the gang fits; those whose nodes the placement does not use are spared.
+    pub(super) fn preempt(&mut self, id: JobId, pool: PoolId) {
+        let model = self.model;
+        let reach = &self.quotas.reach[pool.index()];
+        let victims = self.victims(id, |_, placement| placement.node_ids().any(|node| reach.binary_search(&node).is_ok()));
+        if victims.ready.is_empty() {
+            // Victims still exempt are tried again when the first exemption ends.
+            if let Some(at) = victims.exempt_until {
+                self.retry_at(at);
+            }
+            return;
+        }
         // Victims are released on the live state and taken back after the search, instead
         // of copying every node's free capacity.
         let job = self.records[id.index()].job.clone();
         let mig_job = Needs::of(model, &job).mig.is_some();
         let mut free = self.free_in(reach, &job);
         let mut trial = std::mem::take(&mut self.cluster);
-        let mut taken = Vec::new();
         let mut found = None;
-        for victim in victims {
+        let (telemetry, now) = (self.telemetry, self.now);
+        let (taken, _) = take_until(victims.ready, |victim| {
             let record = &self.records[victim.index()];
-            if let JobState::Running(placement) = &record.state {
-                let mig = Needs::of(model, &record.job).mig;
-                for share in &placement.nodes {
-                    trial.give(share, mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);
-                }
-                taken.push(victim);
-                free += u64::from(record.job.gpus);
-                // Too few GPUs free in the pool: no placement to search for yet.
-                if !mig_job && free < u64::from(job.gpus) {
-                    continue;
-                }
-                // A throttled domain takes no new comm-heavy job, preempting or not.
-                let (telemetry, now) = (self.telemetry, self.now);
-                let throttled = |node: NodeId| telemetry.is_some_and(|recorded| recorded.refuses(model, &job, node, now));
-                if let Ok(placement) = place::place(model, reach, &trial, &job, pool, &mut self.ranker, &mut self.scratch, &throttled) {
-                    found = Some(placement);
-                    break;
-                }
+            let JobState::Running(placement) = &record.state else { return false };
+            let mig = Needs::of(model, &record.job).mig;
+            for share in &placement.nodes {
+                trial.give(share, mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);
             }
-        }
+            free += u64::from(record.job.gpus);
+            // Too few GPUs free in the pool: no placement to search for yet.
+            if !mig_job && free < u64::from(job.gpus) {
+                return false;
+            }
+            // A throttled domain takes no new comm-heavy job, preempting or not.
+            let throttled = |node: NodeId| telemetry.is_some_and(|recorded| recorded.refuses(model, &job, node, now));
+            match place::place(model, reach, &trial, &job, pool, &mut self.ranker, &mut self.scratch, &throttled) {
+                Ok(placement) => {
+                    found = Some(placement);
+                    true
+                }
+                Err(_) => false,
+            }
+        });
         self.retake(&mut trial, &taken);
         self.cluster = trial;
         let Some(placement) = found else { return };
@@ -96,49 +144,31 @@ impl<'m, R: Ranker> Simulation<'m, R> {
     /// LowerPriority`). Victims go in victim order until `own` milli of the queue's quota and
     /// `cohort` milli of the pool's are freed; if they cannot be, nobody is signalled.
     pub(super) fn reclaim(&mut self, id: JobId, pool: PoolId, charge: Charge, own: u64, cohort: u64) {
+        // Admission asks only when its job is over a quota. `take_until` asks whether enough is
+        // freed after each victim it takes, so with nothing to free it would still take one.
+        debug_assert!(own > 0 || cohort > 0, "reclaim with nothing to free");
         let model = self.model;
         let job = &self.records[id.index()].job;
-        let tier = model.tier(job.tier);
         let within_guarantee = match charge {
             Charge::Team(team, _) => {
                 self.used(charge) + job.quota_milli(Needs::of(model, job).mig.is_some()) <= self.quotas.guaranteed(team, pool)
             }
             Charge::Reservation(..) => false,
         };
-        let now = self.now;
-        let mut victims: Vec<JobId> = self
-            .running
-            .iter()
-            .copied()
-            .filter(|victim| {
-                let record = &self.records[victim.index()];
-                let victim_tier = model.tier(record.job.tier);
-                let Some(victim_charge) = record.charge else { return false };
-                let borrower = match victim_charge {
-                    Charge::Team(team, charged_pool) => {
-                        charged_pool == pool && self.used(victim_charge) > self.quotas.guaranteed(team, pool)
-                    }
-                    Charge::Reservation(..) => false,
-                };
-                matches!(record.state, JobState::Running(_))
-                    && (victim_charge == charge || (within_guarantee && borrower))
-                    && tier.preempts(victim_tier)
-            })
-            .collect();
+        let victims = self.victims(id, |record, _| {
+            let Some(victim_charge) = record.charge else { return false };
+            let borrower = match victim_charge {
+                Charge::Team(team, charged_pool) => charged_pool == pool && self.used(victim_charge) > self.quotas.guaranteed(team, pool),
+                Charge::Reservation(..) => false,
+            };
+            victim_charge == charge || (within_guarantee && borrower)
+        });
         // Victims still exempt are tried again when their exemption ends.
-        let exempt_until =
-            |record: &Record| record.started.saturating_add(model.tier(record.job.tier).exempt.map_or(0, |exempt| exempt.seconds));
-        if let Some(next) = victims.iter().map(|victim| exempt_until(&self.records[victim.index()])).filter(|until| *until > now).min() {
-            self.retry_at(next);
+        if let Some(at) = victims.exempt_until {
+            self.retry_at(at);
         }
-        victims.retain(|victim| exempt_until(&self.records[victim.index()]) <= now);
-        victims.sort_by_key(|victim| self.victim_order(*victim));
         let (mut own_freed, mut cohort_freed) = (0, 0);
-        let mut taken = Vec::new();
-        for victim in victims {
-            if own_freed >= own && cohort_freed >= cohort {
-                break;
-            }
+        let (taken, enough) = take_until(victims.ready, |victim| {
             let record = &self.records[victim.index()];
             let milli = record.job.quota_milli(Needs::of(model, &record.job).mig.is_some());
             if record.charge == Some(charge) {
@@ -147,18 +177,11 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             if matches!(record.charge, Some(Charge::Team(_, charged_pool)) if charged_pool == pool) {
                 cohort_freed += milli;
             }
-            taken.push(victim);
-        }
-        if own_freed >= own && cohort_freed >= cohort {
+            own_freed >= own && cohort_freed >= cohort
+        });
+        if enough {
             self.signal(id, &taken);
         }
-    }
-
-    /// The documented victim order: lowest tier priority first, then the latest started
-    /// (least work lost), then the latest submitted.
-    fn victim_order(&self, victim: JobId) -> (u32, Reverse<Seconds>, Reverse<JobId>) {
-        let record = &self.records[victim.index()];
-        (self.model.tier(record.job.tier).priority.value, Reverse(record.started), Reverse(victim))
     }
 
     /// Signals `victims` to make room for `id`: each stops after its tier's window.
@@ -186,25 +209,6 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         }
         if !victims.is_empty() {
             self.records[id.index()].preempting = Some(stops);
-        }
-    }
-
-    /// When victims are exempt for now, tries again when the first exemption ends.
-    fn retry_after_exempt(&mut self, id: JobId, pool: PoolId) {
-        let model = self.model;
-        let tier = model.tier(self.records[id.index()].job.tier);
-        let reach = &self.quotas.reach[pool.index()];
-        let next = self
-            .running
-            .iter()
-            .map(|victim| &self.records[victim.index()])
-            .filter(|record| tier.preempts(model.tier(record.job.tier)))
-            .filter(|record| matches!(&record.state, JobState::Running(p) if p.node_ids().any(|node| reach.binary_search(&node).is_ok())))
-            .filter_map(|record| model.tier(record.job.tier).exempt.map(|exempt| record.started.saturating_add(exempt.seconds)))
-            .filter(|at| *at > self.now)
-            .min();
-        if let Some(at) = next {
-            self.retry_at(at);
         }
     }
 
