@@ -1,0 +1,110 @@
+//! Rejection, docs/semantics.md §3: what can never run. A job is asked at its arrival whether
+//! any pool can ever take it (the tier, then per pool the hardware of the empty cluster, the
+//! quota, the budget); the checker asks the same question of plan stages and tests through
+//! [`verdict_in`], so both give the same verdict.
+
+use placid_lang::model::{Model, PoolId};
+
+use super::{JobState, Shape, Simulation};
+use crate::cluster::Cluster;
+use crate::event::{EventKind, Reject};
+use crate::job::{Job, JobId};
+use crate::place::{self, Needs, Scratch};
+use crate::quota::{Budgets, Quotas};
+use crate::rank::Ranker;
+
+/// The most distinct job shapes whose static verdict is remembered before the memo starts over.
+const VERDICT_MEMO: usize = 4096;
+
+impl<'m, R: Ranker> Simulation<'m, R> {
+    /// A job arrives: rejected at once when it can never run (and the jobs after it with it),
+    /// else queued, or left waiting for the jobs it runs after.
+    pub(super) fn arrive(&mut self, id: JobId) {
+        self.emit(id, EventKind::Submitted);
+        match self.verdict(id) {
+            Err(reason) => {
+                self.records[id.index()].state = JobState::Rejected(reason);
+                self.emit(id, EventKind::Rejected(reason));
+                self.cancel_dependents(id);
+            }
+            Ok(pools) => {
+                let record = &mut self.records[id.index()];
+                record.pools = pools;
+                if record.waiting_on == 0 {
+                    self.enqueue(id);
+                } else {
+                    record.state = JobState::Waiting;
+                }
+            }
+        }
+    }
+
+    /// The pools `id` can ever run in, or the furthest reason it cannot run in any: the team
+    /// may use the tier; then, per pool, the hardware (filters, then the locality unit), the
+    /// quota, the budget.
+    fn verdict(&mut self, id: JobId) -> Result<Vec<PoolId>, Reject> {
+        let job = &self.records[id.index()].job;
+        let model = self.model;
+        if !model.team(job.team).tiers.iter().any(|tier| tier.value == job.tier) {
+            return Err(Reject::TierNotAllowed);
+        }
+        let pools: Vec<PoolId> = match job.pool {
+            Some(pool) => vec![pool],
+            None => (0..model.pools.len()).map(PoolId::from_index).collect(),
+        };
+        let pools: Vec<PoolId> = pools.into_iter().filter(|pool| !self.quotas.outside_reservations(job.tier, *pool)).collect();
+        if pools.is_empty() {
+            return Err(Reject::TierNotAllowed);
+        }
+        let mut viable = Vec::new();
+        let mut furthest = Reject::NoFeasibleNode;
+        for pool in pools {
+            match self.pool_verdict(id, pool) {
+                Ok(()) => viable.push(pool),
+                Err(reason) => furthest = furthest.max(reason),
+            }
+        }
+        if viable.is_empty() { Err(furthest) } else { Ok(viable) }
+    }
+
+    /// [`verdict_in`], with the hardware question (a search of the empty cluster) asked once
+    /// per shape: jobs differ mostly in what the quota and budget questions read.
+    fn pool_verdict(&mut self, id: JobId, pool: PoolId) -> Result<(), Reject> {
+        let (model, job) = (self.model, &self.records[id.index()].job);
+        let (empty, reach, scratch, nevers) = (&self.empty, &self.quotas.reach[pool.index()], &mut self.scratch, &mut self.nevers);
+        verdict_with(model, &self.quotas, job, pool, || match Shape::of(job, pool) {
+            None => place::never(model, reach, empty, job, pool, scratch),
+            Some(shape) => {
+                if nevers.len() >= VERDICT_MEMO {
+                    nevers.clear();
+                }
+                *nevers.entry(shape).or_insert_with(|| place::never(model, reach, empty, job, pool, scratch))
+            }
+        })
+    }
+}
+
+/// Whether `job` can ever run in `pool`: the hardware (its filters, then its locality unit),
+/// then its quota, then its budget. The checker asks this of plan stages and tests.
+pub fn verdict_in(model: &Model, quotas: &Quotas, empty: &Cluster, job: &Job, pool: PoolId) -> Result<(), Reject> {
+    let reach = &quotas.reach[pool.index()];
+    verdict_with(model, quotas, job, pool, || place::never(model, reach, empty, job, pool, &mut Scratch::default()))
+}
+
+/// [`verdict_in`], asking `never` whether the hardware can ever hold the job.
+fn verdict_with(model: &Model, quotas: &Quotas, job: &Job, pool: PoolId, never: impl FnOnce() -> Option<Reject>) -> Result<(), Reject> {
+    if quotas.outside_reservations(job.tier, pool) {
+        return Err(Reject::TierNotAllowed);
+    }
+    if let Some(reason) = never() {
+        return Err(reason);
+    }
+    let mig = Needs::of(model, job).mig.is_some();
+    if job.quota_milli(mig) > quotas.limit(quotas.charge(job, pool)) {
+        return Err(Reject::ExceedsQuota);
+    }
+    if !Budgets::ever_fits(model, job, quotas.estimate(job, pool)) {
+        return Err(Reject::ExceedsBudget);
+    }
+    Ok(())
+}
