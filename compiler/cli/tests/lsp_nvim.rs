@@ -93,3 +93,31 @@ fn neovim_gets_diagnostics_hover_completion_and_definition() {
     assert!(definition["uri"].as_str().unwrap_or_default().ends_with("/project/policy.kdl"), "{result}");
     assert_eq!(definition["range"]["start"], serde_json::json!({ "line": 0, "character": 6 }));
 }
+
+/// What is not the protocol on stdin (bad JSON, bytes that are not UTF-8, a frame cut short)
+/// ends `placid lsp` with exit 2 and a coded message, never a panic.
+#[test]
+fn garbage_on_stdin_is_an_error_not_a_panic() {
+    use std::io::Write as _;
+    let inputs: [&[u8]; 4] = [
+        b"Content-Length: 5\r\n\r\n{{{{{",
+        b"Content-Length: 2\r\n\r\n\xff\xfe",
+        b"Content-Length: 99\r\n\r\n{}",
+        b"no header at all\r\n\r\n",
+    ];
+    for input in inputs {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_placid"))
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start placid lsp");
+        child.stdin.take().expect("stdin").write_all(input).expect("write");
+        let output = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{input:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{input:?}: {stderr}");
+        assert!(stderr.contains("the language server stopped"), "{input:?}: {stderr}");
+    }
+}

@@ -67,7 +67,7 @@ impl Session {
         let text = std::fs::read_to_string(&file).expect("read");
         let (server, client) = Connection::memory();
         let handle = std::thread::spawn(move || placid_lsp::run(&server));
-        let mut session = Session { client, server: Some(handle), uri: format!("file://{}", file.display()), text, version: 1, _dir: dir };
+        let session = Session { client, server: Some(handle), uri: format!("file://{}", file.display()), text, version: 1, _dir: dir };
         session.request("initialize", json!({ "capabilities": {} }));
         session.notify("initialized", json!({}));
         let params = json!({ "textDocument": { "uri": session.uri, "languageId": "kdl", "version": 1, "text": session.text } });

@@ -207,7 +207,7 @@ fn facts(model: &Model, kind: NameKind, name: &str, key: &str) -> Vec<String> {
         }
         NameKind::Rack => {
             let Some(rack) = model.racks.iter().find(|rack| rack.name.as_str() == name) else { return lines };
-            let gpus: u32 = rack.nodes.iter().map(|node| model.node(*node).gpu_count()).sum();
+            let gpus = rack.nodes.iter().fold(0u32, |total, node| total.saturating_add(model.node(*node).gpu_count()));
             lines.push(format!("{} nodes, {gpus} GPUs", rack.nodes.len()));
         }
         NameKind::Domain => {
