@@ -334,6 +334,9 @@ impl Server<'_> {
         Some(vec![TextEdit { range: convert::range(context.text, 0, context.text.len()), new_text: formatted }])
     }
 
+    // `WorkspaceEdit::changes` is keyed by lsp-types' `Uri`, whose parsed parts sit in a
+    // cell; its hash and equality are of the string alone, so the key never changes.
+    #[allow(clippy::mutable_key_type)]
     fn code_actions(&self, params: CodeActionParams) -> Option<Vec<CodeActionOrCommand>> {
         let context = self.context(&params.text_document.uri)?;
         let fixes = context.analysis?.fixes.get(&context.path)?;
