@@ -12,6 +12,7 @@ mod extender;
 mod fmt;
 mod graph;
 mod inventory;
+mod lsp;
 mod output;
 mod pipeline;
 mod replay;
@@ -131,6 +132,8 @@ enum Command {
     Simulate(simulate::Args),
     /// Run the policy's `test` blocks through the placement engine.
     Test(test::Args),
+    /// Serve the Language Server Protocol on stdin and stdout, for editors (docs/editor.md).
+    Lsp(lsp::Args),
 }
 
 fn main() -> ExitCode {
@@ -156,6 +159,7 @@ fn main() -> ExitCode {
         Command::AuditBinaries(args) => audit::run(&args, &mut out),
         Command::Inventory(args) => inventory::run(&args, &mut out),
         Command::Simulate(args) => simulate::run(&args, &mut out),
+        Command::Lsp(args) => lsp::run(&args, &mut out),
     };
     out.finish(exit).into()
 }
