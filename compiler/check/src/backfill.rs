@@ -73,48 +73,41 @@ fn slurm(model: &Model, diagnostics: &mut Diagnostics) {
 #[cfg(test)]
 mod tests {
     use placid_lang::diag::Code;
-    use placid_lang::source::MemoryWorld;
+
+    use crate::testing::check_project;
+
+    /// One node with one GPU.
+    const NODE: &str = "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n}\n";
 
     /// Every code `check` reports for a tier with `backfill` line `backfill` (none when empty),
     /// with the Slurm target enabled or not.
     fn codes(backfill: &str, slurm: bool) -> Vec<Code> {
-        let mut world = MemoryWorld::new();
         let target = if slurm { "target \"slurm\" version=\"22.05\" cluster=\"t\"\n" } else { "" };
-        world.insert("placid.kdl", format!("project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n{target}"));
-        world.insert("nodes.kdl", "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n}\n");
-        world.insert(
-            "policy.kdl",
-            format!(
+        let (_, diagnostics) = check_project(
+            target,
+            NODE,
+            &format!(
                 "pool \"all\" {{ select arch=\"x86_64\" }}\ncost-center \"cc\"\ntier \"p0\" {{\n    priority 1\n    preemption \"never\"\n    {backfill}\n}}\nteam \"t\" {{\n    share 1\n    cost-center \"cc\"\n    tiers \"p0\"\n}}\n"
             ),
         );
-        let compilation = placid_lang::load(&world);
-        let (_, diagnostics) = super::super::check(compilation.model, compilation.diagnostics);
         diagnostics.iter().map(|diagnostic| diagnostic.code).collect()
     }
 
     /// The codes for a team with two preemptible tiers sharing its Kubernetes queue, the first
     /// with backfill line `first`, the second backfilling.
     fn shared_queue_codes(first: &str) -> Vec<Code> {
-        let mut world = MemoryWorld::new();
-        world.insert(
-            "placid.kdl",
-            "project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\ntarget \"kubernetes\" version=\"1.34\"\n",
-        );
-        world.insert("nodes.kdl", "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n}\n");
         let tier = |name: &str, priority: u32, backfill: &str| {
             format!("tier \"{name}\" {{\n    priority {priority}\n    preemption window=\"1m\"\n    {backfill}\n}}\n")
         };
-        world.insert(
-            "policy.kdl",
-            format!(
+        let (_, diagnostics) = check_project(
+            "target \"kubernetes\" version=\"1.34\"\n",
+            NODE,
+            &format!(
                 "pool \"all\" {{ select arch=\"x86_64\" }}\ncost-center \"cc\"\n{}{}team \"t\" {{\n    share 1\n    cost-center \"cc\"\n    tiers \"hi\" \"lo\"\n}}\n",
                 tier("hi", 2, first),
                 tier("lo", 1, "backfill #true")
             ),
         );
-        let compilation = placid_lang::load(&world);
-        let (_, diagnostics) = super::super::check(compilation.model, compilation.diagnostics);
         diagnostics.iter().map(|diagnostic| diagnostic.code).collect()
     }
 

@@ -67,14 +67,13 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
 #[cfg(test)]
 mod tests {
     use placid_lang::diag::Code;
-    use placid_lang::source::MemoryWorld;
+
+    use crate::testing::check_project;
 
     /// Every code `check` reports, and the messages, for one NVLink domain of two 2-GPU nodes
     /// whose GPUs each have 6 links of 300GB/s to their peer (a bisection of 600GB/s: two of
     /// the four GPUs at 300GB/s), and a class with `nvlink` properties `props`.
     fn report(props: &str) -> Vec<(Code, String)> {
-        let mut world = MemoryWorld::new();
-        world.insert("placid.kdl", "project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n");
         let gpu = |index: u32, peer: u32| {
             format!("    gpu {index} model=\"H200\" {{\n        nvlink peer={peer} links=6 bandwidth=\"300GB/s\"\n    }}\n")
         };
@@ -82,15 +81,13 @@ mod tests {
             .iter()
             .map(|name| format!("node \"{name}\" arch=\"x86_64\" nvlink-domain=\"d\" {{\n{}{}}}\n", gpu(0, 1), gpu(1, 0)))
             .collect();
-        world.insert("nodes.kdl", nodes);
-        world.insert(
-            "policy.kdl",
-            format!(
+        let (_, diagnostics) = check_project(
+            "",
+            &nodes,
+            &format!(
                 "pool \"all\" {{ select arch=\"x86_64\" }}\ncost-center \"cc\"\ntier \"p0\" {{\n    priority 1\n    preemption \"never\"\n}}\nteam \"t\" {{\n    share 1\n    cost-center \"cc\"\n    tiers \"p0\"\n}}\nclass \"c\" {{\n    nvlink \"required\" {props}\n}}\n"
             ),
         );
-        let compilation = placid_lang::load(&world);
-        let (_, diagnostics) = super::super::check(compilation.model, compilation.diagnostics);
         diagnostics.iter().map(|diagnostic| (diagnostic.code, diagnostic.message.clone())).collect()
     }
 

@@ -2,6 +2,7 @@
 //! `policy.kdl`, plus any `target` lines) loaded and checked as `placid check` would, so each
 //! test states only its inventory and policy.
 
+use placid_lang::Compilation;
 use placid_lang::checked::Verdict;
 use placid_lang::diag::Diagnostics;
 use placid_lang::source::MemoryWorld;
@@ -9,10 +10,15 @@ use placid_lang::source::MemoryWorld;
 /// Loads and checks a project of `targets` (whole `target ...` lines, or nothing), the
 /// inventory `nodes` and the policy `policy`.
 pub(crate) fn check_project(targets: &str, nodes: &str, policy: &str) -> (Verdict, Diagnostics) {
+    let compilation = load_project(targets, nodes, policy);
+    crate::check(compilation.model, compilation.diagnostics)
+}
+
+/// The same project loaded but not checked, for a test of one pass alone.
+pub(crate) fn load_project(targets: &str, nodes: &str, policy: &str) -> Compilation {
     let mut world = MemoryWorld::new();
     world.insert("placid.kdl", format!("project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n{targets}"));
     world.insert("nodes.kdl", nodes);
     world.insert("policy.kdl", policy);
-    let compilation = placid_lang::load(&world);
-    crate::check(compilation.model, compilation.diagnostics)
+    placid_lang::load(&world)
 }

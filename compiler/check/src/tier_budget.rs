@@ -75,18 +75,16 @@ fn reserved_daily_cost(model: &Model, tier: &Tier) -> Option<u128> {
 #[cfg(test)]
 mod tests {
     use placid_lang::diag::Code;
-    use placid_lang::source::MemoryWorld;
+
+    use crate::testing::check_project;
 
     /// Every code `check` reports for a cluster of two 8-GPU nodes at $2 per GPU-hour, a tier
     /// reserving `reserved` GPUs with a budget of `tier_budget`, and two teams of `team_budget`
     /// each (none when empty).
     fn codes(reserved: u32, tier_budget: &str, team_budget: &str) -> Vec<Code> {
-        let mut world = MemoryWorld::new();
-        world.insert("placid.kdl", "project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n");
         let gpus: String = (0..8).map(|index| format!("    gpu {index} model=\"H200\"\n")).collect();
         let nodes: String =
             ["a", "b"].iter().map(|name| format!("node \"{name}\" arch=\"x86_64\" {{\n    cost gpu-hour=(usd)2\n{gpus}}}\n")).collect();
-        world.insert("nodes.kdl", nodes);
         let team_budget = if team_budget.is_empty() { String::new() } else { format!("    budget daily=(usd){team_budget}\n") };
         let teams: String = ["t1", "t2"]
             .iter()
@@ -95,9 +93,7 @@ mod tests {
         let policy = format!(
             "pool \"all\" {{ select arch=\"x86_64\" }}\ncost-center \"cc\"\ntier \"p0\" {{\n    priority 1\n    preemption \"never\"\n    reserve pool=\"all\" gpus={reserved}\n    budget daily=(usd){tier_budget}\n}}\n{teams}"
         );
-        world.insert("policy.kdl", policy);
-        let compilation = placid_lang::load(&world);
-        let (_, diagnostics) = super::super::check(compilation.model, compilation.diagnostics);
+        let (_, diagnostics) = check_project("", &nodes, &policy);
         diagnostics.iter().map(|diagnostic| diagnostic.code).collect()
     }
 

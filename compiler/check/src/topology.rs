@@ -251,7 +251,8 @@ pub fn units(model: &Model, pool: PoolId, locality: Locality) -> Option<Vec<Unit
 #[cfg(test)]
 mod tests {
     use placid_lang::diag::{Code, Diagnostics};
-    use placid_lang::source::MemoryWorld;
+
+    use crate::testing::load_project;
 
     /// The E140 errors of an inventory of `(node, rack)` pairs, all in NVLink domain `d1`.
     fn nesting_errors(nodes: &[(&str, Option<&str>)]) -> Vec<String> {
@@ -268,10 +269,7 @@ mod tests {
     /// The E140 errors of an inventory of nodes given by their `node` line (without the block).
     fn errors_of(nodes: &[String]) -> Vec<String> {
         let inventory: String = nodes.iter().map(|node| format!("{node} {{\n    gpu 0 model=\"H200\"\n}}\n")).collect();
-        let mut world = MemoryWorld::new();
-        world.insert("placid.kdl", "project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\n");
-        world.insert("nodes.kdl", &inventory);
-        let compilation = placid_lang::load(&world);
+        let compilation = load_project("", &inventory, "");
         let mut diagnostics = Diagnostics::new();
         super::check_nesting(&compilation.model, &mut diagnostics);
         diagnostics

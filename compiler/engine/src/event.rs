@@ -137,3 +137,31 @@ pub enum EventKind {
     /// It finished a stage with a `promote`, as one of the promoted trials.
     Promoted,
 }
+
+#[cfg(test)]
+mod tests {
+    use placid_lang::diag::Code;
+
+    use super::Reject;
+
+    #[test]
+    fn every_rejection_is_named_by_its_own_code_and_parses_back() {
+        let codes: Vec<Code> = Reject::ALL.iter().map(|reason| reason.code()).collect();
+        assert_eq!(
+            codes,
+            [
+                Code::TierNotAllowed,
+                Code::NoFeasibleNode,
+                Code::DomainTooSmall,
+                Code::StageExceedsPool,
+                Code::ExceedsQuota,
+                Code::ExceedsBudget
+            ]
+        );
+        for reason in Reject::ALL {
+            assert_eq!(Reject::parse(reason.name()), Some(*reason));
+        }
+        assert_eq!(Reject::parse("no-feasible-node"), Some(Reject::NoFeasibleNode));
+        assert_eq!(Reject::parse("nope"), None);
+    }
+}
