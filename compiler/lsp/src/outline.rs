@@ -119,24 +119,14 @@ pub fn tokens(text: &str) -> Vec<Token> {
     while at < bytes.len() && out.len() < MAX_TOKENS {
         let byte = bytes[at];
         match byte {
-            b'\n' => {
-                out.push(token(Kind::End, "\n", at, at + 1));
-                at += 1;
-            }
-            b';' => {
-                out.push(token(Kind::End, ";", at, at + 1));
-                at += 1;
-            }
-            b'{' => {
-                out.push(token(Kind::Open, "{", at, at + 1));
-                at += 1;
-            }
-            b'}' => {
-                out.push(token(Kind::Close, "}", at, at + 1));
-                at += 1;
-            }
-            b'=' => {
-                out.push(token(Kind::Equals, "=", at, at + 1));
+            b'\n' | b';' | b'{' | b'}' | b'=' => {
+                let kind = match byte {
+                    b'{' => Kind::Open,
+                    b'}' => Kind::Close,
+                    b'=' => Kind::Equals,
+                    _ => Kind::End,
+                };
+                out.push(token(kind, &text[at..at + 1], at, at + 1));
                 at += 1;
             }
             b'/' if bytes.get(at + 1) == Some(&b'/') => {
