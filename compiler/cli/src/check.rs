@@ -8,6 +8,7 @@ use placid_driver::build::{Selection, Stage, compile_to};
 use placid_driver::merge;
 use placid_driver::render::Format;
 
+use crate::output::counted;
 use crate::pipeline::{self, Fields};
 use crate::{Exit, Output, ProjectArgs};
 
@@ -48,15 +49,15 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
     if exit == Exit::Ok && format == Format::Text {
         let model = &build.model;
         out.errln(format_args!(
-            "ok: project `{}`: {} nodes, {} GPUs, {} NVLink domains, {} pools, {} tiers, {} teams, {} plans",
+            "ok: project `{}`: {}, {}, {}, {}, {}, {}, {}",
             model.project.name,
-            model.nodes.len(),
-            model.total_gpus(),
-            model.domains.len(),
-            model.pools.len(),
-            model.tiers.len(),
-            model.teams.len(),
-            model.plans.len()
+            counted(model.nodes.len() as u64, "node", "nodes"),
+            counted(model.total_gpus(), "GPU", "GPUs"),
+            counted(model.domains.len() as u64, "NVLink domain", "NVLink domains"),
+            counted(model.pools.len() as u64, "pool", "pools"),
+            counted(model.tiers.len() as u64, "tier", "tiers"),
+            counted(model.teams.len() as u64, "team", "teams"),
+            counted(model.plans.len() as u64, "plan", "plans")
         ));
     }
     exit

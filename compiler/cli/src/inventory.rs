@@ -10,6 +10,7 @@ use placid_lang::source::Sources;
 use placid_driver::output::write_file_atomically;
 use placid_driver::render::{Choice, Format};
 
+use crate::output::counted;
 use crate::pipeline::{self, Fields};
 use crate::{Exit, Output, choice};
 
@@ -78,10 +79,10 @@ fn run_merge(args: &MergeArgs, out: &mut Output) -> Exit {
     }
     if args.format == Format::Text {
         out.errln(format_args!(
-            "ok: {} nodes, {} GPUs, {} NVLink domains -> {}",
-            model.nodes.len(),
-            model.total_gpus(),
-            model.domains.len(),
+            "ok: {}, {}, {} -> {}",
+            counted(model.nodes.len() as u64, "node", "nodes"),
+            counted(model.total_gpus(), "GPU", "GPUs"),
+            counted(model.domains.len() as u64, "NVLink domain", "NVLink domains"),
             args.output.display()
         ));
     }

@@ -130,12 +130,25 @@ impl Output {
     }
 }
 
+/// `n` and the noun that agrees with it: `1 NVLink domain`, `2 NVLink domains`.
+pub fn counted(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 #[cfg(test)]
 mod tests {
     use std::cell::RefCell;
     use std::rc::Rc;
 
     use super::*;
+
+    #[test]
+    fn counts_agree_with_their_noun() {
+        assert_eq!(counted(1u32, "NVLink domain", "NVLink domains"), "1 NVLink domain");
+        assert_eq!(counted(0u32, "pool", "pools"), "0 pools");
+        assert_eq!(counted(2u32, "pool", "pools"), "2 pools");
+    }
 
     /// A writer that keeps what it is given, or fails every write with `error`.
     #[derive(Clone, Default)]

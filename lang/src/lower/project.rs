@@ -26,7 +26,14 @@ pub(super) fn lower(cx: &mut Cx, sources: &Sources, file: &ParsedFile) -> Settin
     let mut settings = Settings { project: Project::default(), includes: Vec::new(), inventory: Vec::new() };
     let nodes: Vec<NodeReader<'_>> = file.document.nodes().iter().map(|node| NodeReader::new(node, file.id)).collect();
     let projects: Vec<&NodeReader<'_>> = nodes.iter().filter(|node| node.kind() == "project").collect();
+    // A project file that does not parse has no nodes to read: its syntax errors say why, and
+    // a missing `project` would only repeat them.
+    let unparsed = cx
+        .diagnostics
+        .iter()
+        .any(|diagnostic| matches!(diagnostic.code, Code::KdlSyntax | Code::NestingTooDeep) && diagnostic.primary.span.file == file.id);
     match projects.as_slice() {
+        [] if unparsed => {}
         [] => cx.error(
             Diagnostic::error(Code::MissingProject, Span::new(file.id, 0, 0), format!("{PROJECT_FILE} has no `project` node"))
                 .help("start the file with `project \"my-cluster\"`"),

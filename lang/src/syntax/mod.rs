@@ -43,9 +43,10 @@ pub fn parse(file: FileId, text: &str) -> (KdlDocument, Diagnostics) {
         Err(error) => {
             for item in &error.diagnostics {
                 let message = item.message.clone().unwrap_or_else(|| "invalid KDL".to_owned());
+                let found = text.get(item.span.offset()..item.span.offset() + item.span.len()).unwrap_or_default();
                 let diagnostic = Diagnostic::error(Code::KdlSyntax, span_of(file, item.span), message)
                     .label(item.label.clone().unwrap_or_else(|| "here".to_owned()))
-                    .maybe_help(item.help.clone());
+                    .maybe_help(kdl_one_habit(found).or_else(|| item.help.clone()));
                 diagnostics.push(diagnostic);
             }
             if error.diagnostics.is_empty() {
@@ -53,6 +54,16 @@ pub fn parse(file: FileId, text: &str) -> (KdlDocument, Diagnostics) {
             }
             (KdlDocument::new(), diagnostics)
         }
+    }
+}
+
+/// The help for KDL 1 spellings that KDL 2 refuses, where the parser's own message ("Expected
+/// identifier string") does not say what to write instead.
+fn kdl_one_habit(found: &str) -> Option<String> {
+    match found {
+        "true" | "false" | "null" => Some(format!("KDL 2 writes booleans and null with a `#`: `#{found}`")),
+        "inf" | "-inf" | "nan" => Some(format!("KDL 2 writes this number with a `#`: `#{found}`")),
+        _ => None,
     }
 }
 
@@ -187,6 +198,15 @@ mod tests {
 
     fn codes(text: &str) -> Vec<Code> {
         parse(FILE, text).1.iter().map(|diagnostic| diagnostic.code).collect()
+    }
+
+    #[test]
+    fn kdl_one_booleans_and_null_get_the_kdl_two_spelling() {
+        let (_, diagnostics) = parse(FILE, "tier \"a\" {\n    backfill true\n    window null\n}\n");
+        let helps: Vec<&str> = diagnostics.iter().filter_map(|diagnostic| diagnostic.help.as_deref()).collect();
+        assert!(helps.iter().any(|help| help.contains("`#true`")), "{helps:?}");
+        assert!(helps.iter().any(|help| help.contains("`#null`")), "{helps:?}");
+        assert_eq!(kdl_one_habit("backfill"), None);
     }
 
     #[test]
