@@ -8,7 +8,7 @@
 //! E100-E119 engine and policy tests (rejection reasons, `placid test`, the engine's checks),
 //! E120-E129 traces (`placid simulate`: placid traces and openb lists), E130-E139 run-time
 //! limits, E140-E149 Kubernetes placement (cells, topology nesting, the plugin and the YAML of the tree), E150-E154 telemetry and throttling, E160-E169 tier budgets,
-//! tag routing and settings without an effect.
+//! tag routing and settings without an effect, E170-E179 what a stage runs.
 
 macro_rules! codes {
     ($( $variant:ident = $number:literal, $name:literal, $summary:literal, $explanation:literal; )*) => {
@@ -326,4 +326,14 @@ codes! {
         "The bisection bandwidth of an NVLink domain only bounds a job that runs inside that one domain, so `nvlink min-bisection=` needs `locality \"nvlink-domain\"` (the default when NVLink is required). At another locality a job spans domains or stays on one node, and the figure would restrict placement without saying anything true about the job's links. Set `locality \"nvlink-domain\"`, or use `min-bandwidth` (per GPU) instead.";
     BackfillOffOnSlurm = 168, "backfill-off-on-slurm", "`backfill #false` cannot be enforced per tier on Slurm (warning)",
         "Slurm's backfill is the scheduler plugin of the whole cluster (`SchedulerType=sched/backfill`, tuned by the cluster-wide `SchedulerParameters`): the partition options and QOS flags of 22.05 and 24.11 include none that exempts a partition or QOS from it (`NoReserve` only stops a QOS's jobs reserving resources in the backfill plan), and `PriorityTier` only orders partitions for the main loop, which backfill then passes. So on Slurm a tier's jobs may still start out of priority order through backfill, though never so that they delay the expected start of a higher-priority job. The Slurm target keeps the full time limit of such a tier's jobs (no `--time-min`), and the engine never backfills them. This is a warning at `backfill` when the Slurm target is enabled: drop `backfill #false`, or accept that backfill is cluster-wide (docs/targets/slurm.md).";
+    StageCommandInvalid = 170, "stage-command-invalid", "a stage's command, environment value or working directory cannot be run as written",
+        "What a stage runs reaches shell scripts (Slurm) and YAML (Kubernetes) word for word, so its texts may not hold control characters such as a newline, nor `{{`, which Argo Workflows would substitute in a plan's WorkflowTemplate (read the trial from `PLACID_TRIAL` instead); placid runs a command without a shell: `command` is the program and its arguments, each its own string (`command \"python3\" \"train.py\" \"--lr\" \"0.1\"`), never one line for a shell to split. A `workdir` is an absolute path. See docs/stages.md.";
+    StageEnvInvalid = 171, "stage-env-invalid", "a stage's environment variable has an invalid name, is given twice, or is one of placid's own",
+        "`env NAME=\"value\"` sets variables for a stage (or, on a class, for its stages). A name is letters, digits and `_`, not starting with a digit, given once, and not starting with `PLACID_`: placid sets those itself (the trial, the checkpoint cadence and directory, the results file; docs/stages.md), and a stage may not override them. Values are strings.";
+    StageWithoutImage = 172, "stage-without-image", "a stage runs on Kubernetes but neither it nor its class names an image",
+        "A pod needs a container image; the API server refuses a pod without one. With the Kubernetes target enabled, every stage needs `image` on the stage or on its class.";
+    StageWithoutCommand = 173, "stage-without-command", "a stage runs on Slurm but neither it nor its class names a command (warning)",
+        "A Slurm job runs a program, and placid's stage script runs the stage's `command`. A stage that names none (on itself or its class) runs the program in the submitter's `PLACID_STAGE_COMMAND`, which then must be set for every stage alike. Give the stage a `command` (docs/stages.md).";
+    StageResourcesUnavailable = 174, "stage-resources-unavailable", "a stage asks more CPU cores or memory per node than any node of its pool has",
+        "`cpus` and `memory` are what one node (one pod) of a trial needs. When no GPU node of the stage's pool has that many CPU threads or that much memory, the schedulers can never start the stage: lower the request or choose a pool with larger nodes.";
 }

@@ -54,6 +54,12 @@ impl Span {
         let limit = self.end as usize;
         Span::new(self.file, (base + start).min(limit), (base + end).min(limit))
     }
+
+    /// This span through `last`, a later span of the same file (a node's arguments, first to
+    /// last).
+    pub fn through(self, last: Span) -> Span {
+        Span { end: last.end.max(self.end), ..self }
+    }
 }
 
 /// A value together with the span it was read from.

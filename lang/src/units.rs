@@ -223,6 +223,14 @@ impl Bytes {
             .ok_or_else(|| unit_error(format!("`{text}` is not a whole number of bytes or is too large"), help))?;
         Ok(Bytes(bytes))
     }
+
+    /// A scheduler's request for at least this much: whole GiB where it is a multiple of
+    /// one, else whole MiB rounded up, as `(count, 'G' or 'M')`. Slurm writes `64G`,
+    /// Kubernetes `64Gi`; both read binary units.
+    pub fn request(self) -> (u64, char) {
+        let mib = self.0.div_ceil(1 << 20);
+        if mib.is_multiple_of(1024) { (mib / 1024, 'G') } else { (mib, 'M') }
+    }
 }
 
 impl fmt::Display for Bytes {
@@ -393,6 +401,10 @@ mod tests {
         assert_eq!(Bytes::parse("141GiB").unwrap().0, 141 << 30);
         assert_eq!(Bytes::parse("1.5KiB").unwrap().0, 1536);
         assert!(Bytes::parse("0.3B").is_err());
+        // Requests round up, never down: a scheduler must give at least what was asked.
+        assert_eq!(Bytes(256 << 30).request(), (256, 'G'));
+        assert_eq!(Bytes(3 << 29).request(), (1536, 'M'));
+        assert_eq!(Bytes(1).request(), (1, 'M'));
         assert_eq!(Bandwidth::parse("900GB/s").unwrap().bits_per_second, 7_200_000_000_000);
         assert_eq!(Bandwidth::parse("400Gb/s").unwrap().bits_per_second, 400_000_000_000);
         assert_eq!(Bandwidth::parse("900GB/s").unwrap().to_string(), "900GB/s");

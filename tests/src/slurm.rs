@@ -277,6 +277,15 @@ impl Cluster {
         if status.success() { Ok(()) } else { Err(harness(format!("chmod {mode} {relative} failed"))) }
     }
 
+    /// The `PATH` of this cluster's commands with `dir` (a path as the cluster sees it) first.
+    pub fn path_with(&self, dir: &Path) -> String {
+        let rest = match &self.root {
+            Some(_) => ROOT_PATH.to_owned(),
+            None => std::env::var("PATH").unwrap_or_else(|_| ROOT_PATH.to_owned()),
+        };
+        format!("{}:{rest}", dir.display())
+    }
+
     /// Runs `program` against this cluster with extra environment variables.
     pub fn run_with_env(&self, program: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
         self.command_with_env(program, env)

@@ -255,24 +255,18 @@ pub fn mixed_pool_jobs_are_billed_at_their_nodes_price(cluster: &Cluster) {
 /// Plan asr-sweep (Pattern C, as [`crate::slurm::test_model`] shrinks it: 4 sweep trials,
 /// top 2 by `val-wer`, 2 finalists) finishes although one sweep trial is cancelled while it
 /// runs, as a preempted P2 trial is: the generated submit.sh starts the sweep, its promotion
-/// step (`afterany`) ranks the trials that reported, and the finalists run the two best.
+/// step (`afterany`) ranks the trials that reported, and the finalists run the two best. The
+/// stages run the command the policy declares (`placid-trainer ...`), found on the `PATH`;
+/// here that is a stand-in whose trial 1 runs until it is cancelled.
 pub fn plan_finishes_when_a_trial_is_cancelled(cluster: &Cluster, generated: &std::path::Path) {
-    let plan = cluster.path("jobs/asr-sweep");
-    std::fs::create_dir_all(&plan).expect("plan dir");
-    for entry in std::fs::read_dir(generated.join("plans/asr-sweep")).expect("the plan's scripts") {
-        let entry = entry.expect("entry");
-        std::fs::copy(entry.path(), plan.join(entry.file_name())).expect("copy a plan script");
-    }
+    let plan = copy_plan(cluster, generated, "asr-sweep");
     // Sweep trial i reports val-wer 0.(9-i); trial 1 runs until it is cancelled. A finalist
     // reports the sweep trial it was given.
     let command = "#!/bin/sh\ntask=${SLURM_ARRAY_TASK_ID:-0}\ncase $SLURM_JOB_NAME in\n\
         *.sweep) if [ \"$task\" = 1 ]; then sleep 300; fi; echo \"val-wer 0.$((9 - task))\" > \"$PLACID_RESULT_FILE\" ;;\n\
         *.finalists) echo \"$PLACID_PROMOTED_TRIAL\" > \"$PLACID_RESULT_FILE\" ;;\nesac\n";
-    std::fs::write(cluster.path("jobs/trial.sh"), command).expect("trial command");
-    let trial = cluster.inner("jobs/trial.sh").display().to_string();
-    assert!(cluster.run("chmod", &["755", &trial]).status.success());
-    let submit = cluster.inner("jobs/asr-sweep/submit.sh").display().to_string();
-    let output = cluster.run_with_env("sh", &[&submit], &[("PLACID_STAGE_COMMAND", &trial)]);
+    let path = install_trainer(cluster, "jobs/stand-in", command);
+    let output = cluster.run_with_env("sh", &[&cluster.inner("jobs/asr-sweep/submit.sh").display().to_string()], &[("PATH", &path)]);
     let printed = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(output.status.success(), "submit.sh failed: {printed}{}", String::from_utf8_lossy(&output.stderr));
     let sweep = printed.lines().find_map(|line| line.strip_prefix("sweep: job ")).expect("submit.sh prints the sweep job").to_owned();
@@ -291,6 +285,191 @@ pub fn plan_finishes_when_a_trial_is_cancelled(cluster: &Cluster, generated: &st
         assert_eq!(ran.trim(), *winner, "finalist {task} ran another trial");
     }
     cluster.cancel_all();
+    let _ = std::fs::remove_dir_all(&plan);
+}
+
+/// The plans of the cluster example run real work to the end with the shipped trainer
+/// (`policy-examples/workloads/placid-trainer`, docs/stages.md): Pattern C (asr-sweep: 4 sweep
+/// trials ranked by `val-wer`, 2 finalists) and Pattern B (prod-finetune, P0), side by side.
+/// In the middle of the sweep a P1 job lands on a node its trials run on and preempts them:
+/// each gets `USR1`, checkpoints, is requeued when its window ends, resumes at the step of its
+/// last checkpoint and finishes; then the promotion ranks the sweep's real results and the
+/// finalists continue the two best trials.
+///
+/// The cluster runs [`plans_for_live`]'s model, whose Slurm artifacts are in `generated`.
+pub fn plans_run_real_work_through_a_preemption(cluster: &Cluster, generated: &std::path::Path) {
+    let sweep_plan = copy_plan(cluster, generated, "asr-sweep");
+    let finetune_plan = copy_plan(cluster, generated, "prod-finetune");
+    let trainer = std::fs::read_to_string(crate::workspace_root().join("policy-examples/workloads/placid-trainer")).expect("the trainer");
+    let path = install_trainer(cluster, "jobs/trainer", &trainer);
+    let submit = |plan: &str| {
+        let script = cluster.inner(&format!("jobs/{plan}/submit.sh")).display().to_string();
+        let output = cluster.run_with_env("sh", &[&script], &[("PATH", &path)]);
+        let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(output.status.success(), "{plan}'s submit.sh failed: {printed}{}", String::from_utf8_lossy(&output.stderr));
+        printed
+    };
+    let job_of = |printed: &str, stage: &str| {
+        let prefix = format!("{stage}: job ");
+        printed
+            .lines()
+            .find_map(|line| line.strip_prefix(prefix.as_str()))
+            .unwrap_or_else(|| panic!("no {stage} job in {printed}"))
+            .to_owned()
+    };
+    let printed = submit("asr-sweep");
+    let (sweep, finalists) = (job_of(&printed, "sweep"), job_of(&printed, "finalists"));
+    let finetune = job_of(&submit("prod-finetune"), "finetune");
+    let results = sweep_plan.join("results");
+    let trial = |task: usize| format!("{sweep}_{task}");
+    let state = |job: &str| cluster.show("job", job).get("JobState").cloned().unwrap_or_default();
+    let running = wait_until(Duration::from_secs(120), || (0..4).all(|task| state(&trial(task)) == "RUNNING"));
+    assert!(running, "the sweep's trials did not all run:\n{}", cluster.stdout("squeue", &[]));
+    // A few steps in: the middle of the sweep. A P1 job takes a whole spot node, where the
+    // sweep's trials run (the cheapest nodes of their pool), so it must preempt.
+    std::thread::sleep(Duration::from_secs(5));
+    let preemptor = cluster
+        .sbatch(&["-A", "vision", "--qos=p1", "-p", "x86-spot", "-N", "1", "--gpus-per-node=4", "-t", "5", "--wrap", "sleep 15"])
+        .expect("the P1 job");
+    assert_eq!(cluster.wait_job(&preemptor, &["RUNNING"], Duration::from_secs(60)), "RUNNING", "P1 preempts its way in");
+    let node = cluster.show("job", &preemptor).get("NodeList").cloned().unwrap_or_default();
+
+    let plans_done = || {
+        (0..2).all(|task| results.join(format!("finalists/{task}.result")).exists())
+            && finetune_plan.join("results/finetune/0.result").exists()
+    };
+    assert!(
+        wait_until(Duration::from_secs(420), plans_done),
+        "the plans did not finish:\n{}\n{}",
+        cluster.stdout("squeue", &[]),
+        history_of(&results)
+    );
+    for job in [finetune.clone(), format!("{finalists}_0"), format!("{finalists}_1")] {
+        assert_eq!(cluster.wait_job(&job, &["COMPLETED"], Duration::from_secs(30)), "COMPLETED", "{job} ran to its end");
+    }
+    for task in 0..4 {
+        assert_eq!(state(&trial(task)), "COMPLETED", "sweep trial {task} ran to its end:\n{}", history_of(&results));
+    }
+
+    // Each preempted trial was requeued, and resumed at its last checkpoint.
+    let preempted: Vec<usize> =
+        (0..4).filter(|task| cluster.show("job", &trial(*task)).get("Restarts").is_some_and(|restarts| restarts != "0")).collect();
+    assert!(!preempted.is_empty(), "the P1 job preempted no sweep trial on {node}:\n{}", history_of(&results));
+    for task in preempted {
+        let history = std::fs::read_to_string(results.join(format!("sweep/checkpoints/{task}/history"))).unwrap_or_default();
+        resumed_where_it_saved(&history);
+    }
+
+    // The finalists ran the best sweep trials, as the sweep's own results rank them.
+    let mut reported: Vec<(f64, usize)> = (0..4)
+        .filter_map(|trial| {
+            let text = std::fs::read_to_string(results.join(format!("sweep/{trial}.result"))).ok()?;
+            let value = text.lines().find_map(|line| line.strip_prefix("val-wer "))?.trim().parse().ok()?;
+            Some((value, trial))
+        })
+        .collect();
+    assert_eq!(reported.len(), 4, "every sweep trial reported: {reported:?}");
+    reported.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let best: Vec<String> = reported.iter().take(2).map(|(_, trial)| trial.to_string()).collect();
+    let promoted = std::fs::read_to_string(results.join("sweep.promoted")).unwrap_or_default();
+    let winners: Vec<&str> = promoted.lines().filter_map(|line| line.split_whitespace().next()).collect();
+    assert_eq!(winners, best, "promoted {promoted:?}, sweep results {reported:?}");
+    // Finalist i continued winner i's hyperparameter.
+    let learning_rate = |file: String| {
+        let text = std::fs::read_to_string(results.join(&file)).unwrap_or_default();
+        text.lines().find_map(|line| line.strip_prefix("learning-rate ")).map(str::to_owned)
+    };
+    for (task, winner) in winners.iter().enumerate() {
+        let continued = learning_rate(format!("finalists/{task}.result"));
+        assert!(continued.is_some(), "finalist {task} reported no learning rate");
+        assert_eq!(continued, learning_rate(format!("sweep/{winner}.result")), "finalist {task} did not continue trial {winner}");
+    }
+    cluster.cancel_all();
+    for plan in [sweep_plan, finetune_plan] {
+        let _ = std::fs::remove_dir_all(plan);
+    }
+}
+
+/// [`plans_run_real_work_through_a_preemption`]'s model, from [`crate::slurm::test_model`]'s:
+/// seconds of work per stage of asr-sweep and prod-finetune (the trainer's `--steps` and
+/// `--step-seconds`), minutes of run time (for the live budgets), and P2 requeued when
+/// preempted. In the cluster example only P2 is ever preempted under placid's semantics
+/// (P0's reserved GPUs are fenced, so P0 never needs to preempt), and P2 cancels; requeue is
+/// what a checkpointing stage is for, so the live run turns it on.
+pub fn plans_for_live(model: &mut Model) {
+    for tier in &mut model.tiers {
+        if let placid_lang::model::Preemption::Window { mode, .. } = &mut tier.preemption.value {
+            *mode = placid_lang::model::PreemptMode::Requeue;
+        }
+    }
+    let steps = |stage: &str| match stage {
+        "sweep" => "30",
+        _ => "6",
+    };
+    for plan in model.plans.iter_mut().filter(|plan| matches!(plan.name.as_str(), "asr-sweep" | "prod-finetune")) {
+        for stage in &mut plan.stages {
+            let name = stage.name.as_str().to_owned();
+            let command = stage.launch.command.as_mut().expect("the example's stages name their command");
+            for (index, flag) in command.value.clone().iter().enumerate() {
+                match flag.as_str() {
+                    "--steps" => command.value[index + 1] = steps(&name).to_owned(),
+                    "--step-seconds" => command.value[index + 1] = "1".to_owned(),
+                    _ => {}
+                }
+            }
+            stage.time = None;
+            stage.max_time = Some(placid_lang::span::Spanned::new(placid_lang::units::Duration { seconds: 900 }, stage.span));
+        }
+    }
+}
+
+/// A requeued trial's checkpoint history: a checkpoint at `USR1`, then a resume at the step of
+/// the last checkpoint before it (not 0), and the trial's end.
+fn resumed_where_it_saved(history: &str) {
+    let lines: Vec<&str> = history.lines().collect();
+    let signalled = lines.iter().position(|line| line.ends_with(" USR1")).unwrap_or_else(|| panic!("no USR1 checkpoint:\n{history}"));
+    let resumed = lines.iter().position(|line| line.starts_with("resumed ")).unwrap_or_else(|| panic!("never resumed:\n{history}"));
+    assert!(signalled < resumed, "the checkpoint at USR1 comes before the resume:\n{history}");
+    let saved = lines[..resumed].iter().rev().find_map(|line| line.strip_prefix("checkpoint ")).and_then(|rest| rest.split(' ').next());
+    let resumed_at = lines[resumed].strip_prefix("resumed ");
+    assert!(saved.is_some() && saved == resumed_at, "resumed at {resumed_at:?}, last saved {saved:?}:\n{history}");
+    assert_ne!(resumed_at, Some("0"), "a resume from scratch is no resume:\n{history}");
+    assert!(lines.last().is_some_and(|line| line.ends_with(" done")), "the preempted trial did not finish:\n{history}");
+}
+
+/// Copies plan `plan`'s scripts from `generated` to `jobs/<plan>`, where the cluster reads them.
+fn copy_plan(cluster: &Cluster, generated: &std::path::Path, plan: &str) -> std::path::PathBuf {
+    let directory = cluster.path(&format!("jobs/{plan}"));
+    let _ = std::fs::remove_dir_all(&directory);
+    std::fs::create_dir_all(&directory).expect("plan dir");
+    for entry in std::fs::read_dir(generated.join(format!("plans/{plan}"))).expect("the plan's scripts") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), directory.join(entry.file_name())).expect("copy a plan script");
+    }
+    directory
+}
+
+/// Installs `text` as `placid-trainer` in `dir` (relative to the cluster) and returns the
+/// `PATH` that finds it first, as a submitter's would.
+fn install_trainer(cluster: &Cluster, dir: &str, text: &str) -> String {
+    std::fs::create_dir_all(cluster.path(dir)).expect("trainer dir");
+    let program = format!("{dir}/placid-trainer");
+    std::fs::write(cluster.path(&program), text).expect("write the trainer");
+    assert!(cluster.run("chmod", &["755", &cluster.inner(&program).display().to_string()]).status.success());
+    cluster.path_with(&cluster.inner(dir))
+}
+
+/// Every trial's checkpoint history under `results`, for a failure's message.
+fn history_of(results: &std::path::Path) -> String {
+    let mut text = String::new();
+    for stage in ["sweep", "finalists"] {
+        for trial in 0..4 {
+            if let Ok(history) = std::fs::read_to_string(results.join(format!("{stage}/checkpoints/{trial}/history"))) {
+                text.push_str(&format!("{stage} {trial}:\n{history}"));
+            }
+        }
+    }
+    text
 }
 
 /// The policy's admin account `ops` passes job_submit.lua with a job no team could submit (no

@@ -110,6 +110,9 @@ const ZONE_POOL: &[Step] = &[
     Step { file: "policy/hardware.kdl", at: "", edit: Append("pool \"zone-a\" { select { label \"zone\" \"a\" } }") },
 ];
 
+/// The eval stage without its own command, so that its class's counts.
+const EVAL_WITHOUT_COMMAND: &[Step] = &[Step { file: PLANS, at: "plan=vit-train/stage=eval/command", edit: Remove }];
+
 /// A cost center too poor for P0's reservation.
 /// A telemetry block with a throttle, which no example declares (its settings act in the
 /// extender and `placid simulate --telemetry`, tested in compiler/scoring/tests/extender_telemetry.rs
@@ -438,6 +441,12 @@ const ENTRIES: &[Entry] = &[
     on("class/comm", C, CLASSES, "class=data-parallel/comm", SetArgument(0, "\"high\""), &[Kubernetes]),
     given("class/mig", C, MIG_GPU, CLASSES, "class=eval", Append("mig \"1g.12gb\""), &[Kubernetes, Engine]),
     on("class/image", C, CLASSES, "class=model-parallel/image", SetArgument(0, "\"ghcr.io/acme/train:2.5\""), &[Kubernetes]),
+    // What a class's stages run by default (the cluster example's stages all name a command).
+    given("class/command", C, EVAL_WITHOUT_COMMAND, CLASSES, "class=eval", Append("command \"evaluate\""), &[Slurm, Kubernetes]),
+    on("class/env", C, CLASSES, "class=model-parallel/env", Set("NCCL_DEBUG", "\"INFO\""), &[Slurm, Kubernetes]),
+    on("class/cpus", C, CLASSES, "class=eval", Append("cpus 4"), &[Slurm, Kubernetes]),
+    on("class/memory", C, CLASSES, "class=eval", Append("memory \"16GiB\""), &[Slurm, Kubernetes]),
+    on("class/workdir", C, CLASSES, "class=eval", Append("workdir \"/workspace\""), &[Slurm, Kubernetes]),
     on(
         "class/platforms",
         C,
@@ -472,6 +481,12 @@ const ENTRIES: &[Entry] = &[
     on("plan/stage/promote@top", C, PLANS, "plan=asr-sweep/stage=sweep/promote", Set("top", "2"), &[Slurm, Kubernetes]),
     on("plan/stage/promote@by", C, PLANS, "plan=asr-sweep/stage=sweep/promote", Set("by", "\"val-loss\""), &[Slurm, Kubernetes]),
     on("plan/stage/promote@order", C, PLANS, "plan=asr-sweep/stage=sweep/promote", Set("order", "\"max\""), &[Slurm, Kubernetes]),
+    on("plan/stage/command", C, PLANS, "plan=vit-train/stage=eval/command", SetArgument(2, "\"9\""), &[Slurm, Kubernetes]),
+    on("plan/stage/image", C, PLANS, "plan=vit-train/stage=eval", Append("image \"ghcr.io/acme/eval:2.5\""), &[Kubernetes]),
+    on("plan/stage/env", C, PLANS, "plan=vit-train/stage=eval", Append("env SEED=\"7\""), &[Slurm, Kubernetes]),
+    on("plan/stage/cpus", C, PLANS, "plan=vit-train/stage=train/cpus", SetArgument(0, "16"), &[Slurm, Kubernetes]),
+    on("plan/stage/memory", C, PLANS, "plan=vit-train/stage=train/memory", SetArgument(0, "\"128GiB\""), &[Slurm, Kubernetes]),
+    on("plan/stage/workdir", C, PLANS, "plan=vit-train/stage=eval", Append("workdir \"/data\""), &[Slurm, Kubernetes]),
     // Routes.
     parts("route"),
     on("route@tag", C, ROUTES, "route", Set("tag", "\"urgent\""), &[Slurm, Kubernetes]),

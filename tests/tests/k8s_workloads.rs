@@ -94,6 +94,66 @@ fn every_plan_stage_has_a_template_shaped_as_the_policy_says() {
     assert!(checked >= 6, "the cluster example alone has six stages; checked {checked}");
 }
 
+/// Every stage's pod runs what the stage declares, its class's defaults under it
+/// ([`placid_lang::model::Model::launch`]): image, command, working directory, variables and
+/// CPU and memory requests, in the template and in the plan's WorkflowTemplate step alike.
+#[test]
+fn every_pod_runs_the_command_image_and_environment_its_stage_declares() {
+    let mut checked = 0;
+    for example in kubernetes_examples() {
+        let model = build_clean(&example).model;
+        let objects = emitted(&example);
+        for plan in &model.plans {
+            let workflow = of_kind(&objects, "WorkflowTemplate")
+                .into_iter()
+                .find(|object| object.name() == plan.name.as_str().to_ascii_lowercase())
+                .unwrap_or_else(|| panic!("{example}: no WorkflowTemplate {}", plan.name));
+            for stage in &plan.stages {
+                let launch = model.launch(stage);
+                let name = format!("{}-{}", plan.name, stage.name).to_ascii_lowercase();
+                let workload = templates(&objects).into_iter().find(|object| object.name() == name).expect("a template");
+                let step = workflow.object["spec"]["templates"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|template| template["name"] == stage.name.as_str().to_ascii_lowercase())
+                    .and_then(|step| step["resource"]["manifest"].as_str())
+                    .map(|manifest| serde_yaml::from_str::<Value>(manifest).expect("the step's manifest"))
+                    .expect("a step per stage");
+                for (what, object) in [("template", &workload.object), ("workflow step", &step)] {
+                    let pod = match object["kind"].as_str() {
+                        Some("JobSet") => &object["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"],
+                        _ => &object["spec"]["template"]["spec"],
+                    };
+                    let container = &pod["containers"][0];
+                    let here = format!("{example}: {name}'s {what}");
+                    let image = launch.image.as_ref().map(|image| Value::from(image.value.as_str()));
+                    assert_eq!(container.get("image"), image.as_ref(), "{here}");
+                    let command = launch.command.as_ref().map(|command| Value::from(command.value.clone()));
+                    assert_eq!(container.get("command"), command.as_ref(), "{here}");
+                    let workdir = launch.workdir.as_ref().map(|workdir| Value::from(workdir.value.as_str()));
+                    assert_eq!(container.get("workingDir"), workdir.as_ref(), "{here}");
+                    let env: Vec<(&str, &str)> = container["env"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|variable| Some((variable["name"].as_str()?, variable["value"].as_str()?)))
+                        .collect();
+                    for variable in &launch.env {
+                        assert!(env.contains(&(variable.name.value.as_str(), variable.value.as_str())), "{here}: {env:?}");
+                    }
+                    assert!(env.iter().any(|(name, _)| *name == "PLACID_TRIAL"), "{here}: {env:?}");
+                    let requests = &container["resources"]["requests"];
+                    assert_eq!(requests["cpu"].as_str(), launch.cpus.as_ref().map(|cpus| cpus.value.to_string()).as_deref(), "{here}");
+                    assert_eq!(requests["memory"].is_string(), launch.memory.is_some(), "{here}");
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 6, "checked {checked}");
+}
+
 #[test]
 fn a_template_asks_for_exactly_the_cells_of_its_pool() {
     // The JobSet of vit-train's train stage (pool nvl-b) may use cell nvl-b only; prep
@@ -166,6 +226,13 @@ fn each_plan_is_a_workflow_template_whose_dag_follows_the_stage_order() {
                     let wiring = without_results(&mut created);
                     assert!(wiring, "{}: stage {} has no results volume", workflow.path, stage.name);
                 }
+                assert_eq!(
+                    trial_of(&mut created).as_deref(),
+                    Some("{{inputs.parameters.trial}}"),
+                    "{}: stage {}'s pods know their trial",
+                    workflow.path,
+                    stage.name
+                );
                 let template_name = format!("{}-{}", plan.name, stage.name).to_ascii_lowercase();
                 let standalone = templates(&objects).into_iter().find(|object| object.name() == template_name).map(|object| &object.object);
                 assert_eq!(
@@ -177,6 +244,18 @@ fn each_plan_is_a_workflow_template_whose_dag_follows_the_stage_order() {
             }
         }
     }
+}
+
+/// The `PLACID_TRIAL` of a workload's pods, set back to the template's `0`.
+fn trial_of(workload: &mut Value) -> Option<String> {
+    let pod = match workload["kind"].as_str() {
+        Some("JobSet") => &mut workload["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"],
+        _ => &mut workload["spec"]["template"]["spec"],
+    };
+    let variable = pod["containers"][0]["env"].as_array_mut()?.iter_mut().find(|variable| variable["name"] == "PLACID_TRIAL")?;
+    let trial = variable["value"].as_str().map(str::to_owned);
+    variable["value"] = Value::from("0");
+    trial
 }
 
 /// Removes what a workflow adds to a promoting or promoted stage's pods (the results volume,

@@ -18,8 +18,9 @@ use placid_tests::slurm::{
 use placid_tests::slurm_checks as checks;
 
 fn port_base(offset: u16) -> u16 {
-    // Distinct per process, so two test runs on one host do not share ports.
-    20_000 + u16::try_from(std::process::id() % 400).unwrap_or(0) * 100 + offset
+    // Distinct per process, so two test runs on one host do not share ports; the tests of
+    // this file run at once, each in its own part of the process's 200.
+    20_000 + u16::try_from(std::process::id() % 200).unwrap_or(0) * 200 + offset
 }
 
 #[test]
@@ -57,6 +58,30 @@ fn slurm_22_05_accepts_and_obeys_the_cluster_policy() {
     tags_route_jobs_to_their_tier(&cluster);
 
     checks::log_is_clean(&cluster, "while running jobs");
+}
+
+/// The cluster example's Pattern C and Pattern B plans run the shipped trainer to their end on
+/// Slurm 22.05, through a preemption that requeues sweep trials which resume from their
+/// checkpoints ([`checks::plans_run_real_work_through_a_preemption`]).
+#[test]
+fn slurm_22_05_runs_plans_to_their_end_through_a_preemption() {
+    if !should_run("slurm_22_05_runs_plans_to_their_end_through_a_preemption", true, None) {
+        return;
+    }
+    let mut model = test_model();
+    cap_p0_for_live(&mut model);
+    checks::plans_for_live(&mut model);
+    let generated = tempfile::tempdir().expect("tempdir");
+    write_slurm(&model, generated.path());
+    let options = Options { accounting: true, slurmds: true, port_base: port_base(120), root: None };
+    let cluster = match Cluster::start(generated.path(), &options) {
+        Ok(cluster) => cluster,
+        Err(StartError::Rejected(output)) => panic!("Slurm 22.05 rejected the generated configuration:\n{output}"),
+        Err(StartError::Harness(message)) => panic!("the harness failed: {message}"),
+    };
+    checks::accounts_sh_is_idempotent(&cluster);
+    checks::plans_run_real_work_through_a_preemption(&cluster, generated.path());
+    checks::log_is_clean(&cluster, "while running the plans");
 }
 
 /// 22.05 has no block topology: each NVLink domain is a leaf switch under its rack.

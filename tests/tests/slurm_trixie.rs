@@ -184,6 +184,24 @@ fn partition_on_nvl_a(tier: &str) -> Vec<String> {
     vec!["-p".into(), tier.into(), "-C".into(), "nvlink_nvl-a".into()]
 }
 
+/// The cluster example's Pattern C and Pattern B plans run the shipped trainer to their end on
+/// Slurm 24.11, through a preemption that requeues sweep trials which resume from their
+/// checkpoints ([`checks::plans_run_real_work_through_a_preemption`]).
+#[test]
+fn slurm_24_11_runs_plans_to_their_end_through_a_preemption() {
+    if !should_run("slurm_24_11_runs_plans_to_their_end_through_a_preemption", true, Some(&trixie_root())) {
+        return;
+    }
+    let mut model = model_24_11(true);
+    cap_p0_for_live(&mut model);
+    checks::plans_for_live(&mut model);
+    let generated = tempfile::tempdir().expect("tempdir");
+    let cluster = start_cluster(&model, &generated, 150);
+    checks::accounts_sh_is_idempotent(&cluster);
+    checks::plans_run_real_work_through_a_preemption(&cluster, generated.path());
+    checks::log_is_clean(&cluster, "while running the plans");
+}
+
 /// `BlockLevels` is the 23.11 block syntax that 24.05 removed: 24.11 must refuse it, which
 /// shows a configuration the real Slurm rejects fails this harness.
 #[test]

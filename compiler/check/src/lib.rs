@@ -13,6 +13,7 @@ mod budget;
 mod capacity;
 pub mod drift;
 mod lanes;
+mod launch;
 mod migrations;
 mod plans;
 mod preemption;
@@ -48,6 +49,7 @@ pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     backfill::check(&model, &mut diagnostics);
     topology::check(&model, &topology, &mut diagnostics);
     plans::check(&model, &mut diagnostics);
+    launch::check(&model, &mut diagnostics);
     lanes::check(&model, &mut diagnostics);
     migrations::check(&model, &mut diagnostics);
     totals::check(&model, &mut diagnostics);

@@ -141,11 +141,14 @@ mod tests {
             targets,
             "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n}\n",
             &format!(
-                "pool \"all\" {{ select arch=\"x86_64\" }}\ncost-center \"cc\"\ntier \"top\" {{\n    priority 10\n    preemption \"never\"\n}}\ntier \"low\" {{\n    priority 1\n    {preemption}\n}}\nteam \"t\" {{\n    share 1\n    cost-center \"cc\"\n    tiers \"low\"\n}}\nscore \"s\" {{\n    prefer \"min\"\n    expr \"node.gpus_free\"\n}}\nplan \"p\" team=\"t\" {{\n    stage \"a\" tier=\"low\" pool=\"all\" gpus=1 trials=2 {first}\n    stage \"b\" tier=\"low\" pool=\"all\" gpus=1 after=\"a\"\n}}\n"
+                "pool \"all\" {{ select arch=\"x86_64\" }}\ncost-center \"cc\"\ntier \"top\" {{\n    priority 10\n    preemption \"never\"\n}}\ntier \"low\" {{\n    priority 1\n    {preemption}\n}}\nteam \"t\" {{\n    share 1\n    cost-center \"cc\"\n    tiers \"low\"\n}}\nscore \"s\" {{\n    prefer \"min\"\n    expr \"node.gpus_free\"\n}}\nplan \"p\" team=\"t\" {{\n    stage \"a\" tier=\"low\" pool=\"all\" gpus=1 trials=2 {first} {{ {RUNS} }}\n    stage \"b\" tier=\"low\" pool=\"all\" gpus=1 after=\"a\" {{ {RUNS} }}\n}}\n"
             ),
         );
         (diagnostics.iter().map(|diagnostic| diagnostic.code).collect(), diagnostics.has_errors())
     }
+
+    /// What both stages run, so that neither target misses it.
+    const RUNS: &str = "command \"train\"; image \"r.example/train:1\"";
 
     const WINDOW: &str = "preemption window=\"1m\"";
     const EXEMPT: &str = "preemption window=\"1m\" exempt=\"10m\"";

@@ -6,8 +6,8 @@
 //! adding one line here.
 
 use placid_lang::model::{
-    Alert, Bound, Class, CompatGate, Condition, CostCenter, Locality, Metric, Migration, Model, Node, Plan, Pool, Preemption, Score,
-    Selector, Stage, Team, Threshold, Tier,
+    Alert, Bound, Class, CompatGate, Condition, CostCenter, Launch, Locality, Metric, Migration, Model, Node, Plan, Pool, Preemption,
+    Score, Selector, Stage, Team, Threshold, Tier,
 };
 
 /// The kinds of named elements the semantic diff compares.
@@ -277,8 +277,8 @@ fn class(class: &Class) -> Described {
         .set("locality", locality.as_str())
         .set("comm", class.comm.as_str())
         .maybe("mig", class.mig.as_ref().map(|mig| &mig.value))
-        .maybe("image", class.image.as_ref().map(|image| &image.value))
         .list("platforms", class.platforms.iter().map(|arch| arch.oci_platform().to_owned()))
+        .maybe("runs", Some(launch_text(&class.launch)).filter(|text| !text.is_empty()))
         .done(ElementKind::Class, &class.name)
 }
 
@@ -315,7 +315,38 @@ fn stage_text(model: &Model, plan: &Plan, stage: &Stage) -> String {
     if let Some(promote) = &stage.promote {
         text.push_str(&format!(" promote=top {} by {} ({})", promote.top, promote.by, promote.order.as_str()));
     }
+    let launch = launch_text(&stage.launch);
+    if !launch.is_empty() {
+        text.push(' ');
+        text.push_str(&launch);
+    }
     text
+}
+
+/// What a stage or class runs, as `key=value` words; empty when it says nothing. Destructured
+/// whole, so a field added to [`Launch`] does not compile until it is described here.
+fn launch_text(launch: &Launch) -> String {
+    let Launch { command, image, env, cpus, memory, workdir } = launch;
+    let mut words = Vec::new();
+    if let Some(command) = command {
+        words.push(format!("command={:?}", command.value));
+    }
+    if let Some(image) = image {
+        words.push(format!("image={}", image.value));
+    }
+    for variable in env {
+        words.push(format!("env.{}={:?}", variable.name.value, variable.value));
+    }
+    if let Some(cpus) = cpus {
+        words.push(format!("cpus={}", cpus.value));
+    }
+    if let Some(memory) = memory {
+        words.push(format!("memory={}", memory.value));
+    }
+    if let Some(workdir) = workdir {
+        words.push(format!("workdir={:?}", workdir.value));
+    }
+    words.join(" ")
 }
 
 fn plan(model: &Model, plan: &Plan) -> Described {

@@ -144,8 +144,11 @@ fn facts(model: &Model, kind: NameKind, name: &str, key: &str) -> Vec<String> {
             if let Some(bandwidth) = &class.min_bandwidth {
                 lines.push(format!("at least {bandwidth} of NVLink"));
             }
-            if let Some(image) = &class.image {
+            if let Some(image) = &class.launch.image {
                 lines.push(format!("image `{}`", image.value));
+            }
+            if let Some(command) = &class.launch.command {
+                lines.push(format!("runs `{}`", command.value.join(" ")));
             }
         }
         NameKind::Score => {

@@ -128,7 +128,8 @@ fn hover_completion_and_navigation() {
     let shown = hover["contents"]["value"].as_str().unwrap_or_default();
     assert!(shown.contains("16 GPUs") && shown.contains("per GPU-hour"), "{shown}");
     // A keyword: its properties from the schema table.
-    let hover = client.request("textDocument/hover", json!({ "textDocument": document, "position": position_of(&text, "stage", 1) }));
+    let hover =
+        client.request("textDocument/hover", json!({ "textDocument": document, "position": position_of(&text, "stage \"prep\"", 1) }));
     let shown = hover["contents"]["value"].as_str().unwrap_or_default();
     assert!(shown.contains("plan/stage") && shown.contains("`max-time`"), "{shown}");
 

@@ -1,9 +1,10 @@
-//! Job classes (`class` with `nvlink`, `locality`, `comm`, `mig`, `image` and `platforms`):
-//! what a kind of job needs from the hardware, with the defaults a class that says nothing
-//! gets (locality follows the NVLink need).
+//! Job classes (`class` with `nvlink`, `locality`, `comm`, `mig` and `platforms`, and what its
+//! stages run by default, [`super::launch`]): what a kind of job needs from the hardware, with
+//! the defaults a class that says nothing gets (locality follows the NVLink need).
 
 use crate::diag::{Code, Diagnostic};
 use crate::lower::context::Cx;
+use crate::lower::launch;
 use crate::lower::names::{Tables, lower_kind};
 use crate::lower::reader::{NodeReader, Optional};
 use crate::lower::schema;
@@ -61,27 +62,7 @@ fn lower_class(cx: &mut Cx, node: &NodeReader<'_>, name: Spanned<Name>) -> Optio
     };
     let mig = NodeReader::single(cx, &children, "mig")
         .map(|child| child.leaf_args(cx, 1, 1, "a MIG profile such as \"1g.18gb\"").and_then(|args| args[0].name(cx)));
-    let image = match NodeReader::single(cx, &children, "image") {
-        Some(child) => {
-            let reference = child.leaf_args(cx, 1, 1, "an image reference").and_then(|args| args[0].string(cx));
-            if let Some(reference) = &reference
-                && (reference.value.is_empty() || reference.value.chars().any(|c| c.is_whitespace() || c.is_control() || c == '"'))
-            {
-                cx.error(
-                    Diagnostic::error(
-                        Code::InvalidValue,
-                        reference.span,
-                        "an image reference cannot contain spaces, quotes or control characters",
-                    )
-                    .label("invalid image")
-                    .help("write a reference such as \"ghcr.io/acme/train:1.4\""),
-                );
-                ok = false;
-            }
-            Some(reference)
-        }
-        None => None,
-    };
+    let launch = launch::lower(cx, &children);
     let mut platforms = Vec::new();
     if let Some(child) = NodeReader::single(cx, &children, "platforms") {
         for arg in child.leaf_args(cx, 1, 8, "OCI platforms such as \"linux/amd64\" \"linux/riscv64\"").unwrap_or_default() {
@@ -121,7 +102,7 @@ fn lower_class(cx: &mut Cx, node: &NodeReader<'_>, name: Spanned<Name>) -> Optio
         locality: locality?,
         comm: comm?,
         mig: mig.lowered()?,
-        image: image.lowered()?,
+        launch: launch?,
         platforms,
     })
 }

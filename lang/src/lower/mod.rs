@@ -12,6 +12,7 @@ mod class;
 mod context;
 mod inventory;
 mod kubernetes;
+mod launch;
 mod metric;
 mod migration;
 mod names;

@@ -3,6 +3,7 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::lower::context::Cx;
+use crate::lower::launch;
 use crate::lower::names::{Declarations, Names};
 use crate::lower::names::{Tables, lower_kind};
 use crate::lower::reader::{NodeReader, Optional};
@@ -134,6 +135,7 @@ fn lower_stage(
         }
         None => None,
     };
+    let launch = launch::lower(cx, &children);
     let (time, max_time) = (time.lowered()?, max_time.lowered()?);
     if let Some(tier) = &tier {
         ok &= run_times_fit(cx, &tiers[tier.value.index()], time.as_ref(), max_time.as_ref());
@@ -155,6 +157,7 @@ fn lower_stage(
         score: score.lowered()?,
         time,
         max_time,
+        launch: launch?,
     })
 }
 

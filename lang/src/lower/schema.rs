@@ -168,7 +168,8 @@ pub const TEAM: NodeSchema = node("team", &[], &["share", "cost-center", "tiers"
 pub const TEAM_BUDGET: NodeSchema = node("team/budget", &["daily"], &[]);
 
 /// A job class.
-pub const CLASS: NodeSchema = node("class", &[], &["nvlink", "locality", "comm", "mig", "image", "platforms"]);
+pub const CLASS: NodeSchema =
+    node("class", &[], &["nvlink", "locality", "comm", "mig", "platforms", "command", "image", "env", "cpus", "memory", "workdir"]);
 /// A class's NVLink needs.
 pub const CLASS_NVLINK: NodeSchema = node("class/nvlink", &["min-bandwidth", "lanes", "min-bisection"], &[]);
 
@@ -183,7 +184,7 @@ pub const PLAN: NodeSchema = node("plan", &["team"], &["stage"]);
 pub const PLAN_STAGE: NodeSchema = node(
     "plan/stage",
     &["tier", "class", "pool", "gpus", "trials", "capacity", "after", "score", "time", "max-time"],
-    &["after", "promote"],
+    &["after", "promote", "command", "image", "env", "cpus", "memory", "workdir"],
 );
 /// Which trials of a stage move on.
 pub const PLAN_STAGE_PROMOTE: NodeSchema = node("plan/stage/promote", &["top", "by", "order"], &[]);

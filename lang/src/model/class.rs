@@ -1,7 +1,7 @@
 //! Job classes (`class`): what a kind of job needs from the hardware (NVLink, locality,
-//! communication, MIG, image and platforms).
+//! communication, MIG, platforms, and the defaults of what its stages run).
 
-use crate::model::Arch;
+use crate::model::{Arch, Launch};
 use crate::name::Name;
 use crate::span::{Span, Spanned};
 use crate::units::Bandwidth;
@@ -101,8 +101,8 @@ pub struct Class {
     pub comm: CommLevel,
     /// MIG profile the class runs on (`1g.18gb`), instead of whole GPUs.
     pub mig: Option<Spanned<Name>>,
-    /// The container image.
-    pub image: Option<Spanned<String>>,
+    /// What its jobs run, as the defaults of the stages of the class (the image among them).
+    pub launch: Launch,
     /// Platforms the image is built for; empty means not declared.
     pub platforms: Vec<Arch>,
 }

@@ -1,7 +1,7 @@
 //! Staged placement plans (`plan` with its `stage`s and `promote`): the work a team runs,
 //! and the run-time limits a stage gets from its tier.
 
-use crate::model::{CapacityKind, ClassId, Direction, PoolId, ScoreId, TeamId, Tier, TierId};
+use crate::model::{CapacityKind, ClassId, Direction, Launch, PoolId, ScoreId, TeamId, Tier, TierId};
 use crate::name::Name;
 use crate::span::{Span, Spanned};
 use crate::units::Duration;
@@ -48,6 +48,9 @@ pub struct Stage {
     pub time: Option<Spanned<Duration>>,
     /// The longest one trial may run (`max-time=`); at most its tier's maximum.
     pub max_time: Option<Spanned<Duration>>,
+    /// What its trials run, as the stage says it ([`Model::launch`](super::Model::launch)
+    /// adds its class's defaults).
+    pub launch: Launch,
 }
 
 impl Stage {

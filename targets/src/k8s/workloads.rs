@@ -3,8 +3,9 @@
 //! and each plan as an Argo Workflows WorkflowTemplate whose DAG creates the stages' workloads
 //! in the plan's order (synced, in the team's namespace).
 //!
-//! A template carries everything the policy decides, so a team adds only its image (where the
-//! class declares none) and command: the LocalQueue and WorkloadPriorityClass labels of the
+//! A template carries everything the policy decides, what the stage runs among it (its image,
+//! command, working directory, environment and CPU and memory requests, [`Model::launch`], with
+//! `PLACID_TRIAL` set per trial by the workflow): the LocalQueue and WorkloadPriorityClass labels of the
 //! stage's tier (what the admission policy checks), the Topology Aware Scheduling annotation at
 //! the class's locality, required node affinity to the cells of the stage's pool (the key
 //! Kueue's flavor assigner matches, [`super::layout::cells`]), the pod labels the stage's score reads
@@ -29,7 +30,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use placid_lang::diag::{Diagnostic, Diagnostics};
 use placid_lang::expr::JobParam;
-use placid_lang::model::{Class, KubernetesSettings, Locality, Model, NvlinkNeed, Plan, Preemption, Promote, Stage};
+use placid_lang::model::{Class, KubernetesSettings, Locality, Model, NvlinkNeed, Plan, Preemption, Promote, Stage, env as placid_env};
 use placid_lang::name::LabelKey;
 use placid_lang::span::Spanned;
 use serde::Serialize;
@@ -53,11 +54,7 @@ const REQUIRED_TOPOLOGY: &str = "kueue.x-k8s.io/podset-required-topology";
 const PREFERRED_TOPOLOGY: &str = "kueue.x-k8s.io/podset-preferred-topology";
 /// The well-known hostname label, the Topology's finest level.
 const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
-/// The environment variables the Slurm target's stage scripts export (same names, so training
-/// code reads one cadence on both).
-const CHECKPOINT_EVERY: &str = "PLACID_CHECKPOINT_EVERY";
-const CHECKPOINT_INCREMENTAL: &str = "PLACID_CHECKPOINT_INCREMENTAL";
-/// The name of the one container a template has; the team sets its image and command.
+/// The name of the one container a template has.
 const CONTAINER: &str = "main";
 
 /// One stage, as the pod count and GPUs per pod of its gang.
@@ -272,17 +269,23 @@ struct Results {
 }
 
 impl Results {
-    /// The workflow's copy of a trial's pod: the results volume, the directory created before
-    /// the trial starts (with the steps image), and the variables the training code reads.
+    /// The workflow's copy of a trial's pod: its trial number, and for promotions the results
+    /// volume, the directory created before the trial starts (with the steps image), and the
+    /// variables the training code reads.
     fn wire(&self, pod: &mut PodSpec, stage: &str, steps_image: Option<&Spanned<String>>) {
+        for container in &mut pod.containers {
+            for variable in container.env.iter_mut().flatten().filter(|variable| variable.name == placid_env::TRIAL) {
+                variable.value = Some("{{inputs.parameters.trial}}".to_owned());
+            }
+        }
         if !self.promotes && !self.fed {
             return;
         }
         let mount = VolumeMount { name: RESULTS_VOLUME.to_owned(), mount_path: RESULTS_DIR.to_owned(), ..VolumeMount::default() };
         let variable = |name: &str, value: String| EnvVar { name: name.to_owned(), value: Some(value), value_from: None };
-        let mut env = vec![variable("PLACID_RESULTS_DIR", RESULTS_DIR.to_owned())];
+        let mut env = vec![variable(placid_env::RESULTS_DIR, RESULTS_DIR.to_owned())];
         if self.promotes {
-            env.push(variable("PLACID_RESULT_FILE", format!("{RESULTS_DIR}/{stage}/{{{{inputs.parameters.trial}}}}.result")));
+            env.push(variable(placid_env::RESULT_FILE, format!("{RESULTS_DIR}/{stage}/{{{{inputs.parameters.trial}}}}.result")));
             if let Some(image) = steps_image {
                 pod.init_containers.get_or_insert_with(Vec::new).push(Container {
                     name: "results-dir".to_owned(),
@@ -294,7 +297,7 @@ impl Results {
             }
         }
         if self.fed {
-            env.push(variable("PLACID_PROMOTED_TRIAL", "{{inputs.parameters.promoted}}".to_owned()));
+            env.push(variable(placid_env::PROMOTED_TRIAL, "{{inputs.parameters.promoted}}".to_owned()));
         }
         for container in &mut pod.containers {
             container.env.get_or_insert_with(Vec::new).extend(env.iter().cloned());
@@ -312,10 +315,8 @@ impl Results {
 
     /// The resource template's inputs.
     fn parameters(&self) -> Vec<&'static str> {
-        let mut names = Vec::new();
-        if self.promotes || self.fed {
-            names.push("trial");
-        }
+        // Every trial knows its number (`PLACID_TRIAL`).
+        let mut names = vec!["trial"];
         if self.fed {
             names.push("promoted");
         }
@@ -474,21 +475,33 @@ fn pod_template(
         Some(profile) => format!("nvidia.com/mig-{}", profile.value),
         None => "nvidia.com/gpu".to_owned(),
     };
-    let mut env = Vec::new();
+    let launch = model.launch(stage);
+    let variable = |name: &str, value: String| EnvVar { name: name.to_owned(), value: Some(value), value_from: None };
+    // The stage's own variables, then placid's (whose names a stage may not take): the trial
+    // (the workflow sets each trial's number, [`Results::wire`]) and the checkpoint cadence.
+    let mut env: Vec<EnvVar> = launch.env.iter().map(|own| variable(&own.name.value, own.value.clone())).collect();
+    env.push(variable(placid_env::TRIAL, "0".to_owned()));
     if let Some(checkpoint) = tier.checkpoint {
-        env.push(EnvVar { name: CHECKPOINT_EVERY.to_owned(), value: Some(checkpoint.every.seconds.to_string()), value_from: None });
-        env.push(EnvVar {
-            name: CHECKPOINT_INCREMENTAL.to_owned(),
-            value: Some(if checkpoint.incremental { "1" } else { "0" }.to_owned()),
-            value_from: None,
-        });
+        env.push(variable(placid_env::CHECKPOINT_EVERY, checkpoint.every.seconds.to_string()));
+        env.push(variable(placid_env::CHECKPOINT_INCREMENTAL, if checkpoint.incremental { "1" } else { "0" }.to_owned()));
+    }
+    let mut requests = BTreeMap::new();
+    if let Some(cpus) = &launch.cpus {
+        requests.insert("cpu".to_owned(), Quantity(cpus.value.to_string()));
+    }
+    if let Some(memory) = &launch.memory {
+        let (count, unit) = memory.value.request();
+        requests.insert("memory".to_owned(), Quantity(format!("{count}{unit}i")));
     }
     let container = Container {
         name: CONTAINER.to_owned(),
-        image: class.and_then(|class| class.image.as_ref()).map(|image| image.value.clone()),
-        env: (!env.is_empty()).then_some(env),
+        image: launch.image.as_ref().map(|image| image.value.clone()),
+        command: launch.command.as_ref().map(|command| command.value.clone()),
+        working_dir: launch.workdir.as_ref().map(|workdir| workdir.value.clone()),
+        env: Some(env),
         resources: Some(ResourceRequirements {
             limits: Some(BTreeMap::from([(gpu_resource, Quantity(shape.gpus_per_pod.to_string()))])),
+            requests: (!requests.is_empty()).then_some(requests),
             ..ResourceRequirements::default()
         }),
         ..Container::default()

@@ -75,7 +75,7 @@ fn write_runbook(out: &mut String, model: &Model, plan: &MigrationPlan<'_>) -> s
             CompatGate::ImagePlatform(arch) => {
                 writeln!(out, "- Every migrated class has a `{}` image:", arch.value.oci_platform())?;
                 for class in &migration.classes {
-                    if let Some(image) = &model.class(class.value).image {
+                    if let Some(image) = &model.class(class.value).launch.image {
                         writeln!(out, "\n{}", fenced("sh", &format!("docker buildx imagetools inspect {}", shell_quote(&image.value))))?;
                     }
                 }

@@ -2,9 +2,11 @@
 //! built-in templates or the admin's overrides (`templates=` in the project; the compiler
 //! reads those files and passes their text in, since targets do no IO).
 //!
-//! Invariant: templates only see names and numbers from the model (no free text), and the
-//! stage order in the submit script follows the plan's `after` edges, which the checker
-//! guarantees point to earlier stages, so every dependency's job id exists when it is used.
+//! Invariant: templates see names and numbers from the model, and free text (a stage's
+//! command, environment and working directory, [`Model::launch`]) only as shell words quoted
+//! by [`shell_word`], which lowering has checked hold no control character; and the stage
+//! order in the submit script follows the plan's `after` edges, which the checker guarantees
+//! point to earlier stages, so every dependency's job id exists when it is used.
 //!
 //! Overrides are code placid runs: every render is bounded in work (minijinja's fuel, which
 //! also charges for the data a template creates, so `"x" * 1000000000` is refused before it
@@ -21,6 +23,7 @@ use placid_lang::span::Span;
 
 use super::{SlurmTemplates, names, promote};
 use crate::Artifact;
+use crate::text::shell_word;
 
 /// The directive of placid's stage template that makes `USR1` the job's checkpoint signal:
 /// the playbooks signal only jobs whose batch script carries it, since `USR1` kills a shell
@@ -209,6 +212,14 @@ fn stage_context(model: &Model, plan: &Plan, stage: &Stage, accounting: bool) ->
         Preemption::Never => (tier.checkpoint.map(|checkpoint| checkpoint.every.seconds.min(600)), false),
         Preemption::Window { window, mode } => (Some(window.seconds.max(1)), mode == placid_lang::model::PreemptMode::Requeue),
     };
+    let launch = model.launch(stage);
+    let command = launch.command.as_ref().map(|command| command.value.iter().map(|word| shell_word(word)).collect::<Vec<_>>().join(" "));
+    let env: Vec<String> = launch.env.iter().map(|variable| format!("{}={}", variable.name.value, shell_word(&variable.value))).collect();
+    let workdir = launch.workdir.as_ref().map(|workdir| shell_word(&workdir.value));
+    let memory = launch.memory.as_ref().map(|memory| {
+        let (count, unit) = memory.value.request();
+        format!("{count}{unit}")
+    });
     // --time-min lets backfill start the trial in a gap shorter than its limit (Slurm may then
     // lower the limit down to it), so only a tier that backfills gets one.
     let time_min = stage.expected_time_below_limit(tier).filter(|_| tier.backfill).map(|time| super::slurm_time(time.seconds));
@@ -239,5 +250,11 @@ fn stage_context(model: &Model, plan: &Plan, stage: &Stage, accounting: bool) ->
         requeue,
         time => super::slurm_time(stage.run_time_limit(tier).seconds),
         time_min,
+        command,
+        env,
+        workdir,
+        cpus => launch.cpus.as_ref().map(|cpus| cpus.value),
+        memory,
+        stage_command => placid_lang::model::env::STAGE_COMMAND,
     }
 }

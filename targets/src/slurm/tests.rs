@@ -390,3 +390,95 @@ fn a_class_with_lanes_or_bisection_is_constrained_to_the_nodes_and_domains_that_
     assert!(lua.contains("[\"class_wide\"] = { constraint = \"lanes_12\" },"), "{lua}");
     assert!(lua.contains("[\"class_bisected\"] = { constraint = \"[nvlink_d1]&lanes_6\" },"), "{lua}");
 }
+
+/// A stage's script with `launch` set on the stage (the policy's text cannot express every
+/// string the property below tries, so the launch is set on the loaded model).
+fn stage_script(launch: placid_lang::model::Launch) -> String {
+    let mut world = MemoryWorld::new();
+    world.insert("placid.kdl", PROJECT);
+    world.insert("inventory/nodes.kdl", NODES);
+    world.insert("policy/policy.kdl", timed_policy("", ""));
+    let mut model = placid_lang::load(&world).model;
+    model.plans[0].stages[0].launch = launch;
+    let artifacts = emit_with(&checked(model), &SlurmTemplates::default()).unwrap_or_default();
+    file(&artifacts, "slurm/plans/p/train.sbatch")
+}
+
+/// The `#SBATCH` lines of a script: what sbatch reads as options.
+fn directives(script: &str) -> Vec<&str> {
+    script.lines().filter(|line| line.starts_with("#SBATCH")).collect()
+}
+
+fn detached<T>(value: T) -> placid_lang::span::Spanned<T> {
+    placid_lang::span::Spanned::new(value, placid_lang::span::Span::DETACHED)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// Whatever text a stage's command, variables and working directory hold (anything
+    /// lowering lets through: no control characters), the script runs exactly that command
+    /// with exactly those arguments, variables and directory in a real `sh`, and its `#SBATCH`
+    /// options are those of a stage without them.
+    #[test]
+    fn a_stage_script_runs_its_command_word_for_word(
+        args in proptest::collection::vec("[^\\x00-\\x1f\\x7f]{0,10}", 0..5),
+        values in proptest::collection::vec("[^\\x00-\\x1f\\x7f]{0,10}", 2),
+        directory in "[^\\x00-\\x1f\\x7f/]{1,10}",
+    ) {
+        let root = tempfile::tempdir().expect("tempdir");
+        // `.` and `..` are directories already; the property is about the text, not them.
+        let directory = if directory == "." || directory == ".." { format!("d{directory}") } else { directory };
+        let workdir = root.path().join(&directory);
+        std::fs::create_dir_all(&workdir).expect("the working directory");
+        let mut command = vec![
+            "sh".to_owned(),
+            "-c".to_owned(),
+            r#"for arg in "$@"; do printf '[%s]\n' "$arg"; done; printf '<%s>\n' "$V0" "$V1"; pwd"#.to_owned(),
+            "sh".to_owned(),
+        ];
+        command.extend(args.iter().cloned());
+        let env = values
+            .iter()
+            .enumerate()
+            .map(|(index, value)| placid_lang::model::EnvVar { name: detached(format!("V{index}")), value: value.clone() })
+            .collect();
+        let launch = placid_lang::model::Launch {
+            command: Some(detached(command)),
+            env,
+            workdir: Some(detached(workdir.display().to_string())),
+            ..placid_lang::model::Launch::default()
+        };
+        let script = stage_script(launch);
+        let bare = stage_script(placid_lang::model::Launch::default());
+        proptest::prop_assert_eq!(directives(&script), directives(&bare));
+        let output = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&script)
+            .env("SLURM_SUBMIT_DIR", root.path())
+            .env_remove("SLURM_ARRAY_TASK_ID")
+            .output()
+            .expect("sh runs");
+        let mut expected: Vec<String> = args.iter().map(|arg| format!("[{arg}]")).collect();
+        expected.extend(values.iter().map(|value| format!("<{value}>")));
+        expected.push(workdir.display().to_string());
+        let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+        proptest::prop_assert!(output.status.success(), "{}\n{script}", String::from_utf8_lossy(&output.stderr));
+        proptest::prop_assert_eq!(printed.lines().collect::<Vec<_>>(), expected, "{}", script);
+    }
+}
+
+#[test]
+fn a_stage_without_a_command_runs_the_submitters_and_says_so() {
+    let script = stage_script(placid_lang::model::Launch::default());
+    assert!(script.contains(r#"exec "${PLACID_STAGE_COMMAND:?the stage names no command: set PLACID_STAGE_COMMAND}""#), "{script}");
+    let declared = stage_script(placid_lang::model::Launch {
+        command: Some(detached(vec!["train".to_owned(), "--lr".to_owned(), "0.1".to_owned()])),
+        cpus: Some(detached(4)),
+        memory: Some(detached(placid_lang::units::Bytes(3 << 29))),
+        ..placid_lang::model::Launch::default()
+    });
+    assert!(declared.ends_with("exec train --lr 0.1\n"), "{declared}");
+    assert!(!declared.contains("PLACID_STAGE_COMMAND"), "{declared}");
+    assert!(declared.contains("#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=4\n#SBATCH --mem=1536M\n"), "{declared}");
+}
