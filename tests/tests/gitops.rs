@@ -11,7 +11,6 @@ use placid_gitops::render::terminal::{self, Colour};
 use placid_gitops::render::{json, markdown};
 use placid_gitops::report::{DiffReport, Outcome};
 use placid_gitops::verify::{Finding, Problem, verify};
-use placid_gitops::what_if::TraceInput;
 use placid_gitops::{DiffRequest, Revision, diff};
 use placid_tests::git::Repo;
 
@@ -383,8 +382,7 @@ fn verify_names_hand_edited_missing_and_extra_files() {
 #[test]
 fn what_if_replays_one_trace_through_base_and_head() {
     let fixture = Fixture::cluster();
-    let text = std::fs::read_to_string(fixture.path("traces/day.csv")).expect("the example trace");
-    let trace = || Some(TraceInput { path: placid_lang::source::RelPath::new("traces/day.csv").expect("a path"), text: text.clone() });
+    let trace = || Some(fixture.path("traces/day.csv"));
     fixture.edit("policy/tiers.kdl", "reserve pool=\"nvl-a\" gpus=12", "reserve pool=\"nvl-a\" gpus=16");
     let report =
         diff(&DiffRequest { dir: fixture.project(), base: Revision::Commit("HEAD".into()), head: Revision::WorkingTree, trace: trace() })

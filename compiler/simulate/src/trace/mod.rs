@@ -15,6 +15,9 @@ use placid_lang::units::Duration;
 /// bounded amount of memory (about 100 bytes a job).
 pub const MAX_JOBS: usize = 10_000_000;
 
+/// The most bytes of a placid trace read: [`MAX_JOBS`] jobs of about 50 bytes.
+pub const MAX_BYTES: u64 = 512 << 20;
+
 /// The most GPUs one job may ask for: far beyond any cluster, so that a typo such as an extra
 /// digit is caught as a bad value instead of becoming a job no cluster can hold.
 pub const MAX_GPUS: u32 = 1_000_000;
