@@ -1,4 +1,6 @@
-//! Rendering diagnostics: miette's graphical reports for people, one line each for summaries
+//! Rendering diagnostics: miette's graphical reports for people (every message, label, help
+//! and source line escaped for the terminal by [`placid_lang::escape`], since they quote
+//! traces and policies), one line each for summaries
 //! (the diff report), and a stable JSON form for machines. This is the only place that turns
 //! diagnostics into text, and the one place JSON documents become text.
 
@@ -6,6 +8,7 @@ use std::fmt::Write as _;
 
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource, Report};
 use placid_lang::diag::{Diagnostic, Diagnostics, Severity};
+use placid_lang::escape;
 use placid_lang::source::Sources;
 
 /// How to print diagnostics.
@@ -85,35 +88,45 @@ fn to_report(sources: &Sources, diagnostic: &Diagnostic) -> Report {
         Severity::Error => miette::Severity::Error,
         Severity::Warning => miette::Severity::Warning,
     };
-    let mut report = MietteDiagnostic::new(diagnostic.message.clone()).with_code(diagnostic.code.id()).with_severity(severity);
+    let mut report = MietteDiagnostic::new(escape::terminal(&diagnostic.message)).with_code(diagnostic.code.id()).with_severity(severity);
     if let Some(help) = &diagnostic.help {
-        report = report.with_help(help.clone());
+        report = report.with_help(escape::terminal(help));
     }
     let file = diagnostic.primary.span.file;
     let same_file = |span: placid_lang::span::Span| span.file == file && !span.is_detached();
     let mut labels = Vec::new();
     if same_file(diagnostic.primary.span) {
-        labels.push(LabeledSpan::new_primary_with_span(diagnostic.primary.message.clone(), range(diagnostic.primary.span)));
+        labels.push(LabeledSpan::new_primary_with_span(
+            diagnostic.primary.message.as_deref().map(terminal_text),
+            range(diagnostic.primary.span),
+        ));
     }
     for label in diagnostic.secondary.iter().filter(|label| same_file(label.span)) {
-        labels.push(LabeledSpan::new_with_span(label.message.clone(), range(label.span)));
+        labels.push(LabeledSpan::new_with_span(label.message.as_deref().map(terminal_text), range(label.span)));
     }
     let mut notes = Vec::new();
     for label in diagnostic.secondary.iter().filter(|label| !same_file(label.span) && !label.span.is_detached()) {
         if let (Some(other), Some((line, column))) = (sources.get(label.span.file), sources.line_col(label.span.file, label.span.start)) {
-            notes.push(format!("{}: {}:{line}:{column}", label.message.clone().unwrap_or_default(), other.path));
+            notes.push(format!("{}: {}:{line}:{column}", escape::terminal(label.message.as_deref().unwrap_or_default()), other.path));
         }
     }
     if !notes.is_empty() {
-        let help = diagnostic.help.clone().map(|help| format!("{help}\n")).unwrap_or_default();
+        let help = diagnostic.help.as_deref().map(|help| format!("{}\n", escape::terminal(help))).unwrap_or_default();
         report = report.with_help(format!("{help}{}", notes.join("\n")));
     }
     report = report.with_labels(labels);
     let report = Report::new(report);
     match sources.get(file).filter(|_| !diagnostic.primary.span.is_detached()) {
-        Some(source) => report.with_source_code(NamedSource::new(source.path.as_str(), source.text.clone())),
+        Some(source) => {
+            report.with_source_code(NamedSource::new(source.path.as_str(), escape::terminal_keeping_offsets(&source.text).into_owned()))
+        }
         None => report,
     }
+}
+
+/// A label's text for the terminal ([`escape::terminal`]).
+fn terminal_text(text: &str) -> String {
+    escape::terminal(text).into_owned()
 }
 
 fn range(span: placid_lang::span::Span) -> (usize, usize) {
@@ -152,4 +165,29 @@ pub fn json(sources: &Sources, diagnostics: &Diagnostics) -> serde_json::Value {
         })
         .collect();
     serde_json::json!({ "errors": diagnostics.error_count(), "diagnostics": items })
+}
+
+#[cfg(test)]
+mod tests {
+    use placid_lang::diag::{Code, Diagnostic, Diagnostics};
+    use placid_lang::source::{RelPath, Sources};
+    use placid_lang::span::Span;
+
+    /// A trace line naming a team with terminal escapes: neither the message quoting it nor
+    /// the source line under it reaches the terminal raw.
+    #[test]
+    fn terminal_escapes_in_quoted_input_are_shown_not_run() {
+        let mut sources = Sources::new();
+        let line = "job,0,\u{1b}]0;owned\u{7}\u{1b}[2J\u{9b}1m,P1,1,1h\n";
+        let file = sources.add(RelPath::new("trace.csv").expect("a path"), format!("job,submit,team,tier,gpus,run\n{line}"));
+        let name = "\u{1b}]0;owned\u{7}\u{1b}[2J\u{9b}1m";
+        let mut diagnostics = Diagnostics::new();
+        diagnostics.push(
+            Diagnostic::error(Code::TraceReference, Span::new(file, 35, 35 + name.len()), format!("the policy declares no team `{name}`"))
+                .help(format!("did you mean `{name}`?")),
+        );
+        let text = super::text(&sources, &diagnostics, false);
+        assert!(!text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{9b}'), "{text:?}");
+        assert!(text.contains("\\u{1b}]0;owned"), "the message shows the escape: {text}");
+    }
 }
