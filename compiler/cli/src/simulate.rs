@@ -136,6 +136,21 @@ fn openb(args: &Args, nodes: &Path, pods: &Path, out: &mut Output) -> Exit {
     let Some(trace) = trace else {
         return pipeline::report(out, format, &sources, &diagnostics, Fields::new());
     };
+    let visits = metric::seed_visits(&trace);
+    if visits > metric::MAX_SEED_VISITS {
+        let diagnostic = Diagnostic::error(
+            Code::CommandNotApplicable,
+            Span::DETACHED,
+            format!(
+                "{} nodes and {} pods make up to {visits} node visits a seed, more than the {} placid runs (docs/limits.md)",
+                trace.nodes.len(),
+                trace.pods.len(),
+                metric::MAX_SEED_VISITS
+            ),
+        )
+        .help("sample the node or the pod list: every arriving pod is placed by looking at every node");
+        return pipeline::fail(out, format, diagnostic);
+    }
     let mut best_fit = BestFit;
     let mut wasm;
     let mut placement = match &args.placement {
