@@ -11,6 +11,7 @@ pub mod checked;
 pub mod codes;
 pub mod cpulist;
 pub mod diag;
+pub mod escape;
 pub mod expr;
 pub mod format;
 pub mod inventory_json;

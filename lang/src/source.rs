@@ -125,6 +125,17 @@ pub struct SourceFile {
     pub path: RelPath,
     /// The file's text.
     pub text: String,
+    /// The byte offset of each line's start, made on first use: each diagnostic's line and
+    /// column is then a binary search, not a scan from the file's start (which made a file
+    /// full of errors cost quadratic time).
+    line_starts: std::sync::OnceLock<Vec<usize>>,
+}
+
+impl SourceFile {
+    /// The byte offset at which each line (after each `\n`) starts; the first is 0.
+    pub fn line_starts(&self) -> &[usize] {
+        self.line_starts.get_or_init(|| std::iter::once(0).chain(self.text.match_indices('\n').map(|(at, _)| at + 1)).collect())
+    }
 }
 
 /// Every source file read for one compilation, indexed by [`FileId`].
@@ -141,7 +152,7 @@ impl Sources {
 
     /// Adds a file and returns its id.
     pub fn add(&mut self, path: RelPath, text: String) -> FileId {
-        self.files.push(SourceFile { path, text });
+        self.files.push(SourceFile { path, text, line_starts: std::sync::OnceLock::new() });
         FileId(u32::try_from(self.files.len() - 1).unwrap_or(u32::MAX - 1))
     }
 
@@ -157,12 +168,12 @@ impl Sources {
 
     /// A line index for rendering: 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, id: FileId, offset: u32) -> Option<(usize, usize)> {
-        let text = &self.get(id)?.text;
-        let offset = (offset as usize).min(text.len());
-        let before = text.get(..offset)?;
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |index| index + 1);
-        let column = before[line_start..].chars().count() + 1;
+        let file = self.get(id)?;
+        let offset = (offset as usize).min(file.text.len());
+        let starts = file.line_starts();
+        let line = starts.partition_point(|start| *start <= offset);
+        let line_start = starts.get(line.checked_sub(1)?).copied()?;
+        let column = file.text.get(line_start..offset)?.chars().count() + 1;
         Some((line, column))
     }
 }

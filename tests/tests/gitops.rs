@@ -11,7 +11,6 @@ use placid_gitops::render::terminal::{self, Colour};
 use placid_gitops::render::{json, markdown};
 use placid_gitops::report::{DiffReport, Outcome};
 use placid_gitops::verify::{Finding, Problem, verify};
-use placid_gitops::what_if::TraceInput;
 use placid_gitops::{DiffRequest, Revision, diff};
 use placid_tests::git::Repo;
 
@@ -383,8 +382,7 @@ fn verify_names_hand_edited_missing_and_extra_files() {
 #[test]
 fn what_if_replays_one_trace_through_base_and_head() {
     let fixture = Fixture::cluster();
-    let text = std::fs::read_to_string(fixture.path("traces/day.csv")).expect("the example trace");
-    let trace = || Some(TraceInput { path: placid_lang::source::RelPath::new("traces/day.csv").expect("a path"), text: text.clone() });
+    let trace = || Some(fixture.path("traces/day.csv"));
     fixture.edit("policy/tiers.kdl", "reserve pool=\"nvl-a\" gpus=12", "reserve pool=\"nvl-a\" gpus=16");
     let report =
         diff(&DiffRequest { dir: fixture.project(), base: Revision::Commit("HEAD".into()), head: Revision::WorkingTree, trace: trace() })
@@ -411,4 +409,30 @@ fn what_if_replays_one_trace_through_base_and_head() {
         "{:?}",
         what_if.errors
     );
+}
+
+/// Names from a trace reach the pull-request comment and the terminal as text: a team named
+/// to forge a heading, an image, a link, a mention and terminal escapes does none of it.
+#[test]
+fn forged_trace_names_are_escaped_in_every_medium() {
+    let fixture = Fixture::cluster();
+    let forged =
+        "x\n## ✅ LGTM\n![t](https://tracker.example/p.gif) [go](https://evil.example) @everyone <img src=x> \u{1b}]0;owned\u{7}\u{1b}[2J";
+    fixture.write("traces/forged.csv", &format!("job,submit,team,tier,gpus,run\none,0,\"{forged}\",P1,1,1h\n"));
+    let report = diff(&DiffRequest {
+        dir: fixture.project(),
+        base: Revision::Commit("HEAD".into()),
+        head: Revision::WorkingTree,
+        trace: Some(fixture.path("traces/forged.csv")),
+    })
+    .expect("diff runs");
+    let what_if = report.what_if.as_ref().expect("a what-if section");
+    assert!(what_if.errors.iter().any(|error| error.contains("LGTM")), "the error quotes the name: {:?}", what_if.errors);
+    let comment = markdown::render(&report);
+    for live in ["\n## ✅", "![", "](https://", "[go]", "@everyone", "<img", "\u{1b}"] {
+        assert!(!comment.contains(live), "{live:?} is live in the comment:\n{comment}");
+    }
+    let text = terminal::render(&report, Colour::Never);
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
+    assert!(!text.contains("\n## ✅"), "{text}");
 }

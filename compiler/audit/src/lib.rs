@@ -178,10 +178,11 @@ impl Report {
     }
 }
 
-/// A path or message as one line of a text report: control characters (a `\n` or an ANSI
-/// escape in a crafted entry name) are escaped, so a name cannot forge report lines.
+/// A path or message as one line of a text report, through the one terminal escape
+/// ([`placid_lang::escape::terminal`]): control characters (a `\n` or an ANSI escape in a
+/// crafted entry name) are escaped, so a name cannot forge report lines.
 pub fn escaped(text: &str) -> String {
-    text.chars().map(|c| if c.is_control() || c == '\\' { c.escape_default().to_string() } else { c.to_string() }).collect()
+    placid_lang::escape::terminal(text).into_owned()
 }
 
 /// The machine name the gate looks for, as policies and `uname -m` write it.

@@ -19,12 +19,13 @@ use crate::{Exit, Output, ProjectArgs, choice};
 pub struct Args {
     #[command(flatten)]
     project: ProjectArgs,
-    /// Output directory (replaced atomically). An existing one must be empty or hold an
-    /// earlier build's manifest.json.
+    /// Output directory (replaced atomically). An existing one must be empty or hold exactly
+    /// an earlier build's tree: the files its manifest.json lists, with their hashes, and
+    /// nothing else.
     #[arg(short, long, default_value = "out")]
     out: PathBuf,
     /// Replace an existing output directory even if placid did not write it (never the
-    /// project, a git repository or `/`).
+    /// project, `/`, a git repository, bare or not, or a directory holding one).
     #[arg(long, conflicts_with = "stdout")]
     force: bool,
     /// Emit only these targets.

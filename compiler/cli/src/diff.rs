@@ -5,12 +5,11 @@ use std::path::PathBuf;
 
 use placid_driver::render::{Choice, Format};
 
+use crate::pipeline;
 use crate::{Exit, Output, choice};
-use crate::{pipeline, replay};
 use placid_gitops::render::terminal::Colour;
 use placid_gitops::render::{DiffFormat, json, markdown, terminal};
 use placid_gitops::report::Outcome;
-use placid_gitops::what_if::TraceInput;
 use placid_gitops::{DiffRequest, Revision, diff};
 
 /// Arguments of `placid diff`.
@@ -39,18 +38,11 @@ pub struct Args {
 
 pub fn run(args: &Args, out: &mut Output) -> Exit {
     let format = if args.format == DiffFormat::Json { Format::Json } else { Format::Text };
-    let trace = match &args.simulate {
-        Some(path) => match replay::read_trace(out, format, path) {
-            Ok(text) => Some(TraceInput { path: replay::shown_path(path), text }),
-            Err(exit) => return exit,
-        },
-        None => None,
-    };
     let request = DiffRequest {
         dir: args.dir.clone(),
         base: Revision::Commit(args.base.clone()),
         head: args.head.clone().map_or(Revision::WorkingTree, Revision::Commit),
-        trace,
+        trace: args.simulate.clone(),
     };
     let report = match diff(&request) {
         Ok(report) => report,

@@ -64,7 +64,8 @@ pub struct Args {
     /// Kubernetes target writes them (`telemetry.json`); from a project, its own are used.
     #[arg(long, requires = "plugin", requires = "prometheus")]
     telemetry: Option<PathBuf>,
-    /// Time limit of connecting to Prometheus and of each read, in milliseconds.
+    /// Time limit of one Prometheus query, connecting, sending and reading the whole answer,
+    /// in milliseconds.
     #[arg(long, default_value_t = 500)]
     prometheus_timeout_ms: u64,
 }

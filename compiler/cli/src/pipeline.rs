@@ -3,7 +3,6 @@
 //! exit code. A command's own findings join the same report, so `--format json` prints one
 //! document, and a command's own failures are coded diagnostics like the policy's.
 
-use std::io::Read as _;
 use std::path::Path;
 
 use placid_driver::build::{Build, Clean, Selection, compile};
@@ -128,14 +127,20 @@ pub fn unreadable(out: &mut Output, format: Format, what: &str, path: &Path, err
     fail(out, format, diagnostic)
 }
 
-/// The bytes of input `path` (`what`, for the message), read up to one byte past `limit` so
-/// the caller can tell an oversized file without reading the rest of it; [`unreadable`] when
-/// it cannot be opened or read.
+/// The bytes of input `path` (`what`, for the message), read through the one reader of
+/// untrusted files ([`placid_driver::untrusted::read`]): a regular file of at most `limit`
+/// bytes. A FIFO, a device or a directory is refused at once (E019), a larger file before it
+/// is read (E018), and a file that cannot be opened is [`unreadable`].
 pub fn read_at_most(out: &mut Output, format: Format, what: &str, path: &Path, limit: u64) -> Result<Vec<u8>, Exit> {
-    let file = std::fs::File::open(path).map_err(|error| unreadable(out, format, what, path, error))?;
-    let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1)).read_to_end(&mut bytes).map_err(|error| unreadable(out, format, what, path, error))?;
-    Ok(bytes)
+    placid_driver::untrusted::read(path, limit).map_err(|error| {
+        let help = match error.code {
+            Code::SpecialFile => "give a regular file: placid does not wait on a FIFO or read a device",
+            Code::FileTooLarge => "split the file, or sample it (docs/limits.md)",
+            _ => return unreadable(out, format, what, path, error.reason),
+        };
+        let message = format!("cannot read {what} {}: {}", path.display(), error.reason);
+        fail(out, format, Diagnostic::error(error.code, Span::DETACHED, message).help(help))
+    })
 }
 
 /// [`fail`] for an output the command cannot write.

@@ -16,8 +16,8 @@ use placid_simulate::{replay, text, trace};
 use crate::pipeline::{self, Fields};
 use crate::{Exit, Output, ProjectArgs};
 
-/// The most bytes of a placid trace read: 10,000,000 jobs of about 50 bytes.
-pub const MAX_TRACE_BYTES: u64 = 512 << 20;
+/// The most bytes of a placid trace read.
+pub const MAX_TRACE_BYTES: u64 = trace::MAX_BYTES;
 
 /// Jobs above which a progress bar is shown (on a terminal).
 const PROGRESS_FROM: usize = 50_000;
@@ -108,15 +108,13 @@ pub fn shown_path(path: &Path) -> RelPath {
 /// Reads at most [`MAX_TRACE_BYTES`] of the trace as UTF-8 text.
 pub fn read_trace(out: &mut Output, format: Format, path: &Path) -> Result<String, Exit> {
     let bytes = pipeline::read_at_most(out, format, "the trace", path, MAX_TRACE_BYTES)?;
-    let fail = |message: String| Diagnostic::error(Code::TraceNotText, Span::DETACHED, message);
-    if bytes.len() as u64 > MAX_TRACE_BYTES {
-        let diagnostic =
-            fail(format!("{} is larger than {} MiB", path.display(), MAX_TRACE_BYTES >> 20)).help("split the trace, or sample it");
-        return Err(pipeline::fail(out, format, diagnostic));
-    }
     String::from_utf8(bytes).map_err(|error| {
-        let diagnostic = fail(format!("{} is not UTF-8 (byte {})", path.display(), error.utf8_error().valid_up_to()))
-            .help("export the trace as UTF-8 CSV");
+        let diagnostic = Diagnostic::error(
+            Code::TraceNotText,
+            Span::DETACHED,
+            format!("{} is not UTF-8 (byte {})", path.display(), error.utf8_error().valid_up_to()),
+        )
+        .help("export the trace as UTF-8 CSV");
         pipeline::fail(out, format, diagnostic)
     })
 }

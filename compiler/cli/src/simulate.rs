@@ -119,16 +119,13 @@ fn openb(args: &Args, nodes: &Path, pods: &Path, out: &mut Output) -> Exit {
     let format = args.format;
     let mut sources = Sources::new();
     let mut diagnostics = Diagnostics::new();
-    let node_bytes = match read_trace(out, format, "the node list", nodes, &mut diagnostics) {
+    let node_bytes = match read_trace(out, format, "the node list", nodes) {
         Ok(bytes) => bytes,
         Err(exit) => return exit,
     };
-    let pod_bytes = match read_trace(out, format, "the pod list", pods, &mut diagnostics) {
+    let pod_bytes = match read_trace(out, format, "the pod list", pods) {
         Ok(bytes) => bytes,
         Err(exit) => return exit,
-    };
-    let (Some(node_bytes), Some(pod_bytes)) = (node_bytes, pod_bytes) else {
-        return pipeline::report(out, format, &sources, &diagnostics, Fields::new());
     };
     let (trace, read_diagnostics) = read::read(
         &mut sources,
@@ -139,6 +136,21 @@ fn openb(args: &Args, nodes: &Path, pods: &Path, out: &mut Output) -> Exit {
     let Some(trace) = trace else {
         return pipeline::report(out, format, &sources, &diagnostics, Fields::new());
     };
+    let visits = metric::seed_visits(&trace);
+    if visits > metric::MAX_SEED_VISITS {
+        let diagnostic = Diagnostic::error(
+            Code::CommandNotApplicable,
+            Span::DETACHED,
+            format!(
+                "{} nodes and {} pods make up to {visits} node visits a seed, more than the {} placid runs (docs/limits.md)",
+                trace.nodes.len(),
+                trace.pods.len(),
+                metric::MAX_SEED_VISITS
+            ),
+        )
+        .help("sample the node or the pod list: every arriving pod is placed by looking at every node");
+        return pipeline::fail(out, format, diagnostic);
+    }
     let mut best_fit = BestFit;
     let mut wasm;
     let mut placement = match &args.placement {
@@ -231,22 +243,10 @@ impl Summary<'_> {
     }
 }
 
-/// Reads at most [`MAX_TRACE_BYTES`] of a trace file. A file that cannot be opened stops the
-/// command (exit 2); one that is too large becomes a diagnostic of the trace (`Ok(None)`).
-fn read_trace(out: &mut Output, format: Format, what: &str, path: &Path, diagnostics: &mut Diagnostics) -> Result<Option<Vec<u8>>, Exit> {
-    let bytes = pipeline::read_at_most(out, format, what, path, MAX_TRACE_BYTES)?;
-    if bytes.len() as u64 > MAX_TRACE_BYTES {
-        diagnostics.push(
-            Diagnostic::error(
-                Code::TraceNotText,
-                Span::DETACHED,
-                format!("{} is larger than {} MiB", path.display(), MAX_TRACE_BYTES >> 20),
-            )
-            .help("placid reads trace files of at most 16 MiB (docs/limits.md); split the trace"),
-        );
-        return Ok(None);
-    }
-    Ok(Some(bytes))
+/// Reads a trace file of at most [`MAX_TRACE_BYTES`]; one that cannot be read stops the
+/// command (exit 2).
+fn read_trace(out: &mut Output, format: Format, what: &str, path: &Path) -> Result<Vec<u8>, Exit> {
+    pipeline::read_at_most(out, format, what, path, MAX_TRACE_BYTES)
 }
 
 /// E126: the score plugin failed on the trace (a trap, fuel or memory spent, or a ranking of

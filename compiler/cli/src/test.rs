@@ -10,6 +10,7 @@ use placid_driver::build::Selection;
 use placid_driver::render::{self, Choice, Format};
 use placid_engine::policy_test::{self, Mismatch, TestResult};
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
+use placid_lang::escape::html as escape;
 use placid_lang::model::{Model, PolicyTest};
 use placid_lang::source::Sources;
 use placid_scoring::stage_rank::StageScores;
@@ -188,32 +189,13 @@ fn junit(sources: &Sources, project: &placid_lang::name::Name, ran: &[Ran<'_>]) 
     xml
 }
 
-/// Escapes text for XML attributes and content. Characters XML 1.0 cannot hold at all
-/// (controls other than tab, newline and carriage return) become U+FFFD.
-fn escape(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&apos;"),
-            '\t' | '\n' | '\r' => escaped.push(character),
-            control if (control as u32) < 0x20 || character == '\u{FFFE}' || character == '\u{FFFF}' => escaped.push('\u{FFFD}'),
-            other => escaped.push(other),
-        }
-    }
-    escaped
-}
-
 #[cfg(test)]
 mod tests {
     use super::escape;
 
     #[test]
     fn xml_escapes_markup_quotes_and_controls() {
-        assert_eq!(escape("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;");
+        assert_eq!(escape("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;");
         assert_eq!(escape("bell\u{7}tab\t"), "bell\u{FFFD}tab\t");
     }
 }

@@ -132,6 +132,16 @@ fn git_work_trees_and_git_directories_are_never_replaced() {
     let other = fixture.build(&fixture.path("other"), &["--force"]);
     assert_refused(&other, "placid::E090");
     assert!(fixture.path("other/.git").is_dir());
+    // A bare repository, and a directory holding a repository below it, likewise.
+    for dir in ["bare.git/objects", "bare.git/refs/heads"] {
+        std::fs::create_dir_all(fixture.path(dir)).expect("mkdir");
+    }
+    std::fs::write(fixture.path("bare.git/HEAD"), "ref: refs/heads/main\n").expect("write");
+    assert_refused(&fixture.build(&fixture.path("bare.git"), &["--force"]), "placid::E090");
+    assert!(fixture.path("bare.git/HEAD").is_file());
+    std::fs::create_dir_all(fixture.path("checkouts/app/.git")).expect("a repository below");
+    assert_refused(&fixture.build(&fixture.path("checkouts"), &["--force"]), "placid::E090");
+    assert!(fixture.path("checkouts/app/.git").is_dir());
 }
 
 #[test]
@@ -150,6 +160,15 @@ fn a_directory_placid_did_not_write_needs_force() {
     assert_refused(&impostor, "placid::E091");
     assert!(fixture.path("home/thesis.tex").is_file());
 
+    // Nor does a manifest of placid's form that lists what is there with forged hashes.
+    let forged = format!(
+        "{{\"placid-version\": \"0.1.0\", \"source-hash\": \"{0}\", \"artifacts\": {{\"thesis.tex\": \"{0}\"}}}}\n",
+        "ab".repeat(32)
+    );
+    std::fs::write(fixture.path("home/manifest.json"), forged).expect("write");
+    assert_refused(&fixture.build(&fixture.path("home"), &[]), "placid::E091");
+    assert!(fixture.path("home/thesis.tex").is_file());
+
     let forced = fixture.build(&fixture.path("home"), &["--force"]);
     assert_eq!(forced.status.code(), Some(0), "{}", stderr(&forced));
     assert!(fixture.path("home/manifest.json").is_file() && !fixture.path("home/thesis.tex").exists());
@@ -163,9 +182,14 @@ fn an_empty_directory_or_a_previous_output_is_replaced_whole() {
     std::fs::create_dir(&out).expect("mkdir");
     let first = fixture.build(&out, &[]);
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
-    std::fs::write(out.join("slurm/left-over.conf"), "from an older build\n").expect("write");
     let second = fixture.build(&out, &[]);
     assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    // A file the manifest does not list is not placid's: only --force replaces it.
+    std::fs::write(out.join("slurm/left-over.conf"), "from someone else\n").expect("write");
+    assert_refused(&fixture.build(&out, &[]), "placid::E091");
+    assert!(out.join("slurm/left-over.conf").exists());
+    let forced = fixture.build(&out, &["--force"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", stderr(&forced));
     assert!(out.join("manifest.json").is_file());
     assert!(!out.join("slurm/left-over.conf").exists(), "the old tree was not replaced");
     assert_eq!(fixture.leftovers(), Vec::<String>::new());

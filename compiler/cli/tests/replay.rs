@@ -119,3 +119,42 @@ fn a_series_needs_the_policys_telemetry() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("placid::E098"));
 }
+
+/// A FIFO as `--trace` or `--telemetry` is refused at once with E019 (exit 2), as a policy
+/// file is, instead of waiting for a writer forever; `--nodes` and `--pods` likewise.
+#[test]
+fn a_fifo_as_an_input_is_refused_without_blocking() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fifo = dir.path().join("input.csv");
+    let path = std::ffi::CString::new(arg(&fifo)).expect("a C path");
+    // SAFETY: `path` is a valid NUL-terminated string that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0, "mkfifo");
+    let project = example_with_telemetry(dir.path());
+    let (example, trace) = (example(), example().join("traces/day.csv"));
+    let runs: [Vec<&str>; 3] = [
+        vec!["simulate", arg(&example), "--trace", arg(&fifo)],
+        vec!["simulate", arg(&project), "--trace", arg(&trace), "--telemetry", arg(&fifo)],
+        vec!["simulate", "--import", "openb", "--nodes", arg(&fifo), "--pods", arg(&fifo)],
+    ];
+    for args in runs {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_placid"))
+            .args(&args)
+            .env("NO_COLOR", "1")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run placid");
+        let started = std::time::Instant::now();
+        while child.try_wait().expect("wait").is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(60) {
+                child.kill().expect("kill");
+                panic!("placid {args:?} blocked on the FIFO");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let output = child.wait_with_output().expect("output");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("placid::E019") && stderr.contains("a FIFO"), "{args:?}: {stderr}");
+    }
+}

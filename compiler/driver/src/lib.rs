@@ -11,5 +11,6 @@ pub mod merge;
 pub mod output;
 pub mod render;
 mod unchanged;
+pub mod untrusted;
 mod up_to_date;
 pub mod world;

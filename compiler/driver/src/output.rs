@@ -24,9 +24,10 @@ pub fn write_output(out: &Path, force: bool, root: &Path, sources: &Sources, art
 }
 
 /// The real path `placid build -o out` may replace, or why not. Never `/`, the project, a
-/// directory holding the project or one of its sources, a git work tree or a git directory
-/// (`force` or not); an existing directory only when it is empty or holds the manifest of an
-/// earlier build, unless `force`; never a file or a symlink.
+/// directory holding the project or one of its sources, a git work tree, a git directory or a
+/// directory holding either at any depth (`force` or not); an existing directory only when
+/// it is empty or holds exactly the tree of an earlier build (every file listed in its
+/// manifest with its hash, nothing else), unless `force`; never a file or a symlink.
 pub fn check_output(out: &Path, force: bool, root: &Path, sources: &Sources) -> Result<PathBuf, Box<Diagnostic>> {
     let existing = Existing::at(out).map_err(|error| unwritable(out, &error))?;
     let not_directory = |what: &str, help: &str| {
@@ -50,7 +51,10 @@ pub fn check_output(out: &Path, force: bool, root: &Path, sources: &Sources) -> 
     if existing == Existing::Directory && !force && !holds_earlier_build(&real).map_err(|error| unwritable(out, &error))? {
         return Err(refusal(
             Code::OutputNotPlacid,
-            format!("the output {} exists and holds files placid did not write (no manifest of an earlier build)", out.display()),
+            format!(
+                "the output {} exists and holds files placid did not write (it is not exactly a tree an earlier build wrote, as its manifest lists it)",
+                out.display()
+            ),
             "choose a new or empty directory, or pass --force to replace this one",
         ));
     }
@@ -123,9 +127,10 @@ fn overlap(out: &Path, root: &Path, sources: &Sources) -> Option<String> {
     if out.components().any(|component| component.as_os_str() == ".git") {
         return Some("lies inside a git directory".to_owned());
     }
-    // Any work tree around the project contains it (caught above); this is someone else's.
-    if std::fs::symlink_metadata(out.join(".git")).is_ok() {
-        return Some("is a git work tree".to_owned());
+    // Any work tree around the project contains it (caught above); this is someone else's,
+    // or a bare repository, or a directory with a repository anywhere below it.
+    if let Some(repository) = repository_in(out) {
+        return Some(repository);
     }
     sources.iter().map(|(_, file)| &file.path).find_map(|path| {
         let lexical = root.join(path.as_str());
@@ -134,28 +139,83 @@ fn overlap(out: &Path, root: &Path, sources: &Sources) -> Option<String> {
     })
 }
 
+/// The git repository `out` is or holds, if any, found by walking it without following
+/// links: a `.git` (a work tree's directory or file) or a bare repository (`HEAD` beside
+/// `objects/` and `refs/`), at any depth. `--force` never overrides this: replacing the
+/// directory would delete history.
+fn repository_in(out: &Path) -> Option<String> {
+    let is_dir = |path: &Path| std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_dir());
+    for entry in walkdir::WalkDir::new(out).follow_links(false).into_iter().filter_map(Result::ok) {
+        let name = entry.file_name();
+        let place = |what: &str| {
+            let inside =
+                entry.path().parent().and_then(|parent| parent.strip_prefix(out).ok()).filter(|inside| !inside.as_os_str().is_empty());
+            match inside {
+                Some(inside) => format!("holds {what} at {}", inside.display()),
+                None => format!("is {what}"),
+            }
+        };
+        if name == ".git" {
+            return Some(place("a git work tree"));
+        }
+        if name == "HEAD" && entry.file_type().is_file() {
+            let dir = entry.path().parent().unwrap_or(out);
+            if is_dir(&dir.join("objects")) && is_dir(&dir.join("refs")) {
+                return Some(place("a bare git repository"));
+            }
+        }
+    }
+    None
+}
+
+/// The most bytes of a manifest read to decide whether placid wrote a tree: far above the
+/// 3 MB of the largest benchmark's.
+const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+
 /// Whether the existing directory `dir` may be replaced without `--force`: it is empty, or an
-/// earlier build wrote it (its manifest is placid's).
+/// earlier build wrote exactly what it holds. A `manifest.json` alone proves nothing (anyone
+/// can write one): every file must be a regular file the manifest lists with its sha256,
+/// every directory must hold a listed file, and nothing else may be there.
 fn holds_earlier_build(dir: &Path) -> std::io::Result<bool> {
     if std::fs::read_dir(dir)?.next().is_none() {
         return Ok(true);
     }
-    Ok(is_placid_manifest(&dir.join(MANIFEST)))
+    let Some(listed) = placid_manifest(&dir.join(MANIFEST)) else { return Ok(false) };
+    let directories: BTreeSet<&str> = listed.keys().flat_map(|path| path.match_indices('/').map(move |(end, _)| &path[..end])).collect();
+    for entry in walkdir::WalkDir::new(dir).min_depth(1).follow_links(false) {
+        let entry = entry.map_err(std::io::Error::other)?;
+        let Some(relative) = entry.path().strip_prefix(dir).ok().and_then(Path::to_str).map(str::to_owned) else { return Ok(false) };
+        let kind = entry.file_type();
+        let placids = if kind.is_dir() {
+            directories.contains(relative.as_str())
+        } else if relative == MANIFEST {
+            kind.is_file()
+        } else {
+            kind.is_file()
+                && listed.get(&relative).is_some_and(|hash| {
+                    crate::untrusted::read(entry.path(), u64::MAX).is_ok_and(|bytes| crate::build::sha256(&bytes) == *hash)
+                })
+        };
+        if !placids {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
-/// Whether `path` is a manifest [`manifest`] wrote: a regular file (not a link to someone's
-/// JSON) holding exactly its fields, hashes in sha256 hex. Any `manifest.json` will not do.
-fn is_placid_manifest(path: &Path) -> bool {
-    let is_hash = |value: &serde_json::Value| {
-        value.as_str().is_some_and(|hash| hash.len() == 64 && hash.bytes().all(|byte| byte.is_ascii_hexdigit()))
-    };
-    let Ok(metadata) = std::fs::symlink_metadata(path) else { return false };
-    let Some(text) = metadata.is_file().then(|| std::fs::read(path).ok()).flatten() else { return false };
-    let Ok(serde_json::Value::Object(fields)) = serde_json::from_slice(&text) else { return false };
-    fields.len() == 3
+/// The artifacts (path to sha256 hex) of the manifest at `path`, if [`manifest`] wrote it: a
+/// regular file (not a link to someone's JSON) holding exactly its fields.
+fn placid_manifest(path: &Path) -> Option<std::collections::BTreeMap<String, String>> {
+    let is_hash = |hash: &str| hash.len() == 64 && hash.bytes().all(|byte| byte.is_ascii_hexdigit());
+    let metadata = std::fs::symlink_metadata(path).ok()?;
+    let text = metadata.is_file().then(|| crate::untrusted::read(path, MAX_MANIFEST_BYTES).ok()).flatten()?;
+    let serde_json::Value::Object(fields) = serde_json::from_slice(&text).ok()? else { return None };
+    let artifacts = fields.get("artifacts")?.as_object()?;
+    let complete = fields.len() == 3
         && fields.get("placid-version").is_some_and(serde_json::Value::is_string)
-        && fields.get("source-hash").is_some_and(is_hash)
-        && fields.get("artifacts").and_then(serde_json::Value::as_object).is_some_and(|artifacts| artifacts.values().all(is_hash))
+        && fields.get("source-hash").and_then(serde_json::Value::as_str).is_some_and(is_hash);
+    complete.then_some(())?;
+    artifacts.iter().map(|(path, hash)| hash.as_str().filter(|hash| is_hash(hash)).map(|hash| (path.clone(), hash.to_owned()))).collect()
 }
 
 fn refusal(code: Code, message: String, help: &str) -> Box<Diagnostic> {
@@ -545,7 +605,7 @@ mod tests {
         let path = dir.path().join(MANIFEST);
         let written = crate::build::manifest(&Sources::new(), &[Artifact::text("slurm/slurm.conf", "ClusterName=ml\n")]);
         std::fs::write(&path, &written.bytes).expect("write");
-        assert!(is_placid_manifest(&path));
+        assert!(placid_manifest(&path).is_some());
         for other in [
             "{\"name\": \"my-package\", \"version\": \"1.0.0\"}",
             "[]",
@@ -553,12 +613,73 @@ mod tests {
             "{\"placid-version\": \"0.1.0\", \"source-hash\": \"x\", \"artifacts\": {}}",
         ] {
             std::fs::write(&path, other).expect("write");
-            assert!(!is_placid_manifest(&path), "{other}");
+            assert!(placid_manifest(&path).is_none(), "{other}");
         }
         let link = dir.path().join("link.json");
         std::fs::write(&path, &written.bytes).expect("write");
         std::os::unix::fs::symlink(&path, &link).expect("symlink");
-        assert!(!is_placid_manifest(&link), "a link to a manifest is not one");
+        assert!(placid_manifest(&link).is_none(), "a link to a manifest is not one");
+    }
+
+    /// A tree an earlier build wrote: its files and the manifest that lists them.
+    fn earlier_build(dir: &Path) {
+        let artifacts = [Artifact::text("slurm/slurm.conf", "ClusterName=ml\n"), Artifact::text("kubernetes/a.yaml", "a: 1\n")];
+        let manifest = crate::build::manifest(&Sources::new(), &artifacts);
+        for artifact in artifacts.iter().chain([&manifest]) {
+            let path = dir.join(&artifact.path);
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+            std::fs::write(path, &artifact.bytes).expect("write");
+        }
+    }
+
+    #[test]
+    fn only_exactly_an_earlier_builds_tree_is_replaced_without_force() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        earlier_build(dir.path());
+        assert!(holds_earlier_build(dir.path()).expect("walk"), "the tree a build wrote");
+        type Forge<'a> = &'a dyn Fn(&Path);
+        let forgeries: [(&str, Forge); 5] = [
+            ("a file the manifest does not list", &|dir| std::fs::write(dir.join("thesis.tex"), "x").expect("write")),
+            ("an edited file", &|dir| std::fs::write(dir.join("slurm/slurm.conf"), "ClusterName=other\n").expect("write")),
+            ("an empty directory of its own", &|dir| std::fs::create_dir(dir.join("photos")).expect("mkdir")),
+            ("a link for a listed file", &|dir| {
+                std::fs::remove_file(dir.join("kubernetes/a.yaml")).expect("rm");
+                std::os::unix::fs::symlink("/etc/hostname", dir.join("kubernetes/a.yaml")).expect("link");
+            }),
+            ("only a forged manifest", &|dir| {
+                std::fs::remove_dir_all(dir.join("slurm")).expect("rm");
+                std::fs::write(dir.join("data.bin"), "mine").expect("write");
+            }),
+        ];
+        for (what, forge) in forgeries {
+            let dir = tempfile::tempdir().expect("temp dir");
+            earlier_build(dir.path());
+            forge(dir.path());
+            assert!(!holds_earlier_build(dir.path()).expect("walk"), "{what}");
+        }
+    }
+
+    #[test]
+    fn a_repository_anywhere_in_the_output_is_refused_even_with_force() {
+        let parent = tempfile::tempdir().expect("temp dir");
+        let root = parent.path().join("project");
+        std::fs::create_dir(&root).expect("mkdir");
+        let bare = parent.path().join("bare.git");
+        for dir in ["objects/pack", "refs/heads"] {
+            std::fs::create_dir_all(bare.join(dir)).expect("mkdir");
+        }
+        std::fs::write(bare.join("HEAD"), "ref: refs/heads/main\n").expect("write");
+        let holder = parent.path().join("holder");
+        std::fs::create_dir_all(holder.join("src/app/.git")).expect("mkdir");
+        let nested_bare = parent.path().join("nested");
+        std::fs::create_dir_all(&nested_bare).expect("mkdir");
+        std::os::unix::fs::symlink(&bare, nested_bare.join("link")).expect("a link is not walked into");
+        for (out, expected) in [(&bare, "is a bare git repository"), (&holder, "holds a git work tree at src/app")] {
+            let refused = check_output(out, true, &root, &Sources::new()).expect_err("refused with --force");
+            assert_eq!(refused.code, Code::OutputOverlapsProject);
+            assert!(refused.message.contains(expected), "{}", refused.message);
+        }
+        assert!(check_output(&nested_bare, true, &root, &Sources::new()).is_ok(), "a link to a repository is not a repository");
     }
 
     #[test]

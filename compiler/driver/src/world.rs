@@ -5,8 +5,6 @@
 //! are read, up to a size limit, so a FIFO cannot block placid and `/dev/zero` cannot fill
 //! its memory. Reasons never name a path outside the root.
 
-use std::fs::{File, FileType};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use placid_lang::source::{RelPath, World, WorldError, glob_base};
@@ -100,64 +98,10 @@ impl World for FsWorld {
     }
 }
 
-/// Reads the regular file at `path`, refusing anything else before reading from it, and a
-/// file larger than `max_bytes` without reading more than one byte past the limit.
+/// Reads the regular file at `path` as UTF-8 text through [`crate::untrusted::read`]: anything
+/// but a regular file is refused before reading from it, and a file larger than `max_bytes`
+/// without reading more than one byte past the limit.
 pub fn read_regular(path: &Path, max_bytes: u64) -> Result<String, WorldError> {
-    let unreadable = |error: std::io::Error| WorldError::unreadable(error.to_string());
-    // Looked at first for the reason (a socket cannot even be opened), and again once open,
-    // since the path may name something else by then.
-    regular(std::fs::metadata(path).map_err(unreadable)?.file_type())?;
-    let file = open_nonblocking(path).map_err(unreadable)?;
-    let metadata = file.metadata().map_err(unreadable)?;
-    regular(metadata.file_type())?;
-    // The size a file claims refuses most at once; reading stops at the limit for the rest.
-    if metadata.len() > max_bytes {
-        return Err(WorldError::too_large(max_bytes));
-    }
-    let mut bytes = Vec::new();
-    file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(unreadable)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(WorldError::too_large(max_bytes));
-    }
+    let bytes = crate::untrusted::read(path, max_bytes)?;
     String::from_utf8(bytes).map_err(|_| WorldError::unreadable("the file is not UTF-8 text"))
-}
-
-/// Opens `path` for reading without blocking: opening a FIFO waits for a writer otherwise.
-#[cfg(unix)]
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)
-}
-
-#[cfg(not(unix))]
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
-    File::open(path)
-}
-
-fn regular(kind: FileType) -> Result<(), WorldError> {
-    if kind.is_file() {
-        return Ok(());
-    }
-    Err(WorldError::not_regular(special_kind(kind)))
-}
-
-#[cfg(unix)]
-fn special_kind(kind: FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if kind.is_dir() {
-        "a directory"
-    } else if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_char_device() || kind.is_block_device() {
-        "a device"
-    } else {
-        "a special file"
-    }
-}
-
-#[cfg(not(unix))]
-fn special_kind(kind: FileType) -> &'static str {
-    if kind.is_dir() { "a directory" } else { "a special file" }
 }

@@ -9,7 +9,8 @@
 //! TTL, never all of them; bad or missing
 //! telemetry gives the static figure (`STATIC_UTILIZATION`) and never
 //! throttles; a fallback is logged when its reason changes for a key, not on every refresh,
-//! so a Prometheus that is down logs once per node and domain rather than once per TTL.
+//! so a Prometheus that is down logs once per node and domain rather than once per TTL, and
+//! one refresh logs at most [`MAX_LOG_LINES`] lines and a count of the rest.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError, TryLockError};
@@ -164,8 +165,16 @@ impl Live {
         let nodes = refresher.node.refresh(now, &self.node_keys);
         let domains = refresher.domain.refresh(now, &self.domain_keys);
         let labelled = nodes.iter().map(|reading| (NODE_LABEL, reading)).chain(domains.iter().map(|reading| (DOMAIN_LABEL, reading)));
+        let mut lines = Vec::new();
         for (label, (key, reading)) in labelled {
-            self.log_change(&mut refresher.logged, &format!("{label}={key}"), reading);
+            log_change(&mut refresher.logged, &format!("{label}={key}"), reading, &mut lines);
+        }
+        let more = lines.len().saturating_sub(MAX_LOG_LINES);
+        for line in lines.iter().take(MAX_LOG_LINES) {
+            (self.log)(line);
+        }
+        if more > 0 {
+            (self.log)(&format!("placid extender: telemetry: {more} more nodes and domains changed to or from a fallback at this refresh"));
         }
         let by_node = self
             .nodes
@@ -182,18 +191,24 @@ impl Live {
             .collect();
         Figures { by_node }
     }
+}
 
-    fn log_change(&self, logged: &mut HashMap<String, String>, key: &str, reading: &Reading) {
-        match &reading.fallback {
-            Some(line) if logged.get(key) != Some(line) => {
-                (self.log)(line);
-                logged.insert(key.to_owned(), line.clone());
-            }
-            Some(_) => {}
-            None => {
-                if logged.remove(key).is_some() {
-                    (self.log)(&format!("placid extender: telemetry for {key} is live again"));
-                }
+/// The most log lines one refresh writes; the rest are counted in one more line, so a
+/// Prometheus gone bad for a 10,000-node inventory writes a screen, not 10,000 lines a TTL.
+pub const MAX_LOG_LINES: usize = 16;
+
+/// The line to log for `key`'s reading, if its fallback reason changed since the last one
+/// logged (or it is live again).
+fn log_change(logged: &mut HashMap<String, String>, key: &str, reading: &Reading, lines: &mut Vec<String>) {
+    match &reading.fallback {
+        Some(line) if logged.get(key) != Some(line) => {
+            lines.push(line.clone());
+            logged.insert(key.to_owned(), line.clone());
+        }
+        Some(_) => {}
+        None => {
+            if logged.remove(key).is_some() {
+                lines.push(format!("placid extender: telemetry for {key} is live again"));
             }
         }
     }

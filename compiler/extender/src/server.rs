@@ -2,7 +2,8 @@
 //!
 //! A request goes through four gates, each answering at once when it is shut: hyper reads
 //! the head (HTTP/1.1 only) on one of at most `max_connections` connections within
-//! `header_timeout`; the declared body size is checked (413); the request takes a place
+//! `header_timeout` (`placid_serve`, which sheds the connections still waiting for a head
+//! first, so half-sent requests cannot crowd out whole ones); the declared body size is checked (413); the request takes a place
 //! without waiting (503); the body is read within the request's deadline. Parsing, scoring
 //! and writing the answer then run on a blocking thread, so the async workers only move bytes
 //! and a heavy request cannot delay a light one on the same worker.
@@ -19,9 +20,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use placid_lang::diag::Code;
 use placid_lang::expr::{JobParam, NodeFeature};
 use placid_lang::model::{CommLevel, KubernetesSettings, Model, ThrottleRule};
@@ -52,8 +50,9 @@ pub struct Settings {
     /// Time a connection has to send a complete request head, from when it opens or from the
     /// end of its previous answer; so it also closes idle keep-alive connections.
     pub header_timeout: Duration,
-    /// Connections served at once; more wait, accepted by the kernel but unread, until one
-    /// closes.
+    /// Connections held at once; at the cap, the one that has waited longest for a request
+    /// head is closed to make room for a new one (more wait only while every connection is
+    /// being answered).
     pub max_connections: usize,
 }
 
@@ -77,10 +76,6 @@ impl Settings {
 /// places, so that small requests (a few thousand node names, a few Node objects) are still
 /// answered while large ones run.
 const LARGE_BODY: u64 = 64 << 10;
-
-/// How long to wait before accepting again after `accept` failed for want of resources (out
-/// of file descriptors, for instance), instead of spinning.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// The state shared by all requests.
 pub struct Extender {
@@ -423,57 +418,18 @@ struct Batch {
     figures: Arc<Figures>,
 }
 
-/// Serves `extender` on `listener` until `shutdown` completes, then lets the requests in
-/// flight finish (idle connections are closed at once), waiting at most the longer of the
-/// request deadline and the header timeout.
+/// Serves `extender` on `listener` until `shutdown` completes, through the connection loop
+/// placid's servers share (`placid_serve`: the header timeout, the connection cap that sheds
+/// connections still waiting for a head first), then lets the requests in flight finish,
+/// waiting at most the longer of the request deadline and the header timeout.
 pub async fn serve(listener: TcpListener, extender: Arc<Extender>, shutdown: impl Future<Output = ()>) {
     let settings = extender.settings;
-    // hyper's own HTTP/1.1 server rather than hyper-util's `auto` one: `auto` first sniffs
-    // for an HTTP/2 preface without any timer, so a client that sends nothing would be held
-    // forever; here the header timer runs from the first byte the server waits for.
-    let mut http = hyper::server::conn::http1::Builder::new();
-    http.timer(TokioTimer::new()).header_read_timeout(settings.header_timeout);
-    let service = TowerToHyperService::new(router(extender));
-    let connections = Arc::new(Semaphore::new(settings.max_connections.max(1)));
-    let graceful = GracefulShutdown::new();
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        let permit = tokio::select! {
-            permit = connections.clone().acquire_owned() => permit,
-            () = &mut shutdown => break,
-        };
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            () = &mut shutdown => break,
-        };
-        let (permit, stream) = match (permit, accepted) {
-            (Ok(permit), Ok((stream, _))) => (permit, stream),
-            (_, Err(error)) if is_connection_error(&error) => continue,
-            _ => {
-                tokio::time::sleep(ACCEPT_BACKOFF).await;
-                continue;
-            }
-        };
-        // Answers are small and written whole; do not let Nagle hold back their last segment.
-        let _ = stream.set_nodelay(true);
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service.clone()));
-        tokio::spawn(async move {
-            let _ = connection.await;
-            drop(permit);
-        });
-    }
-    // Requests in flight end by their deadline and heads by the header timeout; a client that
-    // never reads its answer must not keep the process from exiting.
-    let _ = tokio::time::timeout(settings.timeout.max(settings.header_timeout), graceful.shutdown()).await;
-}
-
-/// Errors of one connection (it was reset before it was accepted), after which accepting
-/// again at once is right.
-fn is_connection_error(error: &std::io::Error) -> bool {
-    matches!(
-        error.kind(),
-        std::io::ErrorKind::ConnectionAborted | std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::ConnectionRefused
-    )
+    let limits = placid_serve::Limits {
+        header_timeout: settings.header_timeout,
+        max_connections: settings.max_connections,
+        drain: settings.timeout.max(settings.header_timeout),
+    };
+    placid_serve::serve(listener, router(extender), limits, shutdown).await;
 }
 
 /// The extender's routes: `POST /filter`, `POST /prioritize`, and `GET /healthz` for the

@@ -5,6 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use placid_extender::client::Client;
@@ -257,23 +258,77 @@ fn partial_heads_and_idle_connections_are_closed_after_the_header_timeout() {
 }
 
 #[test]
-fn connections_over_the_cap_wait_until_one_closes() {
+fn at_the_cap_the_connection_waiting_longest_for_a_head_is_shed() {
     let server = start(Settings { max_connections: 1, ..SETTINGS });
     let body = json!({"Pod": pod(), "NodeNames": ["rv-a-01"]}).to_string();
+    let request = format!("POST /filter HTTP/1.1\r\nHost: placid\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+    // An idle keep-alive connection makes room for a new one at once.
     let mut first = Client::connect(server.address).unwrap_or_else(|error| panic!("{error}"));
     assert_eq!(first.post("/filter", body.as_bytes()).map(|reply| reply.status).unwrap_or(0), 200);
-    // The first connection stays open; the second is accepted by the kernel but not served.
     let mut second = raw(server.address);
-    second.set_read_timeout(Some(Duration::from_millis(300))).unwrap_or_else(|error| panic!("{error}"));
-    let request = format!("POST /filter HTTP/1.1\r\nHost: placid\r\nContent-Length: {}\r\n\r\n{body}", body.len());
     second.write_all(request.as_bytes()).unwrap_or_else(|error| panic!("{error}"));
     let mut answer = [0; 12];
-    let held = second.read_exact(&mut answer);
-    assert!(held.is_err(), "a connection over the cap was served");
-    drop(first);
-    second.set_read_timeout(Some(PATIENCE)).unwrap_or_else(|error| panic!("{error}"));
-    second.read_exact(&mut answer).unwrap_or_else(|error| panic!("not served after the first connection closed: {error}"));
+    second.read_exact(&mut answer).unwrap_or_else(|error| panic!("the idle connection was not shed: {error}"));
     assert_eq!(&answer, b"HTTP/1.1 200");
+    assert!(first.post("/filter", body.as_bytes()).is_err(), "the idle connection was closed");
+    drop(second);
+
+    // A connection being answered (its head sent, its body coming) is not shed: a new one
+    // waits until it has been answered, and then takes its place.
+    let mut busy = raw(server.address);
+    let head = format!("POST /filter HTTP/1.1\r\nHost: placid\r\nContent-Length: {}\r\n\r\n", body.len());
+    busy.write_all(head.as_bytes()).unwrap_or_else(|error| panic!("{error}"));
+    busy.write_all(&body.as_bytes()[..10]).unwrap_or_else(|error| panic!("{error}"));
+    std::thread::sleep(Duration::from_millis(100));
+    let mut waiting = raw(server.address);
+    waiting.set_read_timeout(Some(Duration::from_millis(300))).unwrap_or_else(|error| panic!("{error}"));
+    waiting.write_all(request.as_bytes()).unwrap_or_else(|error| panic!("{error}"));
+    assert!(waiting.read_exact(&mut answer).is_err(), "a connection being answered was shed");
+    busy.write_all(&body.as_bytes()[10..]).unwrap_or_else(|error| panic!("{error}"));
+    busy.read_exact(&mut answer).unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(&answer, b"HTTP/1.1 200");
+    waiting.set_read_timeout(Some(PATIENCE)).unwrap_or_else(|error| panic!("{error}"));
+    waiting.read_exact(&mut answer).unwrap_or_else(|error| panic!("not served once the other was answered: {error}"));
+    assert_eq!(&answer, b"HTTP/1.1 200");
+}
+
+/// Slowloris: every connection place held by a half-sent head, re-opened as the server
+/// closes them, and a small request is still answered at once, not after the header
+/// timeout (10 s, over kube-scheduler's 5 s).
+#[test]
+fn half_sent_heads_at_the_cap_do_not_delay_a_whole_request() {
+    let server = start(SETTINGS);
+    let body = json!({"Pod": pod(), "NodeNames": ["rv-a-01"]}).to_string();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let address = server.address;
+    let attacker = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // Twice the cap, re-opened as they are closed.
+                held.retain(|stream: &TcpStream| {
+                    stream.peek(&mut [0; 1]).is_err_and(|error| error.kind() == std::io::ErrorKind::WouldBlock)
+                });
+                while held.len() < 2 * SETTINGS.max_connections {
+                    let Ok(stream) = TcpStream::connect(address) else { break };
+                    let _ = stream.set_nonblocking(true);
+                    let _ = (&stream).write_all(b"POST /filter HTTP/1.1\r\nHost: placid\r\nContent-Le");
+                    held.push(stream);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    for _ in 0..5 {
+        let started = Instant::now();
+        let reply = post(server.address, "/filter", body.as_bytes());
+        assert_eq!(reply.0, 200, "{}", reply.1);
+        assert!(started.elapsed() < Duration::from_secs(2), "a whole request waited {:?}", started.elapsed());
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    attacker.join().unwrap_or_else(|_| panic!("the attacker panicked"));
 }
 
 /// A module with the example plugin's `placid.meta` whose `placid_score_batch` never returns.

@@ -17,7 +17,7 @@ pub struct GitWorld<'repo> {
 }
 
 /// `git2`'s mode bits for a symbolic link entry.
-const SYMLINK_MODE: i32 = 0o120000;
+pub(crate) const SYMLINK_MODE: i32 = 0o120000;
 
 impl<'repo> GitWorld<'repo> {
     /// The project at `project_dir` (relative to the repository root, empty for the root) in

@@ -56,8 +56,10 @@ pub struct DiffRequest {
     pub base: Revision,
     /// The head revision.
     pub head: Revision,
-    /// A trace to replay through both revisions (`--simulate`).
-    pub trace: Option<what_if::TraceInput>,
+    /// A trace to replay through both revisions (`--simulate`): a path inside the work tree,
+    /// read from the head commit's objects when the head is a commit that holds it, else from
+    /// the checkout without following a link out of it ([`what_if::read_trace`]).
+    pub trace: Option<PathBuf>,
 }
 
 /// Why a diff could not be made at all (as opposed to a revision that does not compile).
@@ -74,6 +76,9 @@ pub enum DiffError {
     /// A revision or the project directory in it cannot be read.
     #[error("{0}")]
     Unreadable(String),
+    /// The `--simulate` trace cannot be read, or not from where a diff may read it.
+    #[error("{0}")]
+    Trace(String),
 }
 
 impl From<DiffError> for Diagnostic {
@@ -81,6 +86,7 @@ impl From<DiffError> for Diagnostic {
         let help = match &error {
             DiffError::NotARepository { .. } => "run `placid diff` on a project inside a git work tree",
             DiffError::Unreadable(_) => "check that the revision exists (`git rev-parse`) and holds the project",
+            DiffError::Trace(_) => "give a regular file inside the work tree: links out of it are not followed",
         };
         Diagnostic::error(Code::InputUnreadable, Span::DETACHED, error.to_string()).help(help)
     }
@@ -108,8 +114,12 @@ pub fn diff(request: &DiffRequest) -> Result<DiffReport, DiffError> {
         (base.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), head)
     });
     let (base, head) = (base?, head?);
+    let trace = match &request.trace {
+        Some(path) => Some(what_if::read_trace(&repo, &request.head, path)?),
+        None => None,
+    };
     let mut report = compare(&request.base.label(), &base, &request.head.label(), &head);
-    report.what_if = request.trace.as_ref().and_then(|trace| what_if::what_if(&base, &head, trace));
+    report.what_if = trace.as_ref().and_then(|trace| what_if::what_if(&base, &head, trace));
     Ok(report)
 }
 

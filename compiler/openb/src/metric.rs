@@ -103,6 +103,18 @@ pub struct Outcome {
     pub allocation: Vec<(u32, Option<f64>)>,
 }
 
+/// The most node visits one seed may cost: each arriving pod is placed by looking at every
+/// node, so a seed costs at most the trace's nodes times [`MAX_PODS_FACTOR`] times its pods.
+/// Three times the published openb trace (1,523 nodes, 8,152 pods: 5.0e7); a run past it is
+/// refused before it starts, where a few MB of lists would run a seed for minutes
+/// (docs/limits.md gives the time at this bound).
+pub const MAX_SEED_VISITS: u64 = 150_000_000;
+
+/// The most node visits one seed of `trace` can cost (see [`MAX_SEED_VISITS`]).
+pub fn seed_visits(trace: &Trace) -> u64 {
+    (trace.nodes.len() as u64).saturating_mul(trace.pods.len() as u64).saturating_mul(MAX_PODS_FACTOR as u64)
+}
+
 /// Runs the experiment for every seed.
 pub fn run(trace: &Trace, placement: &mut Placement<'_>, seeds: &Seeds, inflation: Inflation) -> Result<Outcome, ScoreFailed> {
     let runs = seeds.as_slice().iter().map(|&seed| run_seed(trace, placement, seed, inflation)).collect::<Result<Vec<_>, _>>()?;

@@ -2,6 +2,10 @@
 //! (compiler/scoring), on a current-thread runtime, since one node is scraped by one or two
 //! Prometheus servers every few seconds.
 //!
+//! Connections go through the loop the extender uses (`placid_serve`): a header timeout that
+//! also closes idle keep-alive connections, and a cap that sheds the connections still
+//! waiting for a head first, so idle or slow-header clients cannot starve the scrapes.
+//!
 //! NVML calls block, so a scrape runs on a blocking thread. At most [`CONCURRENT_SCRAPES`]
 //! run at once and each has [`SCRAPE_TIMEOUT`]: a hung driver answers 503/504 instead of
 //! piling up threads, and the server stays up.
@@ -24,6 +28,12 @@ use crate::nvml::GpuSource;
 pub const CONCURRENT_SCRAPES: usize = 2;
 /// Longest a scrape may take: Prometheus's default scrape timeout.
 pub const SCRAPE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections held at once, far inside the default 1,024 file descriptors; at the cap, the
+/// one that has waited longest for a request head is closed to make room.
+pub const MAX_CONNECTIONS: usize = 64;
+/// Time a connection has to send a request head, from when it opens or from its previous
+/// answer (so idle keep-alive connections close too).
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Clone)]
 struct Exporter {
@@ -45,7 +55,9 @@ pub fn serve(
         let listener = tokio::net::TcpListener::from_std(listener)?;
         let state = Exporter { source, identity: Arc::new(identity), places: Arc::new(Semaphore::new(CONCURRENT_SCRAPES)) };
         let router = Router::new().route("/metrics", get(metrics)).with_state(state);
-        axum::serve(listener, router).with_graceful_shutdown(shutdown).await
+        let limits = placid_serve::Limits { header_timeout: HEADER_TIMEOUT, max_connections: MAX_CONNECTIONS, drain: SCRAPE_TIMEOUT };
+        placid_serve::serve(listener, router, limits, shutdown).await;
+        Ok(())
     })
 }
 

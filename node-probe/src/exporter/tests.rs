@@ -86,3 +86,55 @@ fn utilisation_above_100_percent_is_clamped() {
     recorded.set_telemetry(0, GpuTelemetry { utilization_percent: Some(250), ..GpuTelemetry::default() });
     assert!(scrape(&recorded, &identity()).contains(r#"gpu="0"} 1.0"#));
 }
+
+/// 1,100 idle and slow-header connections (over the default 1,024 file descriptors) do not
+/// starve a scrape: the server holds at most its cap of them, shedding the connection that
+/// has waited longest for a head.
+#[test]
+fn idle_and_slow_header_connections_do_not_starve_a_scrape() {
+    use std::io::{Read as _, Write as _};
+    use std::net::TcpStream;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("address");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = std::thread::spawn(move || {
+        let source: Arc<dyn GpuSource + Send + Sync> = Arc::new(Recorded::hgx(1, 1));
+        super::serve::serve(listener, source, identity(), async {
+            let _ = stopped.await;
+        })
+    });
+    let mut held = Vec::new();
+    for index in 0..1_100 {
+        let stream = TcpStream::connect(address).expect("connect");
+        if index % 2 == 0 {
+            (&stream).write_all(b"GET /metrics HTTP/1.1\r\nHo").expect("a slow head");
+        }
+        held.push(stream);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    for _ in 0..3 {
+        let started = Instant::now();
+        let mut scrape = TcpStream::connect(address).expect("connect");
+        scrape.set_read_timeout(Some(Duration::from_secs(5))).expect("timeout");
+        scrape.write_all(b"GET /metrics HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n").expect("request");
+        let mut answer = Vec::new();
+        scrape.read_to_end(&mut answer).expect("an answer before the timeout");
+        assert!(answer.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&answer));
+        assert!(started.elapsed() < Duration::from_secs(2), "the scrape waited {:?}", started.elapsed());
+        held.push(TcpStream::connect(address).expect("connect"));
+    }
+    let open = held
+        .iter()
+        .filter(|stream| {
+            stream.set_nonblocking(true).is_ok()
+                && stream.peek(&mut [0; 1]).is_err_and(|error| error.kind() == std::io::ErrorKind::WouldBlock)
+        })
+        .count();
+    assert!(open <= super::serve::MAX_CONNECTIONS, "the server holds {open} connections");
+    let _ = stop.send(());
+    drop(held);
+    server.join().expect("the server thread").expect("the server");
+}

@@ -2,12 +2,14 @@
 //! changes marked, the policy table (team x pool guarantees), the semantic changes, then one
 //! folded `<details>` section per generated file.
 //!
-//! Invariants: every value from a policy is shown in a code span that cannot be broken out of
-//! (backticks and pipes are neutralised), fences are longer than any backtick run they hold,
+//! Invariants: every value from a policy or a trace is shown in a code span that cannot be
+//! broken out of or as inert prose ([`placid_lang::escape`]'s Markdown functions), fences are longer than any backtick run they hold,
 //! and the comment stays under GitHub's 65,536-character limit by folding away the artifact
 //! sections that do not fit, saying how many were left out.
 
 use std::fmt::Write as _;
+
+use placid_lang::escape;
 
 use super::{field_values, guarantee_cell, share_text};
 use crate::artifacts::{FileChange, FileContent};
@@ -220,13 +222,12 @@ fn fence_for(content: &str) -> String {
     "`".repeat(longest.max(2) + 1)
 }
 
-/// An inline code span that a value cannot break out of: backticks become quotes and pipes
-/// are escaped so a table cell stays one cell.
+/// An inline code span that a value cannot break out of.
 fn code(value: &str) -> String {
-    format!("`{}`", value.replace('`', "'").replace('|', "\\|").replace('\n', " "))
+    escape::markdown_code(value)
 }
 
-/// Plain text with Markdown and HTML syntax characters neutralised.
+/// Plain text that cannot become Markdown or HTML syntax.
 fn text(value: &str) -> String {
-    value.replace('<', "&lt;").replace('>', "&gt;").replace('|', "\\|").replace('`', "'")
+    escape::markdown(value)
 }

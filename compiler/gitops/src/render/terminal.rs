@@ -1,9 +1,12 @@
 //! The terminal report: the headline, dangers, the semantic changes and the artifact diffs as
-//! plain text, coloured when the output is a terminal that wants colour.
+//! plain text, coloured when the output is a terminal that wants colour. Every text from a
+//! policy, a trace or a revision's name goes through [`placid_lang::escape::terminal`] (`e`),
+//! so none can move the cursor, retitle the window or forge a line.
 
 use std::fmt::Write as _;
 
 use owo_colors::OwoColorize;
+use placid_lang::escape::terminal as e;
 
 use super::{field_values, guarantee_cell, share_text};
 use crate::artifacts::FileContent;
@@ -55,19 +58,20 @@ impl Paint {
 pub fn render(report: &DiffReport, colour: Colour) -> String {
     let paint = Paint(colour);
     let mut out = String::new();
-    let _ = writeln!(out, "placid diff {} -> {}", report.base.label, report.head.label);
+    let _ = writeln!(out, "placid diff {} -> {}", e(&report.base.label), e(&report.head.label));
     let _ = writeln!(out, "{}\n", paint.bold(&format!("Policy change: {}", report.headline())));
     for (side, revision) in [("head", &report.head), ("base", &report.base)] {
         if !revision.compiled() {
-            let _ = writeln!(out, "{}", paint.error(&format!("{side} {} does not compile ({} errors):", revision.label, revision.errors)));
+            let _ =
+                writeln!(out, "{}", paint.error(&format!("{side} {} does not compile ({} errors):", e(&revision.label), revision.errors)));
             for line in &revision.diagnostics {
-                let _ = writeln!(out, "  {line}");
+                let _ = writeln!(out, "  {}", e(line));
             }
             out.push('\n');
         }
     }
     for danger in &report.dangers {
-        let _ = writeln!(out, "{} {}", paint.warn(&format!("! {}:", danger.kind.as_str())), danger.message);
+        let _ = writeln!(out, "{} {}", paint.warn(&format!("! {}:", danger.kind.as_str())), e(&danger.message));
     }
     if !report.dangers.is_empty() {
         out.push('\n');
@@ -78,50 +82,58 @@ pub fn render(report: &DiffReport, colour: Colour) -> String {
                 .pools
                 .iter()
                 .filter(|cell| cell.changes())
-                .map(|cell| format!("{} {}", cell.pool, guarantee_cell(cell, "->")))
+                .map(|cell| format!("{} {}", e(&cell.pool), guarantee_cell(cell, "->")))
                 .collect();
             if !cells.is_empty() {
-                let _ = writeln!(out, "team {}: guaranteed GPUs {}", row.team, cells.join(", "));
+                let _ = writeln!(out, "team {}: guaranteed GPUs {}", e(&row.team), cells.join(", "));
             }
         }
         for share in &model.shares {
-            let _ = writeln!(out, "team {}: share {} -> {}", share.team, share_text(&share.before), share_text(&share.after));
+            let _ = writeln!(out, "team {}: share {} -> {}", e(&share.team), share_text(&share.before), share_text(&share.after));
         }
         for element in &model.elements {
-            let _ = writeln!(out, "{} {} {}", element.kind.as_str(), paint.bold(&element.name), element.status.as_str());
+            let _ = writeln!(out, "{} {} {}", element.kind.as_str(), paint.bold(&e(&element.name)), element.status.as_str());
             for field in &element.fields {
                 let (before, after) = field_values(field);
-                let _ = writeln!(out, "    {}: {before} -> {after}", field.field);
+                let _ = writeln!(out, "    {}: {} -> {}", field.field, e(&before), e(&after));
             }
         }
         for moved in &model.node_moves {
             if let Some((before, after)) = &moved.domain {
-                let _ = writeln!(out, "node {}: nvlink domain {before} -> {after}", moved.node);
+                let _ = writeln!(out, "node {}: nvlink domain {} -> {}", e(&moved.node), e(before), e(after));
             }
             if !moved.left_pools.is_empty() || !moved.joined_pools.is_empty() {
-                let _ = writeln!(out, "node {}: pools -[{}] +[{}]", moved.node, moved.left_pools.join(", "), moved.joined_pools.join(", "));
+                let _ = writeln!(
+                    out,
+                    "node {}: pools -[{}] +[{}]",
+                    e(&moved.node),
+                    e(&moved.left_pools.join(", ")),
+                    e(&moved.joined_pools.join(", "))
+                );
             }
         }
         for total in &model.totals {
-            let _ = writeln!(out, "total {}: {} -> {}", total.what, total.before, total.after);
+            let _ = writeln!(out, "total {}: {} -> {}", total.what, e(&total.before), e(&total.after));
         }
     }
     if let Some(what_if) = &report.what_if {
-        let _ = writeln!(out, "\n{}", paint.bold(&format!("what-if: {} replayed on base and head", what_if.trace)));
+        let _ = writeln!(out, "\n{}", paint.bold(&format!("what-if: {} replayed on base and head", e(&what_if.trace))));
         for error in &what_if.errors {
-            let _ = writeln!(out, "  {}", paint.error(error));
+            let _ = writeln!(out, "  {}", paint.error(&e(error)));
         }
-        out.push_str(&placid_simulate::text::compare_text(&what_if.changes));
+        for line in placid_simulate::text::compare_text(&what_if.changes).lines() {
+            let _ = writeln!(out, "{}", e(line));
+        }
     }
     for file in report.artifacts.iter().flatten() {
-        let _ = writeln!(out, "\n{} ({})", paint.bold(&file.path), file.status.as_str());
+        let _ = writeln!(out, "\n{} ({})", paint.bold(&e(&file.path)), file.status.as_str());
         let diffs: Vec<&str> = match &file.content {
             FileContent::Entries { entries } => entries.iter().map(|entry| entry.diff.as_str()).collect(),
             FileContent::Text { diff } => vec![diff.as_str()],
             FileContent::Binary { .. } => vec!["binary file differs\n"],
         };
         for line in diffs.iter().flat_map(|diff| diff.lines()) {
-            let _ = writeln!(out, "{}", paint.diff_line(line));
+            let _ = writeln!(out, "{}", paint.diff_line(&e(line)));
         }
     }
     out

@@ -11,9 +11,13 @@ use placid_lang::span::{FileId, Span};
 use placid_lang::suggest::help_for;
 use placid_lang::units::Duration;
 
-/// The most jobs one trace may hold: ten times the 1,000,000-job benchmark, and still a
-/// bounded amount of memory (about 100 bytes a job).
-pub const MAX_JOBS: usize = 10_000_000;
+/// The most jobs one trace may hold. A replayed job costs about 1.2 KB (its row, its engine
+/// record, its events' measures: 1,000,000 jobs took 1.2 GB), so this bounds a replay's
+/// memory near 600 MB (docs/limits.md); the 10,000,000 jobs allowed before took 8.45 GB.
+pub const MAX_JOBS: usize = 500_000;
+
+/// The most bytes of a placid trace read: [`MAX_JOBS`] jobs of about 64 bytes.
+pub const MAX_BYTES: u64 = 32 << 20;
 
 /// The most GPUs one job may ask for: far beyond any cluster, so that a typo such as an extra
 /// digit is caught as a bad value instead of becoming a job no cluster can hold.

@@ -98,3 +98,18 @@ proptest::proptest! {
         let _ = read(&model(), FILE, &text);
     }
 }
+
+/// A trace past [`super::MAX_JOBS`] is refused at its first job over, whose replay would
+/// take memory past the limit's measured 600 MB; one at the limit is read, in both bytes
+/// and rows within [`super::MAX_BYTES`].
+#[test]
+fn a_trace_past_the_job_limit_is_refused_at_the_first_job_over() {
+    let mut text = String::from("job,submit,team,tier,gpus,run\n");
+    for index in 0..super::MAX_JOBS {
+        text.push_str(&format!("j{index:07},{index},vision,P1,1,60\n"));
+    }
+    assert!((text.len() as u64) < super::MAX_BYTES, "a trace at the limit fits the byte limit");
+    assert_eq!(read(&model(), FILE, &text).map(|jobs| jobs.len()).map_err(|errors| errors.error_count()), Ok(super::MAX_JOBS));
+    text.push_str("over,1,vision,P1,1,60\n");
+    assert_eq!(codes_at(&text), [(Code::TraceNotText, "over,1,vision,P1,1,60".to_owned())]);
+}

@@ -1,0 +1,11 @@
+//! Fuzzes the placid trace reader (`placid simulate --trace`, `placid diff --simulate`)
+//! against the cluster example: any bytes give jobs or diagnostics, never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use placid_lang::span::FileId;
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let _ = placid_simulate::trace::read(placid_fuzz::cluster(), FileId(1), &text);
+});
