@@ -144,6 +144,11 @@ fn check_fit(model: &Model, stage: &Stage, diagnostics: &mut Diagnostics) {
     let Some(units) = units(model, stage.pool.value, locality) else {
         return;
     };
+    // A class that requires NVLink in a pool without any is E033's (check_hardware): "use at
+    // most 0 GPUs per trial" would restate it as nonsense.
+    if units.is_empty() && class.nvlink == NvlinkNeed::Required {
+        return;
+    }
     let largest = units.first().map_or(0, |unit| unit.gpus);
     if stage.gpus.value > largest {
         let unit_word = match locality {

@@ -41,18 +41,31 @@ fn lower_plan(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_
     for stage_name in stage_names.iter().flatten() {
         ok &= declarations.declare(cx, stage_name);
     }
-    let mut stages = Vec::new();
+    // A stage with an error is left out and the plan keeps the others, so that their checks
+    // still run; `after` indices are renumbered to the stages kept, and an `after` naming a
+    // stage left out is dropped (that stage's error is reported already).
+    let mut stages: Vec<Stage> = Vec::new();
+    let mut kept: Vec<Option<usize>> = Vec::new();
     for (child, stage_name) in children.iter().zip(&stage_names) {
-        let Some(stage_name) = stage_name else {
-            ok = false;
-            continue;
-        };
-        match lower_stage(cx, tables, tiers, child, stage_name.clone(), &stage_names) {
-            Some(stage) => stages.push(stage),
-            None => ok = false,
+        let lowered = stage_name.as_ref().and_then(|stage_name| lower_stage(cx, tables, tiers, child, stage_name.clone(), &stage_names));
+        match lowered {
+            Some(stage) => {
+                kept.push(Some(stages.len()));
+                stages.push(stage);
+            }
+            None => kept.push(None),
         }
     }
-    if !ok {
+    for stage in &mut stages {
+        stage.after.retain_mut(|after| match kept.get(after.value).copied().flatten() {
+            Some(index) => {
+                after.value = index;
+                true
+            }
+            None => false,
+        });
+    }
+    if !ok || stages.is_empty() {
         return None;
     }
     Some(Plan { name: name.value, span: name.span, team: team?, stages })
