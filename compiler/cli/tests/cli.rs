@@ -261,3 +261,31 @@ fn an_output_that_cannot_be_created_is_unwritable() {
     assert!(stderr.contains("placid::E093"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&file).expect("read"), "not a directory", "the file in the way is left as it was");
 }
+
+#[test]
+fn a_broken_example_checks_over_its_example() {
+    let cluster = example("cluster");
+    let broken = cluster.join("broken/E023-domain-too-small");
+    let codes = |output: &Output| -> Vec<String> {
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON on stdout");
+        report["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .map(|diagnostic| diagnostic["code"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+    // Given as the project: its example under it, with its files in place of the example's.
+    let direct = placid(&["check", broken.to_str().expect("utf-8 path"), "--format", "json"]);
+    assert_eq!(direct.status.code(), Some(1));
+    assert!(codes(&direct).contains(&"placid::E023".to_owned()), "{:?}", codes(&direct));
+    // Or over any project, with --overlay.
+    let overlaid =
+        placid(&["check", cluster.to_str().expect("utf-8 path"), "--overlay", broken.to_str().expect("utf-8 path"), "--format", "json"]);
+    assert_eq!((overlaid.status.code(), codes(&overlaid)), (Some(1), codes(&direct)));
+    // An overlay whose project file includes a pattern that leaves the project root.
+    let outside = placid(&["check", cluster.join("broken/E010-include-outside-root").to_str().expect("utf-8 path"), "--format", "json"]);
+    assert!(codes(&outside).contains(&"placid::E010".to_owned()), "{:?}", codes(&outside));
+    let missing = placid(&["check", cluster.to_str().expect("utf-8 path"), "--overlay", "/nonexistent/overlay"]);
+    assert_eq!(missing.status.code(), Some(2));
+}
