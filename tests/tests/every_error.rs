@@ -91,6 +91,15 @@ const MISTAKES: &[Mistake] = &[
         "    stage \"sweep\" tier=\"P2\"",
         "    stage \"early\" tier=\"P2\" pool=\"x86\" gpus=1 after=\"sweep\"\n    stage \"sweep\" tier=\"P2\"",
     ),
+    // A class, a pool and a route with an error of their own.
+    mistake("E005", "policy/classes.kdl", "    comm \"low\"\n", "    comm \"lowest\"\n"),
+    mistake(
+        "E005",
+        "policy/hardware.kdl",
+        "    select arch=\"x86_64\"\n    select nvlink-domain",
+        "    select arch=\"x86\"\n    select nvlink-domain",
+    ),
+    mistake("E008", "policy/routes.kdl", "route tag=\"sweep\" tier=\"P2\"", "route tag=\"sweep\" tier=\"P22\""),
     // Policy tests.
     mistake("E035", "policy/tests.kdl", "reason=\"domain-too-small\"", "reason=\"domain-too-tiny\""),
 ];

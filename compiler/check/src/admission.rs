@@ -24,7 +24,11 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
             }
             let job = stage_job(model, PlanId::from_index(plan_index), stage_index, 0);
             // A recovered team's share is a stand-in (see `Team::recovered`): its quota is unknown.
-            if !team.recovered && verdict_in(model, &quotas, &empty, &job, stage.pool.value) == Err(Reject::ExceedsQuota) {
+            // So is a recovered pool's size (see `Pool::recovered`).
+            if !team.recovered
+                && !model.pool(stage.pool.value).recovered
+                && verdict_in(model, &quotas, &empty, &job, stage.pool.value) == Err(Reject::ExceedsQuota)
+            {
                 let pool = model.pool(stage.pool.value);
                 let charge = quotas.charge(&job, stage.pool.value);
                 let most = quotas.limit(charge) / u64::from(WHOLE_GPU_MILLI);
@@ -66,9 +70,13 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
             }
         }
     }
-    // What a test expects depends on every tier and team; with a stand-in setting among them
-    // (an error of its own is reported already), "can never pass" could be its echo.
-    if model.tiers.iter().any(|tier| tier.recovered) || model.teams.iter().any(|team| team.recovered) {
+    // What a test expects depends on every tier, team and class; with a stand-in setting among
+    // them (an error of its own is reported already), "can never pass" could be its echo.
+    if model.tiers.iter().any(|tier| tier.recovered)
+        || model.teams.iter().any(|team| team.recovered)
+        || model.classes.iter().any(|class| class.recovered)
+        || model.pools.iter().any(|pool| pool.recovered)
+    {
         return;
     }
     for test in &model.tests {
