@@ -63,3 +63,14 @@ fn a_property_given_twice_points_at_both() {
         assert!(twice[0].secondary[0].span != twice[0].primary.span);
     }
 }
+
+#[test]
+fn an_amount_without_its_currency_gets_the_expected_form() {
+    let help = |budget: &str| {
+        let found = diagnostics(&format!("cost-center \"cc\" {{ budget daily={budget} }}\n"));
+        assert_eq!(found.iter().map(|diagnostic| diagnostic.code).collect::<Vec<_>>(), [Code::InvalidUnit], "{found:?}");
+        found[0].help.clone().unwrap_or_default()
+    };
+    assert_eq!(help("4000"), "write `(usd)4000`: amounts carry their currency");
+    assert_eq!(help("\"(usd)4000\""), "write `(usd)4000` without quotes: the currency is a KDL type annotation");
+}

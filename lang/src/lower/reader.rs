@@ -363,6 +363,18 @@ impl<'a> Value<'a> {
     pub fn money_digits(&self, cx: &mut Cx) -> Option<Spanned<String>> {
         let help = money_help(cx.currency);
         let Some(annotation) = self.entry.ty() else {
+            // The expected form with the amount written: `4000` -> `(usd)4000`, and a quoted
+            // `"(usd)4000"` unquoted.
+            let code = cx.currency.code();
+            let help = match self.entry.value() {
+                KdlValue::Integer(_) | KdlValue::Float(_) => {
+                    format!("write `({code}){}`: amounts carry their currency", self.entry.value())
+                }
+                KdlValue::String(text) if text.trim().starts_with('(') => {
+                    format!("write `{}` without quotes: the currency is a KDL type annotation", text.trim())
+                }
+                _ => help,
+            };
             cx.error(
                 Diagnostic::error(Code::InvalidUnit, self.span, "an amount of money needs a currency").label("no currency").help(help),
             );
