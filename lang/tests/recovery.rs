@@ -36,3 +36,18 @@ fn a_pool_with_a_faulty_selector_is_kept_without_nodes() {
     let found: Vec<(&str, bool, usize)> = model.pools.iter().map(|pool| (pool.name.as_str(), pool.recovered, pool.nodes.len())).collect();
     assert_eq!(found, [("p", true, 0), ("q", false, 1)]);
 }
+
+#[test]
+fn a_plan_whose_team_is_unknown_keeps_its_stages() {
+    let policy = "pool \"all\" { select arch=\"x86_64\" }\ntier \"t\" {\n    priority 1\n    preemption window=\"1m\"\n}\ncost-center \"cc\"\n\
+                  team \"a\" {\n    share 1\n    cost-center \"cc\"\n    tiers \"t\"\n}\n\
+                  plan \"p\" team=\"b\" {\n    stage \"x\" tier=\"t\" pool=\"all\" gpus=1\n}\n";
+    let (model, codes) = load(policy);
+    assert_eq!(codes, [Code::UnresolvedReference]);
+    let found: Vec<(bool, usize)> = model.plans.iter().map(|plan| (plan.recovered, plan.stages.len())).collect();
+    assert_eq!(found, [(true, 1)]);
+    // Without any team there is nothing to stand in: the plan is left out.
+    let (model, _) =
+        load(&policy.replace("team \"a\"", "cost-center \"unused\"").replace("    share 1\n    cost-center \"cc\"\n    tiers \"t\"\n", ""));
+    assert!(model.teams.is_empty() && model.plans.is_empty());
+}

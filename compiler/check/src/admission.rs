@@ -18,8 +18,9 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
     for (plan_index, plan) in model.plans.iter().enumerate() {
         let team = model.team(plan.team.value);
         for (stage_index, stage) in plan.stages.iter().enumerate() {
-            // Stages of a tier the team may not use are E030 already.
-            if !team.tiers.iter().any(|tier| tier.value == stage.tier.value) {
+            // Stages of a tier the team may not use are E030 already; a recovered plan's team is
+            // a stand-in (see `Plan::recovered`).
+            if plan.recovered || !team.tiers.iter().any(|tier| tier.value == stage.tier.value) {
                 continue;
             }
             let job = stage_job(model, PlanId::from_index(plan_index), stage_index, 0);

@@ -92,6 +92,10 @@ fn cycle_path(plan: &Plan, members: &[usize]) -> String {
 }
 
 fn check_tier(model: &Model, plan: &Plan, stage: &Stage, diagnostics: &mut Diagnostics) {
+    // A recovered plan's team is a stand-in (see `Plan::recovered`).
+    if plan.recovered {
+        return;
+    }
     let team = model.team(plan.team.value);
     if !team.tiers.iter().any(|tier| tier.value == stage.tier.value) {
         let allowed: Vec<&str> = team.tiers.iter().map(|tier| model.tier(tier.value).name.as_str()).collect();

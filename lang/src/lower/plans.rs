@@ -8,7 +8,7 @@ use crate::lower::names::{Tables, lower_kind};
 use crate::lower::reader::{NodeReader, Optional};
 use crate::lower::schema;
 use crate::lower::tier::run_time;
-use crate::model::{CapacityKind, Direction, Model, Plan, PlanId, Promote, Stage, Tier};
+use crate::model::{CapacityKind, Direction, Model, Plan, PlanId, Promote, Stage, TeamId, Tier};
 use crate::name::Name;
 use crate::span::Spanned;
 use crate::units::Duration;
@@ -17,11 +17,23 @@ pub(super) fn lower(cx: &mut Cx, model: &mut Model, tables: &Tables, nodes: &[No
     let mut names = Names::new("plan");
     let mut plans = Vec::new();
     let tiers = &model.tiers;
-    lower_kind(cx, "plan", nodes, &mut names, &mut plans, PlanId::from_index, |cx, node, name| lower_plan(cx, tables, tiers, node, name));
+    // A plan whose team does not resolve is kept with the first team standing in (see
+    // `Plan::recovered`); without any team, it is left out.
+    let stand_in = (!model.teams.is_empty()).then(|| TeamId::from_index(0));
+    lower_kind(cx, "plan", nodes, &mut names, &mut plans, PlanId::from_index, |cx, node, name| {
+        lower_plan(cx, tables, tiers, stand_in, node, name)
+    });
     model.plans = plans;
 }
 
-fn lower_plan(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_>, name: Spanned<Name>) -> Option<Plan> {
+fn lower_plan(
+    cx: &mut Cx,
+    tables: &Tables,
+    tiers: &[Tier],
+    stand_in: Option<TeamId>,
+    node: &NodeReader<'_>,
+    name: Spanned<Name>,
+) -> Option<Plan> {
     let props = node.props(cx, schema::PLAN.properties);
     let children = node.children(cx, schema::PLAN.children);
     let team = props.require(cx, node, "team").and_then(|value| value.name(cx)).and_then(|reference| tables.teams.resolve(cx, &reference));
@@ -68,7 +80,9 @@ fn lower_plan(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_
     if !ok || stages.is_empty() {
         return None;
     }
-    Some(Plan { name: name.value, span: name.span, team: team?, stages })
+    let recovered = team.is_none();
+    let team = team.or_else(|| stand_in.map(|id| Spanned::new(id, name.span)))?;
+    Some(Plan { name: name.value, span: name.span, team, stages, recovered })
 }
 
 fn lower_stage(
