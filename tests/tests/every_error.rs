@@ -41,7 +41,12 @@ const MISTAKES: &[Mistake] = &[
     mistake("E006", "policy/tiers.kdl", "window=\"3m\"", "window=\"3 minutes\""),
     mistake("E025", "policy/tiers.kdl", "    priority 500\n", "    priority 1200\n"),
     mistake("E021", "policy/tiers.kdl", "reserve pool=\"nvl-a\" gpus=12", "reserve pool=\"nvl-a\" gpus=20"),
-    mistake("E022", "policy/tiers.kdl", "    max-time \"2d\"\n", "    reserve pool=\"nvl-a\" gpus=8\n"),
+    mistake(
+        "E022",
+        "policy/tiers.kdl",
+        "    checkpoint every=\"15m\"\n",
+        "    checkpoint every=\"15m\"\n    reserve pool=\"nvl-a\" gpus=8\n",
+    ),
     mistake("E161", "policy/tiers.kdl", "budget daily=(usd)4000", "budget daily=(usd)20000"),
     mistake("E160", "policy/tiers.kdl", "    max-time \"7d\"\n", "    max-time \"7d\"\n    budget daily=(usd)800\n"),
     // Teams and cost centers.
@@ -79,9 +84,17 @@ const MISTAKES: &[Mistake] = &[
     // Classes.
     mistake("E032", "policy/classes.kdl", "    locality \"node\"\n", "    locality \"node\"\n    mig \"1g.18gb\"\n"),
     mistake("E165", "policy/classes.kdl", "lanes=6", "lanes=7"),
+    mistake("E166", "policy/classes.kdl", "min-bandwidth=\"900GB/s\" lanes=6", "min-bandwidth=\"900GB/s\" lanes=6 min-bisection=\"8TB/s\""),
+    mistake(
+        "E024",
+        "policy/classes.kdl",
+        "platforms \"linux/amd64\" \"linux/riscv64\"\n}\nclass \"data-parallel\"",
+        "platforms \"linux/amd64\"\n}\nclass \"data-parallel\"",
+    ),
     // Plans: each on its own stage.
     mistake("E008", "policy/plans.kdl", "stage \"finetune\" tier=\"P0\"", "stage \"finetune\" tier=\"P00\""),
     mistake("E023", "policy/plans.kdl", "pool=\"nvl-b\" gpus=16", "pool=\"nvlink\" gpus=24"),
+    mistake("E130", "policy/plans.kdl", "after=\"sweep\" time=\"20h\" max-time=\"30h\"", "after=\"sweep\" time=\"20h\" max-time=\"3d\""),
     mistake("E030", "policy/plans.kdl", "stage \"finalists\" tier=\"P1\"", "stage \"finalists\" tier=\"P0\""),
     mistake("E033", "policy/plans.kdl", "class=\"data-parallel\" pool=\"x86-spot\"", "class=\"model-parallel\" pool=\"x86-spot\""),
     mistake("E031", "policy/plans.kdl", "class=\"eval\" pool=\"x86\" gpus=1", "class=\"eval\" pool=\"x86\" gpus=40"),
