@@ -1,8 +1,9 @@
 //! `placid check`: load and check a project, print every diagnostic. With `--probed DIR`,
 //! also compare the declared inventory with the probed node files in DIR (drift). With
 //! `--overlay DIR`, check the project with DIR's files laid over it; a broken example's
-//! directory (`<example>/broken/<E0NN-name>`, which has no placid.kdl of its own) is checked
-//! that way over its example when it is given as the project.
+//! directory (`<example>/broken/<E0NN-name>`, whose placid.kdl, if it has one, is only the
+//! example's with a mistake) is checked that way over its example when it is given as the
+//! project.
 
 use std::path::{Path, PathBuf};
 
@@ -37,7 +38,6 @@ pub struct Args {
 fn project_and_overlay(args: &Args) -> (PathBuf, Option<PathBuf>) {
     let dir = &args.project.dir;
     if args.overlay.is_none()
-        && !dir.join(PROJECT_FILE).exists()
         && let Some(example) = broken_example_of(dir)
     {
         return (example, Some(dir.clone()));
