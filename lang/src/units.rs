@@ -160,6 +160,13 @@ impl Duration {
             let (number, tail) = split_number(rest);
             let unit_len = tail.find(|c: char| c.is_ascii_digit()).unwrap_or(tail.len());
             let unit = &tail[..unit_len];
+            if number.is_empty() && !unit.is_empty() && rest == text {
+                // A unit alone (`"h"`): the number in front of it is missing.
+                return Err(unit_error(
+                    format!("`{text}` has no number"),
+                    format!("write the number before the unit, such as \"1{unit}\""),
+                ));
+            }
             if number.is_empty() || number.contains('.') {
                 return Err(unit_error(format!("`{text}` is not a duration"), help));
             }
@@ -169,8 +176,24 @@ impl Duration {
                 "m" => 60,
                 "h" => 3600,
                 "d" => 86_400,
-                "" => return Err(unit_error(format!("`{text}` has no unit"), help)),
-                other => return Err(unit_error(format!("unknown duration unit `{other}`"), help)),
+                "" if rest == text => {
+                    let help = format!("give the number a unit: \"{text}s\", \"{text}m\", \"{text}h\" or \"{text}d\"");
+                    return Err(unit_error(format!("`{text}` has no unit"), help));
+                }
+                "" => return Err(unit_error(format!("`{text}` has no unit after its last number"), help)),
+                other => {
+                    // Units spelt out (`"3 minutes"`) get their letter.
+                    let letter = match other.trim().to_ascii_lowercase().trim_end_matches('s') {
+                        "sec" | "second" => Some('s'),
+                        "min" | "minute" => Some('m'),
+                        "hour" | "hr" => Some('h'),
+                        "day" => Some('d'),
+                        _ => None,
+                    };
+                    let help =
+                        letter.map_or_else(|| help.to_owned(), |letter| format!("write \"{number}{letter}\": durations use s, m, h and d"));
+                    return Err(unit_error(format!("unknown duration unit `{other}`"), help));
+                }
             };
             seconds = value
                 .checked_mul(per_unit)
@@ -394,6 +417,17 @@ mod tests {
         assert!(Duration::parse("3w").is_err());
         assert!(Duration::parse("1.5h").is_err());
         assert_eq!(Duration { seconds: 5400 }.to_string(), "1h30m");
+    }
+
+    #[test]
+    fn durations_written_by_habit_get_the_expected_form() {
+        let help = |text: &str| Duration::parse(text).map(|_| String::new()).unwrap_or_else(|error| error.help);
+        assert_eq!(help("4"), "give the number a unit: \"4s\", \"4m\", \"4h\" or \"4d\"");
+        assert_eq!(help("h"), "write the number before the unit, such as \"1h\"");
+        assert_eq!(help("3 minutes"), "write \"3m\": durations use s, m, h and d");
+        assert_eq!(help("2 Hours"), "write \"2h\": durations use s, m, h and d");
+        assert!(help("2 weeks").contains("such as"));
+        assert_eq!(help("2days"), "write \"2d\": durations use s, m, h and d");
     }
 
     #[test]

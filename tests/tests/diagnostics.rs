@@ -1,5 +1,6 @@
 //! Every broken variant of every example fails with its expected code, and its rendered
-//! diagnostics (source line, column, labels, help) match a snapshot.
+//! diagnostics (source line, column, labels, help) match a snapshot. Every clean example
+//! checks without errors, and warns exactly where its README's table of warnings says why.
 //!
 //! A variant is `policy-examples/<example>/broken/<E0xx-name>/`: files that replace the same
 //! paths of the example. The directory name starts with the code the variant must produce.
@@ -49,5 +50,48 @@ fn every_example_checks_clean() {
         let build = build(&example(&name));
         let rendered = placid_driver::render::text(&build.sources, &build.diagnostics, false);
         assert!(!build.diagnostics.has_errors(), "example {name}:\n{rendered}");
+    }
+}
+
+/// The warnings an example's README documents: the rows `| `E155` | `policy/plans.kdl:4` | ...`
+/// of its table, as code and place.
+fn documented_warnings(example_dir: &Path) -> Vec<(String, String)> {
+    let readme = std::fs::read_to_string(example_dir.join("README.md")).unwrap_or_default();
+    let mut found: Vec<(String, String)> = readme
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(|cell| cell.trim().trim_matches('`')).collect();
+            // A row: empty, code, place, reason, empty.
+            (cells.len() >= 4 && cells[1].starts_with('E') && cells[1][1..].chars().all(|c| c.is_ascii_digit()) && cells[1].len() == 4)
+                .then(|| (cells[1].to_owned(), cells[2].to_owned()))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn every_example_warns_exactly_as_its_readme_explains() {
+    for name in examples() {
+        let example_dir = example(&name);
+        let world = placid_driver::world::FsWorld::new(&example_dir).expect("example dir");
+        let build =
+            placid_driver::build::compile_to(&world, &placid_driver::build::Selection::default(), placid_driver::build::Stage::Validated);
+        let mut warned: Vec<(String, String)> = build
+            .diagnostics
+            .iter()
+            .map(|diagnostic| {
+                let span = diagnostic.primary.span;
+                let path = build.sources.get(span.file).map(|file| file.path.to_string()).unwrap_or_default();
+                let line = build.sources.line_col(span.file, span.start).map_or(0, |(line, _)| line);
+                (diagnostic.code.id().trim_start_matches("placid::").to_owned(), format!("{path}:{line}"))
+            })
+            .collect();
+        warned.sort();
+        assert_eq!(
+            warned,
+            documented_warnings(&example_dir),
+            "example {name}: the warnings of `placid check` and its README's table differ"
+        );
     }
 }

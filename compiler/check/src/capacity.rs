@@ -7,7 +7,8 @@ use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::{Model, PoolId};
 
 pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
-    for pool in &model.pools {
+    // A recovered pool (an error of its own) selects nothing known: no size to check.
+    for pool in model.pools.iter().filter(|pool| !pool.recovered) {
         if pool.nodes.is_empty() {
             diagnostics.push(
                 Diagnostic::error(Code::EmptyPool, pool.span, format!("pool `{}` selects no node of the inventory", pool.name))
@@ -46,6 +47,9 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
     }
     for (pool_id, reservations) in by_pool {
         let pool = model.pool(pool_id);
+        if pool.recovered {
+            continue;
+        }
         // Each reservation fits a u32, their sum may not: add them in u64, where any number
         // of them fits, so the comparison sees the true total.
         let total: u64 = reservations.iter().map(|(_, gpus, _)| u64::from(*gpus)).sum();

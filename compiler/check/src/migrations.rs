@@ -39,7 +39,8 @@ fn check_capacity(model: &Model, migration: &Migration, diagnostics: &mut Diagno
     let target = model.pool(migration.to.value);
     let source = model.pool(migration.from.value);
     let workload = model.migration_workload_gpus(migration);
-    if target.gpus < workload {
+    // A recovered pool's size is unknown (see `Pool::recovered`).
+    if !target.recovered && target.gpus < workload {
         diagnostics.push(
             Diagnostic::error(
                 Code::MigrationTargetTooSmall,

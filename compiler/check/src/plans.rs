@@ -92,6 +92,10 @@ fn cycle_path(plan: &Plan, members: &[usize]) -> String {
 }
 
 fn check_tier(model: &Model, plan: &Plan, stage: &Stage, diagnostics: &mut Diagnostics) {
+    // A recovered plan's team is a stand-in (see `Plan::recovered`).
+    if plan.recovered {
+        return;
+    }
     let team = model.team(plan.team.value);
     if !team.tiers.iter().any(|tier| tier.value == stage.tier.value) {
         let allowed: Vec<&str> = team.tiers.iter().map(|tier| model.tier(tier.value).name.as_str()).collect();
@@ -144,6 +148,11 @@ fn check_fit(model: &Model, stage: &Stage, diagnostics: &mut Diagnostics) {
     let Some(units) = units(model, stage.pool.value, locality) else {
         return;
     };
+    // A class that requires NVLink in a pool without any is E033's (check_hardware): "use at
+    // most 0 GPUs per trial" would restate it as nonsense.
+    if units.is_empty() && class.nvlink == NvlinkNeed::Required {
+        return;
+    }
     let largest = units.first().map_or(0, |unit| unit.gpus);
     if stage.gpus.value > largest {
         let unit_word = match locality {

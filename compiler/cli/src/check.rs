@@ -1,12 +1,19 @@
 //! `placid check`: load and check a project, print every diagnostic. With `--probed DIR`,
-//! also compare the declared inventory with the probed node files in DIR (drift).
+//! also compare the declared inventory with the probed node files in DIR (drift). With
+//! `--overlay DIR`, check the project with DIR's files laid over it; a broken example's
+//! directory (`<example>/broken/<E0NN-name>`, whose placid.kdl, if it has one, is only the
+//! example's with a mistake) is checked that way over its example when it is given as the
+//! project.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use placid_check::drift;
 use placid_driver::build::{Selection, Stage, compile_to};
 use placid_driver::merge;
+use placid_driver::overlay::OverlayWorld;
 use placid_driver::render::Format;
+use placid_lang::lower::PROJECT_FILE;
+use placid_lang::source::World;
 
 use crate::output::counted;
 use crate::pipeline::{self, Fields};
@@ -20,16 +27,47 @@ pub struct Args {
     /// A directory of probed node files (placid-probe output) to compare the inventory with.
     #[arg(long)]
     probed: Option<PathBuf>,
+    /// A directory of files that replace or add to the same paths of the project (a broken
+    /// example's directory, for one).
+    #[arg(long)]
+    overlay: Option<PathBuf>,
+}
+
+/// The project and the overlay to read: as given, or, for a broken example's directory given
+/// as the project, its example under it.
+fn project_and_overlay(args: &Args) -> (PathBuf, Option<PathBuf>) {
+    let dir = &args.project.dir;
+    if args.overlay.is_none()
+        && let Some(example) = broken_example_of(dir)
+    {
+        return (example, Some(dir.clone()));
+    }
+    (dir.clone(), args.overlay.clone())
+}
+
+/// The example a broken example's directory `<example>/broken/<name>` lays over.
+fn broken_example_of(dir: &Path) -> Option<PathBuf> {
+    let broken = dir.parent()?;
+    let example = broken.parent()?;
+    (broken.file_name()? == "broken" && example.join(PROJECT_FILE).is_file()).then(|| example.to_path_buf())
 }
 
 pub fn run(args: &Args, out: &mut Output) -> Exit {
     let format = args.project.format;
-    let world = match pipeline::open(out, format, &args.project.dir) {
+    let (dir, overlay) = project_and_overlay(args);
+    let base = match pipeline::open(out, format, &dir) {
         Ok(world) => world,
         Err(exit) => return exit,
     };
+    let world: Box<dyn World> = match &overlay {
+        Some(overlay) => match pipeline::open(out, format, overlay) {
+            Ok(overlay) => Box::new(OverlayWorld::new(base, overlay)),
+            Err(exit) => return exit,
+        },
+        None => Box::new(base),
+    };
     // Every target is validated for its diagnostics, but nothing is written: no artifacts.
-    let mut build = compile_to(&world, &Selection::default(), Stage::Validated);
+    let mut build = compile_to(world.as_ref(), &Selection::default(), Stage::Validated);
     let mut fields = Fields::new();
     if let Some(dir) = &args.probed {
         let paths = match merge::inventory_files_in(dir) {

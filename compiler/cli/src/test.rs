@@ -1,13 +1,16 @@
 //! `placid test [DIR]`: runs every policy test through the engine (docs/semantics.md) and
 //! reports like `cargo test` and `opa test`: a line per test, each failure as a diagnostic at
 //! the expectation with expected against actual, a summary line. `--format json` prints one
-//! document; `--format junit` JUnit XML for CI. Exit 0 when every test passes, 1 when one
-//! fails or the project has errors, 2 for usage and IO errors.
+//! document; `--format junit` JUnit XML for CI. `--coverage` adds which tiers, teams, pools,
+//! classes, routes and plan stages the tests exercise (`opa test --coverage`): after the text
+//! report, as `coverage` in the JSON document, and on stderr beside JUnit. Exit 0 when every
+//! test passes, 1 when one fails or the project has errors, 2 for usage and IO errors.
 
 use std::path::PathBuf;
 
 use placid_driver::build::Selection;
 use placid_driver::render::{self, Choice, Format};
+use placid_engine::coverage::{Coverage, coverage};
 use placid_engine::policy_test::{self, Mismatch, TestResult};
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::escape::html as escape;
@@ -53,6 +56,10 @@ pub struct Args {
     /// Run only the tests whose name contains this text.
     #[arg(long)]
     filter: Option<String>,
+    /// Also report which tiers, teams, pools, classes, routes and plan stages the tests
+    /// exercise.
+    #[arg(long)]
+    coverage: bool,
 }
 
 /// One test's result, with the diagnostic of each failure.
@@ -81,10 +88,28 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
     let ran: Vec<Ran<'_>> = selected.into_iter().map(|test| Ran { test, failures: failures(model, test, &mut ranker) }).collect();
     pipeline::warn_ranking_failures(out, &clean.sources, ranker.failures());
     let failed = ran.iter().filter(|each| !each.failures.is_empty()).count();
+    let covered = args.coverage.then(|| coverage(model, ran.iter().map(|each| each.test)));
     match args.format {
-        Report::Text => text(out, &clean.sources, &ran, filtered_out),
-        Report::Json => out.outln(render::json_text(&json(&clean.sources, &ran, filtered_out))),
-        Report::Junit => out.out(junit(&clean.sources, &clean.model.project.name, &ran)),
+        Report::Text => {
+            text(out, &clean.sources, &ran, filtered_out);
+            if let Some(covered) = &covered {
+                out.out(coverage_text(covered));
+            }
+        }
+        Report::Json => {
+            let mut document = json(&clean.sources, &ran, filtered_out);
+            if let (Some(covered), Some(fields)) = (&covered, document.as_object_mut()) {
+                fields.insert("coverage".to_owned(), coverage_json(covered));
+            }
+            out.outln(render::json_text(&document));
+        }
+        Report::Junit => {
+            out.out(junit(&clean.sources, &clean.model.project.name, &ran));
+            // JUnit has no place for it: beside the XML, for the CI log.
+            if let Some(covered) = &covered {
+                out.err(coverage_text(covered));
+            }
+        }
     }
     if failed > 0 { Exit::Failure } else { Exit::Ok }
 }
@@ -156,6 +181,36 @@ fn json(sources: &Sources, ran: &[Ran<'_>], filtered_out: usize) -> serde_json::
         "failed": failed,
         "filtered_out": filtered_out,
     })
+}
+
+/// `coverage: tiers 3/3, ...` and a line per kind with what no test exercises.
+fn coverage_text(covered: &Coverage) -> String {
+    let totals: Vec<String> =
+        covered.kinds().iter().map(|(kind, each)| format!("{kind} {}/{}", each.count(), each.elements.len())).collect();
+    let mut text = format!("\ncoverage: {}\n", totals.join(", "));
+    for (kind, each) in covered.kinds() {
+        let missed: Vec<&str> = each.missed().collect();
+        if !missed.is_empty() {
+            text.push_str(&format!("  {kind} not covered: {}\n", missed.join(", ")));
+        }
+    }
+    text
+}
+
+/// `{"tiers": {"covered": [...], "not_covered": [...]}, ...}`, kinds keyed as in the text with
+/// `_` for spaces (`plan_stages`).
+fn coverage_json(covered: &Coverage) -> serde_json::Value {
+    let kinds: serde_json::Map<String, serde_json::Value> = covered
+        .kinds()
+        .iter()
+        .map(|(kind, each)| {
+            let names = |want: bool| -> Vec<&str> {
+                each.elements.iter().filter(|(_, covered)| *covered == want).map(|(name, _)| name.as_str()).collect()
+            };
+            (kind.replace(' ', "_"), serde_json::json!({ "covered": names(true), "not_covered": names(false) }))
+        })
+        .collect();
+    serde_json::Value::Object(kinds)
 }
 
 /// JUnit XML: one `testsuite` named for the project, a `testcase` per test, a `failure`

@@ -261,3 +261,53 @@ fn an_output_that_cannot_be_created_is_unwritable() {
     assert!(stderr.contains("placid::E093"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&file).expect("read"), "not a directory", "the file in the way is left as it was");
 }
+
+#[test]
+fn a_broken_example_checks_over_its_example() {
+    let cluster = example("cluster");
+    let broken = cluster.join("broken/E023-domain-too-small");
+    let codes = |output: &Output| -> Vec<String> {
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON on stdout");
+        report["diagnostics"]
+            .as_array()
+            .expect("diagnostics")
+            .iter()
+            .map(|diagnostic| diagnostic["code"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+    // Given as the project: its example under it, with its files in place of the example's.
+    let direct = placid(&["check", broken.to_str().expect("utf-8 path"), "--format", "json"]);
+    assert_eq!(direct.status.code(), Some(1));
+    assert!(codes(&direct).contains(&"placid::E023".to_owned()), "{:?}", codes(&direct));
+    // Or over any project, with --overlay.
+    let overlaid =
+        placid(&["check", cluster.to_str().expect("utf-8 path"), "--overlay", broken.to_str().expect("utf-8 path"), "--format", "json"]);
+    assert_eq!((overlaid.status.code(), codes(&overlaid)), (Some(1), codes(&direct)));
+    // One with a project file of its own is laid over its example too.
+    let scored = placid(&["check", cluster.join("broken/E141-extender-score-unnamed").to_str().expect("utf-8 path"), "--format", "json"]);
+    assert!(codes(&scored).contains(&"placid::E141".to_owned()), "{:?}", codes(&scored));
+    // An overlay whose project file includes a pattern that leaves the project root.
+    let outside = placid(&["check", cluster.join("broken/E010-include-outside-root").to_str().expect("utf-8 path"), "--format", "json"]);
+    assert!(codes(&outside).contains(&"placid::E010".to_owned()), "{:?}", codes(&outside));
+    let missing = placid(&["check", cluster.to_str().expect("utf-8 path"), "--overlay", "/nonexistent/overlay"]);
+    assert_eq!(missing.status.code(), Some(2));
+}
+
+#[test]
+fn every_broken_example_given_as_the_project_reports_its_code() {
+    let mut checked = 0;
+    for name in examples() {
+        let Ok(entries) = std::fs::read_dir(example(&name).join("broken")) else { continue };
+        for variant in entries.filter_map(Result::ok).map(|entry| entry.path()) {
+            let case = variant.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+            let output = placid(&["check", variant.to_str().expect("utf-8 path"), "--format", "json"]);
+            let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON on stdout");
+            let expected = format!("placid::{}", &case[..4]);
+            let found =
+                report["diagnostics"].as_array().is_some_and(|all| all.iter().any(|diagnostic| diagnostic["code"] == expected.as_str()));
+            assert!(found, "{name}/{case}: no {expected} in {report}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 25, "only {checked} broken examples");
+}

@@ -160,3 +160,34 @@ fn check_text(text: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[test]
+fn coverage_reports_what_the_tests_exercise() {
+    let cluster = example("cluster");
+    let text = placid(&["test", cluster.to_str().expect("utf-8 path"), "--coverage"]);
+    assert_eq!(text.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&text.stdout);
+    assert!(stdout.contains("\ncoverage: tiers 3/3, teams 3/3, pools 4/6, classes 2/3, routes 0/2, plan stages 2/6\n"), "{stdout}");
+    assert!(stdout.contains("  routes not covered: prod-sla, sweep\n"), "{stdout}");
+    // Without the flag, no coverage.
+    let plain = placid(&["test", cluster.to_str().expect("utf-8 path")]);
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains("coverage"));
+
+    // A routed test job covers its route, and the tier and class it is routed to.
+    let dir = cluster_with(
+        "test \"sla\" {\n    job team=\"vision\" tier=\"P2\" gpus=8 pool=\"nvl-a\" tag=\"prod-sla\"\n    expect \"placed\" pool=\"nvl-a\"\n}\n",
+    );
+    let json = placid(&["test", dir.path().join("p").to_str().expect("utf-8 path"), "--coverage", "--format", "json", "--filter", "sla"]);
+    assert_eq!(json.status.code(), Some(0), "{}", String::from_utf8_lossy(&json.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON on stdout");
+    let coverage = &report["coverage"];
+    assert_eq!(coverage["routes"]["covered"], serde_json::json!(["prod-sla"]));
+    assert_eq!(coverage["tiers"]["covered"], serde_json::json!(["P0"]));
+    assert_eq!(coverage["pools"]["covered"], serde_json::json!(["nvl-a"]));
+    assert_eq!(coverage["plan_stages"]["covered"], serde_json::json!([]));
+    assert_eq!(coverage["plan_stages"]["not_covered"].as_array().map(Vec::len), Some(6));
+
+    let junit = placid(&["test", cluster.to_str().expect("utf-8 path"), "--coverage", "--format", "junit"]);
+    assert!(String::from_utf8_lossy(&junit.stderr).contains("coverage: tiers 3/3"));
+    assert!(String::from_utf8_lossy(&junit.stdout).starts_with("<?xml"));
+}

@@ -1,6 +1,7 @@
 //! placid's driver: everything between the files of a project and the pure crates. It reads
 //! projects through [`world::FsWorld`], runs load -> check -> emit ([`build::compile`]),
-//! writes output trees atomically with their manifest ([`output`]), merges probed inventories and renders
+//! writes output trees atomically with their manifest ([`output`]), lays a broken example over its
+//! example ([`overlay`]), merges probed inventories and renders
 //! diagnostics ([`render`]: miette for people, JSON for machines).
 //!
 //! Invariant: the driver does IO and returns values; it never prints and never picks an
@@ -9,6 +10,7 @@
 pub mod build;
 pub mod merge;
 pub mod output;
+pub mod overlay;
 pub mod render;
 mod unchanged;
 pub mod untrusted;

@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 
 pub mod cluster;
+pub mod coverage;
 pub mod event;
 pub mod job;
 pub mod place;

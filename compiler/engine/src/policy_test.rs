@@ -233,7 +233,9 @@ pub fn impossible(model: &Model, test: &PolicyTest) -> Vec<(Span, String)> {
     for expect in &test.expects {
         let Outcome::Placed(at) = &expect.outcome else { continue };
         let test_job = &test.jobs[expect.job];
-        let job = job_of(test_job);
+        let mut job = job_of(test_job);
+        // Judged at the tier and class the job runs at, as the simulation submits it.
+        crate::routing::apply(model, &mut job);
         if !model.team(job.team).tiers.iter().any(|tier| tier.value == job.tier) {
             found.push((
                 expect.span,

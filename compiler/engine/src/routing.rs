@@ -29,8 +29,14 @@ mod tests {
     use crate::policy_test::{TestResult, run};
     use crate::rank::Neutral;
 
-    /// The results of the policy's tests, each job submitted as `job ... tag=`.
+    /// The policy's tests' results, and what `impossible` (the checker's E104) says of them.
     fn results(tests: &str) -> Vec<TestResult> {
+        let (model, _) = load(tests);
+        model.tests.iter().map(|test| run(&model, test, Neutral)).collect()
+    }
+
+    /// The model of the policy with `tests`, and the expectations `impossible` finds.
+    fn load(tests: &str) -> (placid_lang::model::Model, Vec<String>) {
         let mut world = MemoryWorld::new();
         world.insert("placid.kdl", "project \"p\" currency=\"usd\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n");
         world.insert("nodes.kdl", "node \"n\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n}\n");
@@ -43,7 +49,9 @@ mod tests {
         world.insert("policy.kdl", policy);
         let compilation = placid_lang::load(&world);
         assert!(!compilation.diagnostics.has_errors(), "{:?}", compilation.diagnostics);
-        compilation.model.tests.iter().map(|test| run(&compilation.model, test, Neutral)).collect()
+        let model = compilation.model;
+        let impossible = model.tests.iter().flat_map(|test| crate::policy_test::impossible(&model, test)).map(|(_, why)| why).collect();
+        (model, impossible)
     }
 
     #[test]
@@ -60,5 +68,8 @@ mod tests {
             job("refused", "research", " tag=\"prod-sla\"", "\"rejected\" reason=\"tier-not-allowed\""),
         ];
         assert_eq!(results(&tests.concat()), [TestResult::Passed, TestResult::Passed, TestResult::Passed]);
+        // The checker judges a tagged job at its routed tier too: placed at P0, not an
+        // impossible P2 placement for want of quota.
+        assert_eq!(load(&tests[1]).1, Vec::<String>::new());
     }
 }

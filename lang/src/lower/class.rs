@@ -36,6 +36,7 @@ fn lower_class(cx: &mut Cx, node: &NodeReader<'_>, name: Spanned<Name>) -> Optio
             (Some(need), Some(bandwidth), Some(lane_count), Some(bisection)) => {
                 (nvlink, min_bandwidth, lanes, min_bisection) = (need, bandwidth, lane_count, bisection);
             }
+            // A faulty `nvlink` recovers as absent: no NVLink requirement to check.
             _ => ok = false,
         }
     }
@@ -64,10 +65,11 @@ fn lower_class(cx: &mut Cx, node: &NodeReader<'_>, name: Spanned<Name>) -> Optio
         .map(|child| child.leaf_args(cx, 1, 1, "a MIG profile such as \"1g.18gb\"").and_then(|args| args[0].name(cx)));
     let launch = launch::lower(cx, &children);
     let mut platforms = Vec::new();
+    let mut platforms_ok = true;
     if let Some(child) = NodeReader::single(cx, &children, "platforms") {
         for arg in child.leaf_args(cx, 1, 8, "OCI platforms such as \"linux/amd64\" \"linux/riscv64\"").unwrap_or_default() {
             let Some(text) = arg.string(cx) else {
-                ok = false;
+                platforms_ok = false;
                 continue;
             };
             match Arch::parse_oci_platform(&text.value) {
@@ -83,15 +85,23 @@ fn lower_class(cx: &mut Cx, node: &NodeReader<'_>, name: Spanned<Name>) -> Optio
                         .label("unknown platform")
                         .maybe_help(crate::suggest::help_for(&text.value, Arch::ALL.iter().map(|arch| arch.oci_platform()))),
                     );
-                    ok = false;
+                    platforms_ok = false;
                 }
             }
         }
         platforms.sort();
     }
-    if !ok {
-        return None;
+    // Every other faulty setting recovers as absent too (see `Class::recovered`), the least
+    // a class can ask of a pool, so no check fires on a stand-in; a platform list with a
+    // faulty entry as undeclared, since the rest of it would claim a platform is missing.
+    if !platforms_ok {
+        platforms.clear();
     }
+    ok &= platforms_ok
+        && locality.is_some()
+        && comm.is_some()
+        && mig.as_ref().is_none_or(Option::is_some)
+        && launch.is_some();
     Some(Class {
         name: name.value,
         span: name.span,
@@ -99,10 +109,11 @@ fn lower_class(cx: &mut Cx, node: &NodeReader<'_>, name: Spanned<Name>) -> Optio
         min_bandwidth,
         lanes,
         min_bisection,
-        locality: locality?,
-        comm: comm?,
-        mig: mig.lowered()?,
-        launch: launch?,
+        locality: locality.unwrap_or(Locality::Any),
+        comm: comm.unwrap_or(CommLevel::Low),
+        mig: mig.flatten(),
+        launch: launch.unwrap_or_default(),
         platforms,
+        recovered: !ok,
     })
 }

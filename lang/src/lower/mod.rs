@@ -1,7 +1,10 @@
 //! Lowering: syntax trees to the checked [`Model`]. Lowering reads every file of a project
 //! through a [`World`], resolves every reference and normalises every unit, and returns the
 //! model together with *all* diagnostics. Elements that fail to lower are left out of the
-//! model (their errors are reported), so later passes only ever see well-formed elements.
+//! model (their errors are reported), but for tiers, teams, classes and pools, which are kept
+//! `recovered` with a stand-in for each faulty setting, and plans, which keep the stages that
+//! lowered (and, with an unknown team, are recovered with a stand-in team): so what names them is still checked, and a model with errors is never checked
+//! clean.
 
 // One module per element of the language (pool, tier, team, ...), lowered in the order
 // `load` calls them; the shared machinery (context, reader, values, names, schema) beside them.

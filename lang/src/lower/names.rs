@@ -108,8 +108,11 @@ impl<Id: Copy> Names<Id> {
             return Some(Spanned::new(*id, reference.span));
         }
         if !self.broken.contains(name) {
-            let help = help_for(name, self.ids.keys().map(String::as_str))
-                .unwrap_or_else(|| format!("declare it with `{} \"{name}\" {{ ... }}`", self.kind));
+            // Every declared name is a candidate, also one whose declaration has an error of
+            // its own: that is the name the reference most likely meant.
+            let declared: BTreeSet<&str> = self.ids.keys().chain(&self.broken).map(String::as_str).collect();
+            let help =
+                help_for(name, declared.iter().copied()).unwrap_or_else(|| format!("declare it with `{} \"{name}\" {{ ... }}`", self.kind));
             cx.error(
                 Diagnostic::error(Code::UnresolvedReference, reference.span, format!("no {} named `{name}`", self.kind))
                     .label(format!("unknown {}", self.kind))
@@ -144,5 +147,27 @@ impl Declarations {
         }
         self.seen.insert(name.value.as_str().to_owned(), name.span);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::source::MemoryWorld;
+
+    /// The help of every diagnostic of a project with `policy` over one x86 node.
+    fn helps(policy: &str) -> Vec<String> {
+        let mut world = MemoryWorld::new();
+        world.insert("placid.kdl", "project \"p\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n");
+        world.insert("nodes.kdl", "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n}\n");
+        world.insert("policy.kdl", policy);
+        crate::load(&world).diagnostics.iter().filter_map(|diagnostic| diagnostic.help.clone()).collect()
+    }
+
+    #[test]
+    fn suggestions_list_names_whose_declaration_has_an_error() {
+        let policy = "pool \"beta\" { select arch=\"x86_64\" }\npool \"alpha\" { select arch=\"sparc\" }\n\
+                      tier \"t\" {\n    priority 1\n    preemption \"never\"\n    reserve pool=\"gamma\" gpus=1\n}\n";
+        let found = helps(policy);
+        assert!(found.iter().any(|help| help == "expected one of: `alpha`, `beta`"), "{found:?}");
     }
 }

@@ -9,7 +9,7 @@ use crate::lower::names::{Tables, lower_kind};
 use crate::lower::reader::{NodeReader, Optional};
 use crate::lower::schema;
 use crate::lower::tier::run_time;
-use crate::model::{CapacityKind, Direction, Model, Plan, PlanId, Promote, Stage, Tier};
+use crate::model::{CapacityKind, Direction, Model, Plan, PlanId, Promote, Stage, TeamId, Tier};
 use crate::name::Name;
 use crate::span::Spanned;
 use crate::units::Duration;
@@ -18,11 +18,23 @@ pub(super) fn lower(cx: &mut Cx, model: &mut Model, tables: &Tables, nodes: &[No
     let mut names = Names::new("plan");
     let mut plans = Vec::new();
     let tiers = &model.tiers;
-    lower_kind(cx, "plan", nodes, &mut names, &mut plans, PlanId::from_index, |cx, node, name| lower_plan(cx, tables, tiers, node, name));
+    // A plan whose team does not resolve is kept with the first team standing in (see
+    // `Plan::recovered`); without any team, it is left out.
+    let stand_in = (!model.teams.is_empty()).then(|| TeamId::from_index(0));
+    lower_kind(cx, "plan", nodes, &mut names, &mut plans, PlanId::from_index, |cx, node, name| {
+        lower_plan(cx, tables, tiers, stand_in, node, name)
+    });
     model.plans = plans;
 }
 
-fn lower_plan(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_>, name: Spanned<Name>) -> Option<Plan> {
+fn lower_plan(
+    cx: &mut Cx,
+    tables: &Tables,
+    tiers: &[Tier],
+    stand_in: Option<TeamId>,
+    node: &NodeReader<'_>,
+    name: Spanned<Name>,
+) -> Option<Plan> {
     let props = node.props(cx, schema::PLAN.properties);
     let children = node.children(cx, schema::PLAN.children);
     let team = props.require(cx, node, "team").and_then(|value| value.name(cx)).and_then(|reference| tables.teams.resolve(cx, &reference));
@@ -42,21 +54,36 @@ fn lower_plan(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_
     for stage_name in stage_names.iter().flatten() {
         ok &= declarations.declare(cx, stage_name);
     }
-    let mut stages = Vec::new();
+    // A stage with an error is left out and the plan keeps the others, so that their checks
+    // still run; `after` indices are renumbered to the stages kept, and an `after` naming a
+    // stage left out is dropped (that stage's error is reported already).
+    let mut stages: Vec<Stage> = Vec::new();
+    let mut kept: Vec<Option<usize>> = Vec::new();
     for (child, stage_name) in children.iter().zip(&stage_names) {
-        let Some(stage_name) = stage_name else {
-            ok = false;
-            continue;
-        };
-        match lower_stage(cx, tables, tiers, child, stage_name.clone(), &stage_names) {
-            Some(stage) => stages.push(stage),
-            None => ok = false,
+        let lowered = stage_name.as_ref().and_then(|stage_name| lower_stage(cx, tables, tiers, child, stage_name.clone(), &stage_names));
+        match lowered {
+            Some(stage) => {
+                kept.push(Some(stages.len()));
+                stages.push(stage);
+            }
+            None => kept.push(None),
         }
     }
-    if !ok {
+    for stage in &mut stages {
+        stage.after.retain_mut(|after| match kept.get(after.value).copied().flatten() {
+            Some(index) => {
+                after.value = index;
+                true
+            }
+            None => false,
+        });
+    }
+    if !ok || stages.is_empty() {
         return None;
     }
-    Some(Plan { name: name.value, span: name.span, team: team?, stages })
+    let recovered = team.is_none();
+    let team = team.or_else(|| stand_in.map(|id| Spanned::new(id, name.span)))?;
+    Some(Plan { name: name.value, span: name.span, team, stages, recovered })
 }
 
 fn lower_stage(

@@ -38,15 +38,18 @@ fn lower_pool(cx: &mut Cx, model: &Model, domains: &Names<DomainId>, node: &Node
             None => ok = false,
         }
     }
-    if !ok {
-        return None;
-    }
-    let nodes: Vec<NodeId> = (0..model.nodes.len())
-        .map(NodeId::from_index)
-        .filter(|id| selectors.iter().any(|selector| selector_matches(model, selector, *id)))
-        .collect();
+    // With a faulty selector the pool's nodes are unknown (the others select only some of
+    // them): it is kept without any (see `Pool::recovered`).
+    let nodes: Vec<NodeId> = if ok {
+        (0..model.nodes.len())
+            .map(NodeId::from_index)
+            .filter(|id| selectors.iter().any(|selector| selector_matches(model, selector, *id)))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let gpus = nodes.iter().map(|id| model.node(*id).gpu_count()).sum();
-    Some(Pool { name: name.value, span: name.span, selectors, nodes, gpus })
+    Some(Pool { name: name.value, span: name.span, selectors, nodes, gpus, recovered: !ok })
 }
 
 fn lower_selector(cx: &mut Cx, domains: &Names<DomainId>, node: &NodeReader<'_>) -> Option<Selector> {

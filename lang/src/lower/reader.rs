@@ -236,6 +236,11 @@ impl<'a> Value<'a> {
                     None
                 }
             },
+            KdlValue::String(text) if text.trim().parse::<i64>().is_ok() => {
+                // A habit from YAML and JSON configs: the number in quotes.
+                self.wrong(cx, "a whole number", &format!("write `{}` without quotes: KDL numbers are not strings", text.trim()));
+                None
+            }
             _ => {
                 self.wrong(cx, "a whole number", "write a whole number without quotes, such as `4`");
                 None
@@ -270,6 +275,10 @@ impl<'a> Value<'a> {
         match self.entry.value() {
             KdlValue::Integer(number) => Some(*number as f64),
             KdlValue::Float(number) if number.is_finite() => Some(*number),
+            KdlValue::String(text) if text.trim().parse::<f64>().is_ok_and(f64::is_finite) => {
+                self.wrong(cx, "a finite number", &format!("write `{}` without quotes: KDL numbers are not strings", text.trim()));
+                None
+            }
             _ => {
                 self.wrong(cx, "a finite number", "write a number without quotes, such as `0.5`");
                 None
@@ -281,6 +290,10 @@ impl<'a> Value<'a> {
     pub fn bool(&self, cx: &mut Cx) -> Option<bool> {
         match self.entry.value() {
             KdlValue::Bool(value) => Some(*value),
+            KdlValue::String(text) if matches!(text.as_str(), "true" | "false") => {
+                self.wrong(cx, "a boolean", &format!("write `#{text}` without quotes: KDL booleans are `#true` and `#false`"));
+                None
+            }
             _ => {
                 self.wrong(cx, "a boolean", "write `#true` or `#false`");
                 None
@@ -305,10 +318,14 @@ impl<'a> Value<'a> {
         match self.entry.value() {
             KdlValue::String(text) => Some(Spanned::new(text.clone(), self.span)),
             KdlValue::Integer(_) | KdlValue::Float(_) => {
+                // The expected form with the number written: `max-time 4` -> "4m" (the
+                // example's unit, to be read as "some unit").
+                let unit = example.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+                let number = self.entry.value().to_string();
                 cx.error(
                     Diagnostic::error(Code::InvalidUnit, self.span, "a quantity needs a unit")
                         .label("no unit")
-                        .help(format!("write it as a string with its unit, such as \"{example}\"")),
+                        .help(format!("write the number with its unit, in quotes, such as \"{number}{unit}\"")),
                 );
                 None
             }
@@ -346,6 +363,18 @@ impl<'a> Value<'a> {
     pub fn money_digits(&self, cx: &mut Cx) -> Option<Spanned<String>> {
         let help = money_help(cx.currency);
         let Some(annotation) = self.entry.ty() else {
+            // The expected form with the amount written: `4000` -> `(usd)4000`, and a quoted
+            // `"(usd)4000"` unquoted.
+            let code = cx.currency.code();
+            let help = match self.entry.value() {
+                KdlValue::Integer(_) | KdlValue::Float(_) => {
+                    format!("write `({code}){}`: amounts carry their currency", self.entry.value())
+                }
+                KdlValue::String(text) if text.trim().starts_with('(') => {
+                    format!("write `{}` without quotes: the currency is a KDL type annotation", text.trim())
+                }
+                _ => help,
+            };
             cx.error(
                 Diagnostic::error(Code::InvalidUnit, self.span, "an amount of money needs a currency").label("no currency").help(help),
             );

@@ -119,17 +119,19 @@ fn lower_team(cx: &mut Cx, tables: &Tables, tiers: &[Tier], node: &NodeReader<'_
         Some(None) => Some(name.value.clone()),
         None => None,
     };
-    if !ok {
-        return None;
-    }
+    // A team without its cost center has nothing to bill to and is left out; any other faulty
+    // setting is reported and recovered (see `Team::recovered`), so that its plans and tier
+    // permissions are still checked.
+    ok &= share.is_some() && namespace.is_some() && account.is_some();
     Some(Team {
-        name: name.value,
-        span: name.span,
-        share: share?,
+        share: share.unwrap_or_else(|| Spanned::new(1, name.span)),
         cost_center: cost_center?,
         tiers: team_tiers,
         daily_budget,
-        namespace: namespace?,
-        account: account?,
+        namespace: namespace.unwrap_or_else(|| name.value.clone()),
+        account: account.unwrap_or_else(|| name.value.clone()),
+        name: name.value,
+        span: name.span,
+        recovered: !ok,
     })
 }

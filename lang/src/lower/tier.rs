@@ -38,13 +38,19 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
             None
         }
     };
-    let mut ok = true;
+    // Settings that fail are reported and recovered (see `Tier::recovered`), so that stages,
+    // teams and routes naming the tier are still checked.
+    let mut ok = priority.is_some();
     let mut exempt = None;
+    // What a faulty `preemption` recovers as: "never" when written with an argument (the
+    // only keyword there is), preemptible otherwise.
+    let mut meant_never = false;
     let preemption = match NodeReader::single(cx, &children, "preemption") {
         Some(child) => {
             let props = child.props(cx, schema::TIER_PREEMPTION.properties);
             child.children(cx, &[]);
             let args = child.args();
+            meant_never = !args.is_empty() && props.get("window").is_none();
             exempt = match props.get("exempt") {
                 Some(value) => match value.duration(cx) {
                     Some(duration) => Some(duration),
@@ -63,7 +69,10 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
                         Some(value) => value.keyword(cx, &[("requeue", PreemptMode::Requeue), ("cancel", PreemptMode::Cancel)]),
                         None => Some(PreemptMode::Requeue),
                     };
-                    Some(Spanned::new(Preemption::Window { window: window?, mode: mode? }, child.name_span()))
+                    match (window, mode) {
+                        (Some(window), Some(mode)) => Some(Spanned::new(Preemption::Window { window, mode }, child.name_span())),
+                        _ => None,
+                    }
                 }
                 _ => {
                     cx.error(
@@ -146,22 +155,32 @@ fn lower_tier(cx: &mut Cx, tables: &Tables, node: &NodeReader<'_>, name: Spanned
         }
         None => None,
     };
-    if !ok {
-        return None;
-    }
+    ok &= preemption.is_some() && backfill.is_some();
+    let preemption = preemption.unwrap_or_else(|| {
+        let recovered = if meant_never {
+            Preemption::Never
+        } else {
+            Preemption::Window { window: Duration { seconds: 0 }, mode: PreemptMode::Requeue }
+        };
+        Spanned::new(recovered, name.span)
+    });
+    // A faulty priority recovers as the one no priority rule (E025) can fault: the highest
+    // for a tier that is never preempted, the lowest for one that is.
+    let recovered_priority = if preemption.value == Preemption::Never { u32::MAX } else { 0 };
     Some(Tier {
+        priority: priority.unwrap_or_else(|| Spanned::new(recovered_priority, name.span)),
+        preemption,
         name: name.value,
         span: name.span,
-        priority: priority?,
-        preemption: preemption?,
         exempt,
         checkpoint,
-        backfill: backfill?,
+        backfill: backfill.unwrap_or(false),
         backfill_span,
         reservations,
         cost_center,
         daily_budget,
         max_time,
+        recovered: !ok,
     })
 }
 
@@ -181,4 +200,52 @@ pub(super) fn run_time(cx: &mut Cx, value: Value<'_>) -> Option<Spanned<Duration
         return None;
     }
     Some(Spanned::new(duration, value.span))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diag::Code;
+    use crate::model::{Model, Preemption};
+    use crate::source::MemoryWorld;
+
+    fn load(policy: &str) -> (Model, Vec<Code>) {
+        let mut world = MemoryWorld::new();
+        world.insert("placid.kdl", "project \"p\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n");
+        world.insert("nodes.kdl", "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n}\n");
+        world.insert("policy.kdl", policy);
+        let compilation = crate::load(&world);
+        let codes = compilation.diagnostics.iter().map(|diagnostic| diagnostic.code).collect();
+        (compilation.model, codes)
+    }
+
+    #[test]
+    fn a_tier_with_faulty_settings_is_kept_recovered() {
+        let (model, codes) = load(
+            "tier \"top\" {\n    preemption \"never\"\n}\ntier \"low\" {\n    priority 1\n    preemption window=\"3 minutes\"\n}\n\
+             tier \"ok\" {\n    priority 2\n    preemption window=\"1m\"\n}\n",
+        );
+        assert_eq!(codes, [Code::MissingValue, Code::InvalidUnit]);
+        let recovered: Vec<(&str, bool)> = model.tiers.iter().map(|tier| (tier.name.as_str(), tier.recovered)).collect();
+        assert_eq!(recovered, [("top", true), ("low", true), ("ok", false)]);
+        // A never-preempted tier without a priority outranks every other (no spurious E025);
+        // a faulty window is still a preemptible tier.
+        assert_eq!((model.tiers[0].priority.value, model.tiers[0].preemption.value), (u32::MAX, Preemption::Never));
+        assert!(model.tiers[1].is_preemptible());
+    }
+
+    #[test]
+    fn a_team_with_faulty_settings_keeps_its_plans() {
+        let (model, codes) = load(
+            "pool \"all\" { select arch=\"x86_64\" }\ntier \"t\" {\n    priority 1\n    preemption window=\"1m\"\n}\ncost-center \"cc\"\n\
+             team \"a\" {\n    share \"forty\"\n    cost-center \"cc\"\n    tiers \"t\" \"nope\"\n}\n\
+             plan \"p\" team=\"a\" {\n    stage \"x\" tier=\"nope\" pool=\"all\" gpus=1\n    stage \"y\" tier=\"t\" pool=\"all\" gpus=1 after=\"x\"\n}\n",
+        );
+        assert_eq!(codes, [Code::InvalidValue, Code::UnresolvedReference, Code::UnresolvedReference]);
+        assert!(model.teams[0].recovered);
+        assert_eq!(model.teams[0].tiers.len(), 1);
+        // The stage with the unknown tier is left out; the plan keeps the other, without the
+        // `after` that named it.
+        let stages: Vec<(&str, usize)> = model.plans[0].stages.iter().map(|stage| (stage.name.as_str(), stage.after.len())).collect();
+        assert_eq!(stages, [("y", 0)]);
+    }
 }

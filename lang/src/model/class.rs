@@ -105,4 +105,8 @@ pub struct Class {
     pub launch: Launch,
     /// Platforms the image is built for; empty means not declared.
     pub platforms: Vec<Arch>,
+    /// Whether the declaration had errors of its own (reported by lowering): the class is
+    /// kept, so that the stages and tests naming it are still checked, with each faulty
+    /// setting as if it were not written (the least a class asks of a pool).
+    pub recovered: bool,
 }

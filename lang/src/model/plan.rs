@@ -79,4 +79,8 @@ pub struct Plan {
     pub team: Spanned<TeamId>,
     /// Stages in declaration order.
     pub stages: Vec<Stage>,
+    /// Whether its `team=` had an error (reported by lowering): the plan is kept, so that its
+    /// stages are still checked, with the first team standing in; the checks that read the
+    /// team (tier permissions, quotas) skip it.
+    pub recovered: bool,
 }

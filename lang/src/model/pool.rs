@@ -39,4 +39,8 @@ pub struct Pool {
     pub nodes: Vec<NodeId>,
     /// GPUs of all member nodes.
     pub gpus: u32,
+    /// Whether a selector had errors of its own (reported by lowering): the pool is kept, so
+    /// that the stages, reservations and tests naming it are still checked, but which nodes it
+    /// selects is unknown, so it holds none, and the checks of its size skip it.
+    pub recovered: bool,
 }

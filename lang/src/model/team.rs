@@ -36,4 +36,9 @@ pub struct Team {
     pub namespace: Name,
     /// Slurm account of the team (defaults to the team's name).
     pub account: Name,
+    /// Whether the declaration had errors of its own (reported by lowering): the team is kept,
+    /// so that its plans and tier permissions are still checked, with a neutral value in place
+    /// of each faulty setting (share 1, its name as namespace and account; a faulty budget or
+    /// tier reference left out). Checks that read those settings skip it.
+    pub recovered: bool,
 }

@@ -89,6 +89,12 @@ pub struct Tier {
     /// The longest a job of this tier may run (`max-time`); [`Tier::max_run_time`] gives
     /// the default when it is not declared.
     pub max_time: Option<Spanned<Duration>>,
+    /// Whether the declaration had errors of its own (reported by lowering): the tier is kept,
+    /// so that what names it is still checked, with a neutral value in place of each faulty
+    /// setting (priority 0, a zero preemption window, no backfill; a faulty reservation, cost
+    /// center, budget or `max-time` left out). Checks that read those settings skip it; a
+    /// model with a recovered tier is never checked clean, since lowering reported an error.
+    pub recovered: bool,
 }
 
 impl Tier {
