@@ -97,11 +97,7 @@ fn lower_class(cx: &mut Cx, node: &NodeReader<'_>, name: Spanned<Name>) -> Optio
     if !platforms_ok {
         platforms.clear();
     }
-    ok &= platforms_ok
-        && locality.is_some()
-        && comm.is_some()
-        && mig.as_ref().is_none_or(Option::is_some)
-        && launch.is_some();
+    ok &= platforms_ok && locality.is_some() && comm.is_some() && mig.as_ref().is_none_or(Option::is_some) && launch.is_some();
     Some(Class {
         name: name.value,
         span: name.span,
