@@ -11,7 +11,7 @@ use placid_lang::diag::Code;
 const PROJECT: &str =
     "project \"p\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\ntarget \"slurm\" version=\"22.05\" templates=\"slurm-templates\"\n";
 const NODES: &str = "node \"n1\" arch=\"x86_64\" {\n    cpu harts=8\n    gpu 0 model=\"H200\"\n}\n";
-const POLICY: &str = "pool \"all\" { select arch=\"x86_64\" }\ntier \"t\" {\n    priority 1\n    preemption window=\"1m\" mode=\"cancel\"\n}\ncost-center \"cc\"\nteam \"v\" {\n    share 1\n    cost-center \"cc\"\n    tiers \"t\"\n}\nplan \"p\" team=\"v\" {\n    stage \"s\" tier=\"t\" pool=\"all\" gpus=1\n}\n";
+const POLICY: &str = "pool \"all\" { select arch=\"x86_64\" }\ntier \"t\" {\n    priority 1\n    preemption window=\"1m\" mode=\"cancel\"\n}\ncost-center \"cc\"\nteam \"v\" {\n    share 1\n    cost-center \"cc\"\n    tiers \"t\"\n}\nplan \"p\" team=\"v\" {\n    stage \"s\" tier=\"t\" pool=\"all\" gpus=1 {\n        command \"train\"\n    }\n}\n";
 
 /// A project with `templates` (path, text) in a fresh directory.
 fn project(templates: &[(&str, &str)]) -> tempfile::TempDir {
