@@ -121,11 +121,7 @@ fn every_pod_runs_the_command_image_and_environment_its_stage_declares() {
                     .map(|manifest| serde_yaml::from_str::<Value>(manifest).expect("the step's manifest"))
                     .expect("a step per stage");
                 for (what, object) in [("template", &workload.object), ("workflow step", &step)] {
-                    let pod = match object["kind"].as_str() {
-                        Some("JobSet") => &object["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"],
-                        _ => &object["spec"]["template"]["spec"],
-                    };
-                    let container = &pod["containers"][0];
+                    let container = &pod_spec(object)["containers"][0];
                     let here = format!("{example}: {name}'s {what}");
                     let image = launch.image.as_ref().map(|image| Value::from(image.value.as_str()));
                     assert_eq!(container.get("image"), image.as_ref(), "{here}");
@@ -246,12 +242,25 @@ fn each_plan_is_a_workflow_template_whose_dag_follows_the_stage_order() {
     }
 }
 
-/// The `PLACID_TRIAL` of a workload's pods, set back to the template's `0`.
-fn trial_of(workload: &mut Value) -> Option<String> {
-    let pod = match workload["kind"].as_str() {
+/// The pod spec of a Job or JobSet object.
+fn pod_spec(workload: &Value) -> &Value {
+    match workload["kind"].as_str() {
+        Some("JobSet") => &workload["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"],
+        _ => &workload["spec"]["template"]["spec"],
+    }
+}
+
+/// [`pod_spec`], to change.
+fn pod_spec_mut(workload: &mut Value) -> &mut Value {
+    match workload["kind"].as_str() {
         Some("JobSet") => &mut workload["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"],
         _ => &mut workload["spec"]["template"]["spec"],
-    };
+    }
+}
+
+/// The `PLACID_TRIAL` of a workload's pods, set back to the template's `0`.
+fn trial_of(workload: &mut Value) -> Option<String> {
+    let pod = pod_spec_mut(workload);
     let variable = pod["containers"][0]["env"].as_array_mut()?.iter_mut().find(|variable| variable["name"] == "PLACID_TRIAL")?;
     let trial = variable["value"].as_str().map(str::to_owned);
     variable["value"] = Value::from("0");
@@ -262,10 +271,7 @@ fn trial_of(workload: &mut Value) -> Option<String> {
 /// its mount, the directory it creates and the `PLACID_RESULT*`/`PLACID_PROMOTED_TRIAL`
 /// variables), saying whether the volume was there.
 fn without_results(workload: &mut Value) -> bool {
-    let pod = match workload["kind"].as_str() {
-        Some("JobSet") => &mut workload["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"],
-        _ => &mut workload["spec"]["template"]["spec"],
-    };
+    let pod = pod_spec_mut(workload);
     let Some(pod) = pod.as_object_mut() else { return false };
     let had = pod.remove("volumes").is_some();
     pod.remove("initContainers");

@@ -23,6 +23,17 @@ fn port_base(offset: u16) -> u16 {
     20_000 + u16::try_from(std::process::id() % 200).unwrap_or(0) * 200 + offset
 }
 
+/// Starts the policy in `generated` on 22.05 with accounting and every slurmd, at `offset`
+/// of the process's ports.
+fn start_with_accounting(generated: &std::path::Path, offset: u16) -> Cluster {
+    let options = Options { accounting: true, slurmds: true, port_base: port_base(offset), root: None };
+    match Cluster::start(generated, &options) {
+        Ok(cluster) => cluster,
+        Err(StartError::Rejected(output)) => panic!("Slurm 22.05 rejected the generated configuration:\n{output}"),
+        Err(StartError::Harness(message)) => panic!("the harness failed: {message}"),
+    }
+}
+
 #[test]
 fn slurm_22_05_accepts_and_obeys_the_cluster_policy() {
     if !should_run("slurm_22_05_accepts_and_obeys_the_cluster_policy", true, None) {
@@ -32,12 +43,7 @@ fn slurm_22_05_accepts_and_obeys_the_cluster_policy() {
     cap_p0_for_live(&mut model);
     let generated = tempfile::tempdir().expect("tempdir");
     write_slurm(&model, generated.path());
-    let options = Options { accounting: true, slurmds: true, port_base: port_base(0), root: None };
-    let cluster = match Cluster::start(generated.path(), &options) {
-        Ok(cluster) => cluster,
-        Err(StartError::Rejected(output)) => panic!("Slurm 22.05 rejected the generated configuration:\n{output}"),
-        Err(StartError::Harness(message)) => panic!("the harness failed: {message}"),
-    };
+    let cluster = start_with_accounting(generated.path(), 0);
 
     checks::accounts_sh_is_idempotent(&cluster);
     checks::log_is_clean(&cluster, "on start");
@@ -73,12 +79,7 @@ fn slurm_22_05_runs_plans_to_their_end_through_a_preemption() {
     checks::plans_for_live(&mut model);
     let generated = tempfile::tempdir().expect("tempdir");
     write_slurm(&model, generated.path());
-    let options = Options { accounting: true, slurmds: true, port_base: port_base(120), root: None };
-    let cluster = match Cluster::start(generated.path(), &options) {
-        Ok(cluster) => cluster,
-        Err(StartError::Rejected(output)) => panic!("Slurm 22.05 rejected the generated configuration:\n{output}"),
-        Err(StartError::Harness(message)) => panic!("the harness failed: {message}"),
-    };
+    let cluster = start_with_accounting(generated.path(), 120);
     checks::accounts_sh_is_idempotent(&cluster);
     checks::plans_run_real_work_through_a_preemption(&cluster, generated.path());
     checks::log_is_clean(&cluster, "while running the plans");
