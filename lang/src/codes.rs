@@ -91,7 +91,7 @@ codes! {
     NestingTooDeep = 17, "nesting-too-deep", "a file nests blocks deeper than placid reads",
         "Children blocks (`{ ... }`) may nest at most 64 levels, and one block comment (`/* ... */`) may have at most 256 parts (runs of text, `*`, `/` and nested comments). placid's files nest a few levels; the bound keeps a small file of deep braces from exhausting the parser's stack. Flatten the file, close the braces that were left open, or write long comments as `//` lines.";
     FileTooLarge = 18, "file-too-large", "a source file is larger than placid reads",
-        "placid reads policy files (`placid.kdl`, included files, Slurm template overrides) of at most 4 MiB and inventory files of at most 64 MiB, and stops reading at the limit. Split a large inventory into several files (inventory patterns take globs), or check that the pattern does not match something that is not a policy (a log, an image).";
+        "placid reads policy files (`placid.kdl`, included files, Slurm template overrides) of at most 1 MiB and inventory files of at most 64 MiB, and stops reading at the limit. Split a large inventory into several files (inventory patterns take globs), or check that the pattern does not match something that is not a policy (a log, an image).";
     SpecialFile = 19, "special-file", "a source path names a FIFO, socket, device or directory",
         "placid reads regular files only: a FIFO would block it, and a device such as `/dev/zero` never ends. It checks the file type before reading and opens files so that a FIFO cannot block. Replace the path with a regular file, or narrow the glob that matched it.";
     EmptyPool = 20, "empty-pool", "a pool selects no node of the inventory",

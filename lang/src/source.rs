@@ -8,9 +8,11 @@ use crate::span::FileId;
 use crate::units::Bytes;
 
 /// The largest policy file placid reads (`placid.kdl`, included files, Slurm template
-/// overrides): hundreds of times any hand-written policy, and small enough that a file that
+/// overrides): a hundred times any hand-written policy, and small enough that a file that
 /// is not one (a log, a disk image named `.kdl`) fails at once instead of filling memory.
-pub const MAX_POLICY_BYTES: u64 = 4 << 20;
+/// A file at the limit with an error on every line (about 110,000 diagnostics) is checked in
+/// seconds and hundreds of MB (docs/limits.md); at 4 MiB it took 2 GB.
+pub const MAX_POLICY_BYTES: u64 = 1 << 20;
 
 /// The largest inventory file: about 20,000 probed nodes of 8 GPUs each in one file (a
 /// merged inventory of a large cluster), which the JSON form reads in well under a second.

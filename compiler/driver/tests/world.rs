@@ -81,7 +81,7 @@ fn a_policy_file_past_the_limit_is_refused_without_reading_it() {
     file.set_len(MAX_POLICY_BYTES + 1).unwrap_or_else(|error| panic!("{error}"));
     let diagnostics = load(dir.path());
     assert_eq!(codes(&diagnostics), [Code::FileTooLarge], "{diagnostics:?}");
-    assert!(diagnostics[0].1.contains("4MiB"), "the limit is named: {diagnostics:?}");
+    assert!(diagnostics[0].1.contains("1MiB"), "the limit is named: {diagnostics:?}");
 }
 
 #[test]
