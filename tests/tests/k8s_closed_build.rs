@@ -59,7 +59,8 @@ fn generated(prefix: &str, tiers: [&str; 3]) -> Project {
     let policy = dir.path().join("policy");
     for entry in std::fs::read_dir(&policy).expect("the policy directory").filter_map(Result::ok) {
         let text = std::fs::read_to_string(entry.path()).expect("a policy file");
-        let renamed = ["P0", "P1", "P2"].iter().zip(tiers).fold(text, |text, (from, to)| text.replace(&format!("\"{from}\""), &format!("\"{to}\"")));
+        let renamed =
+            ["P0", "P1", "P2"].iter().zip(tiers).fold(text, |text, (from, to)| text.replace(&format!("\"{from}\""), &format!("\"{to}\"")));
         std::fs::write(entry.path(), renamed).expect("written");
     }
     let root = dir.path().join("placid.kdl");
@@ -91,10 +92,13 @@ struct PodTemplate {
     spec: Value,
     /// Whether it is one of a plan's workloads (Jobs and JobSets, alone or in a workflow).
     workload: bool,
+    /// The claims that exist when it runs: those its workflow creates (Argo names the claim of
+    /// `volumeClaimTemplates` entry `results` `{{workflow.name}}-results`).
+    claims: BTreeSet<String>,
 }
 
 /// The pod templates of a Job or JobSet (`at` says where it was found).
-fn job_pods(at: &str, object: &Value, into: &mut Vec<PodTemplate>) {
+fn job_pods(at: &str, object: &Value, claims: &BTreeSet<String>, into: &mut Vec<PodTemplate>) {
     let jobs: Vec<&Value> = match object["kind"].as_str() {
         Some("Job") => vec![&object["spec"]],
         Some("JobSet") => object["spec"]["replicatedJobs"].as_array().into_iter().flatten().map(|job| &job["template"]["spec"]).collect(),
@@ -102,7 +106,13 @@ fn job_pods(at: &str, object: &Value, into: &mut Vec<PodTemplate>) {
     };
     for job in jobs {
         let template = &job["template"];
-        into.push(PodTemplate { at: at.to_owned(), labels: strings(&template["metadata"]["labels"]), spec: template["spec"].clone(), workload: true });
+        into.push(PodTemplate {
+            at: at.to_owned(),
+            labels: strings(&template["metadata"]["labels"]),
+            spec: template["spec"].clone(),
+            workload: true,
+            claims: claims.clone(),
+        });
     }
 }
 
@@ -113,18 +123,32 @@ fn pod_templates(objects: &[Emitted]) -> Vec<PodTemplate> {
     let mut pods = Vec::new();
     for object in objects {
         match object.kind() {
-            "Job" | "JobSet" => job_pods(&object.path, &object.object, &mut pods),
+            "Job" | "JobSet" => job_pods(&object.path, &object.object, &BTreeSet::new(), &mut pods),
             "WorkflowTemplate" => {
+                let claims: BTreeSet<String> = object.object["spec"]["volumeClaimTemplates"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|claim| claim["metadata"]["name"].as_str())
+                    .map(|name| format!("{{{{workflow.name}}}}-{name}"))
+                    .collect();
                 for template in object.object["spec"]["templates"].as_array().into_iter().flatten() {
                     let at = format!("{} template {}", object.path, template["name"]);
                     if let Some(manifest) = template["resource"]["manifest"].as_str() {
-                        let embedded: Value = serde_yaml::from_str(manifest).unwrap_or_else(|error| panic!("{at}: manifest is not YAML: {error}"));
-                        job_pods(&at, &embedded, &mut pods);
+                        let embedded: Value =
+                            serde_yaml::from_str(manifest).unwrap_or_else(|error| panic!("{at}: manifest is not YAML: {error}"));
+                        job_pods(&at, &embedded, &claims, &mut pods);
                     }
                     for step in ["script", "container"] {
                         if template[step].is_object() {
                             let spec = serde_json::json!({ "containers": [template[step].clone()] });
-                            pods.push(PodTemplate { at: at.clone(), labels: BTreeMap::new(), spec, workload: false });
+                            pods.push(PodTemplate {
+                                at: at.clone(),
+                                labels: BTreeMap::new(),
+                                spec,
+                                workload: false,
+                                claims: claims.clone(),
+                            });
                         }
                     }
                 }
@@ -136,6 +160,7 @@ fn pod_templates(objects: &[Emitted]) -> Vec<PodTemplate> {
                     labels: strings(&template["metadata"]["labels"]),
                     spec: template["spec"].clone(),
                     workload: false,
+                    claims: BTreeSet::new(),
                 });
             }
             _ => {}
@@ -180,24 +205,38 @@ fn running_schedulers(project: &Project, problems: &mut Vec<String>) -> BTreeSet
             let Some(config_map) = volume["configMap"]["name"].as_str() else { continue };
             let Some(config_map) = find(&project.objects, "ConfigMap", deployment.namespace(), config_map) else { continue };
             for container in containers(spec) {
-                let args: Vec<&str> =
-                    container["command"].as_array().into_iter().chain(container["args"].as_array()).flatten().filter_map(Value::as_str).collect();
+                let args: Vec<&str> = container["command"]
+                    .as_array()
+                    .into_iter()
+                    .chain(container["args"].as_array())
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
                 for mount in container["volumeMounts"].as_array().into_iter().flatten().filter(|mount| mount["name"] == volume["name"]) {
                     for (key, text) in strings(&config_map.object["data"]) {
                         let path = format!("{}/{key}", mount["mountPath"].as_str().unwrap_or_default());
                         if !args.iter().any(|arg| *arg == format!("--config={path}")) {
                             continue;
                         }
-                        let config: Value = serde_yaml::from_str(&text).unwrap_or_else(|error| panic!("{}: {key}: {error}", config_map.path));
+                        let config: Value =
+                            serde_yaml::from_str(&text).unwrap_or_else(|error| panic!("{}: {key}: {error}", config_map.path));
                         if config["kind"] != "KubeSchedulerConfiguration" {
                             continue;
                         }
                         let lease = &config["leaderElection"];
                         if lease["leaderElect"] != true || lease["resourceName"].as_str().is_none_or(|name| name == "kube-scheduler") {
-                            problems.push(format!("{}: {}: the scheduler elects no leader of its own lease", project.name, deployment.path));
+                            problems
+                                .push(format!("{}: {}: the scheduler elects no leader of its own lease", project.name, deployment.path));
                         }
                         scheduler_rbac(project, deployment, problems);
-                        names.extend(config["profiles"].as_array().into_iter().flatten().filter_map(|profile| profile["schedulerName"].as_str()).map(str::to_owned));
+                        names.extend(
+                            config["profiles"]
+                                .as_array()
+                                .into_iter()
+                                .flatten()
+                                .filter_map(|profile| profile["schedulerName"].as_str())
+                                .map(str::to_owned),
+                        );
                     }
                 }
             }
@@ -214,7 +253,9 @@ fn scheduler_rbac(project: &Project, deployment: &Emitted, problems: &mut Vec<St
         let bound = project.objects.iter().filter(|object| object.kind() == "ClusterRoleBinding").any(|binding| {
             binding.object["roleRef"]["name"] == role
                 && binding.object["subjects"].as_array().into_iter().flatten().any(|subject| {
-                    subject["kind"] == "ServiceAccount" && subject["name"] == account && subject["namespace"].as_str() == deployment.namespace()
+                    subject["kind"] == "ServiceAccount"
+                        && subject["name"] == account
+                        && subject["namespace"].as_str() == deployment.namespace()
                 })
         });
         if !bound {
@@ -230,44 +271,55 @@ fn schedulers(project: &Project, pods: &[PodTemplate], problems: &mut Vec<String
     for pod in pods {
         let Some(name) = pod.spec["schedulerName"].as_str() else { continue };
         if name != DEFAULT_SCHEDULER && !running.contains(name) {
-            problems.push(format!("{}: {}: schedulerName {name} is no running scheduler's profile (running: {running:?})", project.name, pod.at));
+            problems.push(format!(
+                "{}: {}: schedulerName {name} is no running scheduler's profile (running: {running:?})",
+                project.name, pod.at
+            ));
         }
     }
 }
 
 /// Accounts, Services and volumes: a Deployment's ServiceAccount is in the build; a Service
 /// selects a Deployment's pods; a pod's ConfigMap volume is in the build; a pod's claim is a
-/// claim its workflow creates.
+/// claim its workflow creates (of the cluster's default StorageClass, which must offer
+/// ReadWriteMany: a documented external default).
 fn references(project: &Project, pods: &[PodTemplate], problems: &mut Vec<String>) {
     for deployment in project.objects.iter().filter(|object| object.kind() == "Deployment") {
         let spec = &deployment.object["spec"]["template"]["spec"];
-        if let Some(account) = spec["serviceAccountName"].as_str() {
-            if find(&project.objects, "ServiceAccount", deployment.namespace(), account).is_none() {
-                problems.push(format!("{}: {}: ServiceAccount {account} is not in the build", project.name, deployment.path));
-            }
+        if let Some(account) = spec["serviceAccountName"].as_str()
+            && find(&project.objects, "ServiceAccount", deployment.namespace(), account).is_none()
+        {
+            problems.push(format!("{}: {}: ServiceAccount {account} is not in the build", project.name, deployment.path));
         }
         for volume in spec["volumes"].as_array().into_iter().flatten() {
-            if let Some(name) = volume["configMap"]["name"].as_str() {
-                if find(&project.objects, "ConfigMap", deployment.namespace(), name).is_none() {
-                    problems.push(format!("{}: {}: ConfigMap {name} is not in the build", project.name, deployment.path));
-                }
+            if let Some(name) = volume["configMap"]["name"].as_str()
+                && find(&project.objects, "ConfigMap", deployment.namespace(), name).is_none()
+            {
+                problems.push(format!("{}: {}: ConfigMap {name} is not in the build", project.name, deployment.path));
             }
         }
     }
     for service in project.objects.iter().filter(|object| object.kind() == "Service") {
         let selector = strings(&service.object["spec"]["selector"]);
-        let selects = project.objects.iter().filter(|object| object.kind() == "Deployment" && object.namespace() == service.namespace()).any(|deployment| {
-            let labels = strings(&deployment.object["spec"]["template"]["metadata"]["labels"]);
-            selector.iter().all(|(key, value)| labels.get(key) == Some(value))
-        });
+        let selects =
+            project.objects.iter().filter(|object| object.kind() == "Deployment" && object.namespace() == service.namespace()).any(
+                |deployment| {
+                    let labels = strings(&deployment.object["spec"]["template"]["metadata"]["labels"]);
+                    selector.iter().all(|(key, value)| labels.get(key) == Some(value))
+                },
+            );
         if !selects {
             problems.push(format!("{}: {}: the Service selects no Deployment's pods", project.name, service.path));
         }
     }
     for pod in pods {
         for volume in pod.spec["volumes"].as_array().into_iter().flatten() {
-            if let Some(claim) = volume["persistentVolumeClaim"]["claimName"].as_str() {
-                problems.push(format!("{}: {}: the pods need the claim {claim} (a ReadWriteMany volume many GPU clusters lack)", project.name, pod.at));
+            let Some(claim) = volume["persistentVolumeClaim"]["claimName"].as_str() else { continue };
+            let claimed = pod.claims.contains(claim)
+                || find(&project.objects, "PersistentVolumeClaim", pod.spec["namespace"].as_str(), claim).is_some();
+            if !claimed {
+                problems
+                    .push(format!("{}: {}: the pods mount the claim {claim}, which nothing in the build creates", project.name, pod.at));
             }
         }
     }
@@ -287,8 +339,13 @@ fn extender_url(project: &Project, problems: &mut Vec<String>) {
                 let (host, port) = host_port.split_once(':').unwrap_or((host_port, "80"));
                 let mut parts = host.split('.');
                 let (service, namespace) = (parts.next().unwrap_or_default(), parts.next());
-                let found = find(&project.objects, "Service", namespace, service)
-                    .is_some_and(|service| service.object["spec"]["ports"].as_array().into_iter().flatten().any(|each| each["port"].to_string() == port));
+                let found = find(&project.objects, "Service", namespace, service).is_some_and(|service| {
+                    service.object["spec"]["ports"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|each| port.parse::<u64>().ok() == each["port"].as_u64())
+                });
                 if !found {
                     problems.push(format!("{}: {}: {key}: the extender {url} is no Service of the build", project.name, config_map.path));
                 }
@@ -301,11 +358,19 @@ fn extender_url(project: &Project, problems: &mut Vec<String>) {
 /// that a documented external reader reads where it is (Kueue's own configuration, the Argo
 /// CD plugin's, Grafana's sidecar's dashboards).
 fn config_maps(project: &Project, problems: &mut Vec<String>) {
-    let argo_namespace = project.model.project.kubernetes.as_ref().and_then(|settings| settings.argo.as_ref()).map(|argo| argo.namespace.to_string());
+    let argo_namespace =
+        project.model.project.kubernetes.as_ref().and_then(|settings| settings.argo.as_ref()).map(|argo| argo.namespace.to_string());
     for config_map in project.objects.iter().filter(|object| object.kind() == "ConfigMap") {
-        let mounted = project.objects.iter().filter(|object| object.kind() == "Deployment" && object.namespace() == config_map.namespace()).any(|deployment| {
-            deployment.object["spec"]["template"]["spec"]["volumes"].as_array().into_iter().flatten().any(|volume| volume["configMap"]["name"] == config_map.name())
-        });
+        let mounted =
+            project.objects.iter().filter(|object| object.kind() == "Deployment" && object.namespace() == config_map.namespace()).any(
+                |deployment| {
+                    deployment.object["spec"]["template"]["spec"]["volumes"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .any(|volume| volume["configMap"]["name"] == config_map.name())
+                },
+            );
         let kueue = config_map.namespace() == Some(KUEUE_NAMESPACE) && config_map.name() == KUEUE_CONFIG_MAP;
         let argo = config_map.namespace().map(str::to_owned) == argo_namespace && config_map.object["data"]["plugin.yaml"].is_string();
         let grafana = config_map.object["metadata"]["labels"]["grafana_dashboard"].is_string();
@@ -346,7 +411,8 @@ fn kube_state_metrics_label(key: &str) -> String {
 /// team label of the team's namespace.
 fn tier_and_team_values(project: &Project) -> [BTreeSet<String>; 2] {
     let team_key = format!("{}/team", prefix(&project.model));
-    let tiers = project.objects.iter().filter(|object| object.kind() == "WorkloadPriorityClass").map(|class| class.name().to_owned()).collect();
+    let tiers =
+        project.objects.iter().filter(|object| object.kind() == "WorkloadPriorityClass").map(|class| class.name().to_owned()).collect();
     let teams = project
         .objects
         .iter()
@@ -390,7 +456,11 @@ fn rules(project: &Project, pods: &[PodTemplate], problems: &mut Vec<String>) {
             }
         }
     }
-    for dashboard in project.objects.iter().filter(|object| object.kind() == "ConfigMap" && object.object["metadata"]["labels"]["grafana_dashboard"].is_string()) {
+    for dashboard in project
+        .objects
+        .iter()
+        .filter(|object| object.kind() == "ConfigMap" && object.object["metadata"]["labels"]["grafana_dashboard"].is_string())
+    {
         for (_, text) in strings(&dashboard.object["data"]) {
             read.push((dashboard.path.clone(), text));
         }
@@ -435,7 +505,10 @@ fn kueue_names(project: &Project, problems: &mut Vec<String>) {
             "WorkflowTemplate" => {
                 for template in object.object["spec"]["templates"].as_array().into_iter().flatten() {
                     if let Some(manifest) = template["resource"]["manifest"].as_str() {
-                        workloads.push((format!("{} template {}", object.path, template["name"]), serde_yaml::from_str(manifest).unwrap_or(Value::Null)));
+                        workloads.push((
+                            format!("{} template {}", object.path, template["name"]),
+                            serde_yaml::from_str(manifest).unwrap_or(Value::Null),
+                        ));
                     }
                 }
             }
@@ -445,15 +518,15 @@ fn kueue_names(project: &Project, problems: &mut Vec<String>) {
     for (at, workload) in workloads {
         let labels = strings(&workload["metadata"]["labels"]);
         let namespace = workload["metadata"]["namespace"].as_str();
-        if let Some(queue) = labels.get("kueue.x-k8s.io/queue-name") {
-            if find(&project.objects, "LocalQueue", namespace, queue).is_none() {
-                problems.push(format!("{}: {at}: queue {queue} is no LocalQueue of {namespace:?}", project.name));
-            }
+        if let Some(queue) = labels.get("kueue.x-k8s.io/queue-name")
+            && find(&project.objects, "LocalQueue", namespace, queue).is_none()
+        {
+            problems.push(format!("{}: {at}: queue {queue} is no LocalQueue of {namespace:?}", project.name));
         }
-        if let Some(priority) = labels.get("kueue.x-k8s.io/priority-class") {
-            if find(&project.objects, "WorkloadPriorityClass", None, priority).is_none() {
-                problems.push(format!("{}: {at}: priority {priority} is no WorkloadPriorityClass", project.name));
-            }
+        if let Some(priority) = labels.get("kueue.x-k8s.io/priority-class")
+            && find(&project.objects, "WorkloadPriorityClass", None, priority).is_none()
+        {
+            problems.push(format!("{}: {at}: priority {priority} is no WorkloadPriorityClass", project.name));
         }
     }
 }

@@ -93,7 +93,9 @@ pub fn rules(model: &Model) -> Vec<Rule> {
     for team in &model.teams {
         let center = model.cost_centers[team.cost_center.value.index()].name.as_str();
         rules.push(
-            Rule::record(TEAM_SHARE, constant(f64::from(team.share.value))).label("team", labels::value(&team.name)).label("cost_center", center),
+            Rule::record(TEAM_SHARE, constant(f64::from(team.share.value)))
+                .label("team", labels::value(&team.name))
+                .label("cost_center", center),
         );
         rules.push(
             Rule::record(TEAM_INFO, constant(1.0))
