@@ -12,11 +12,9 @@
 mod k8s_support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
-use k8s_support::{Emitted, kubernetes_examples, parsed, strings};
+use k8s_support::{Emitted, Project, example_projects, generated_projects, strings};
 use placid_lang::model::Model;
-use placid_tests::{build, build_clean, copy_tree, example};
 use serde_json::Value;
 
 /// The namespace and ConfigMap Kueue's controller reads its `Configuration` from at start-up,
@@ -26,64 +24,6 @@ const KUEUE_CONFIG_MAP: &str = "kueue-manager-config";
 const KUEUE_CONFIG_KEY: &str = "controller_manager_config.yaml";
 /// The default scheduler, which every cluster runs.
 const DEFAULT_SCHEDULER: &str = "default-scheduler";
-
-/// One project's build: its name, its model and its Kubernetes objects.
-struct Project {
-    name: String,
-    model: Model,
-    objects: Vec<Emitted>,
-}
-
-fn example_projects() -> Vec<Project> {
-    kubernetes_examples()
-        .into_iter()
-        .map(|name| {
-            let clean = build_clean(&name);
-            Project { name, model: clean.model.into_model(), objects: parsed(clean.artifacts) }
-        })
-        .collect()
-}
-
-/// Replaces `from` by `to` in the file at `path`, which must contain it.
-fn edit(path: &Path, from: &str, to: &str) {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()));
-    assert!(text.contains(from), "{} has no {from:?}", path.display());
-    std::fs::write(path, text.replace(from, to)).unwrap_or_else(|error| panic!("cannot write {}: {error}", path.display()));
-}
-
-/// The cluster example with label prefix `prefix`, its tiers renamed to `tiers`, the eval
-/// class without an image (its stage names one), and the extender reading telemetry.
-fn generated(prefix: &str, tiers: [&str; 3]) -> Project {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    copy_tree(&example("cluster"), dir.path(), &["broken", "traces"]);
-    let policy = dir.path().join("policy");
-    for entry in std::fs::read_dir(&policy).expect("the policy directory").filter_map(Result::ok) {
-        let text = std::fs::read_to_string(entry.path()).expect("a policy file");
-        let renamed =
-            ["P0", "P1", "P2"].iter().zip(tiers).fold(text, |text, (from, to)| text.replace(&format!("\"{from}\""), &format!("\"{to}\"")));
-        std::fs::write(entry.path(), renamed).expect("written");
-    }
-    let root = dir.path().join("placid.kdl");
-    edit(&root, "label-prefix=\"placid.dev\"", &format!("label-prefix=\"{prefix}\""));
-    edit(&root, "score=\"cost-aware\"", "score=\"cost-aware\" prometheus=\"prometheus-operated.monitoring.svc:9090\"");
-    edit(&policy.join("classes.kdl"), "    image \"ghcr.io/acme/eval:2.4\"\n", "");
-    edit(
-        &policy.join("plans.kdl"),
-        "\"--metric\" \"eval-loss\"\n",
-        "\"--metric\" \"eval-loss\"\n        image \"ghcr.io/acme/eval:2.5\"\n",
-    );
-    std::fs::write(policy.join("telemetry.kdl"), "telemetry {\n    throttle domain-nvlink-above=0.85 for=\"10m\" comm=\"high\"\n}\n")
-        .expect("written");
-    let built = build(dir.path());
-    let clean = built.clean().unwrap_or_else(|build| {
-        panic!("generated project {prefix} does not compile:\n{}", placid_driver::render::text(&build.sources, &build.diagnostics, false))
-    });
-    Project { name: format!("generated ({prefix}, {tiers:?})"), model: clean.model.into_model(), objects: parsed(clean.artifacts) }
-}
-
-fn generated_projects() -> Vec<Project> {
-    vec![generated("ml.acme-corp.io", ["Gold", "Silver_A", "Bronze"]), generated("placid.dev", ["prod", "batch.hi", "scavenger"])]
-}
 
 /// A pod template found in the build: where, its labels, and its spec.
 struct PodTemplate {

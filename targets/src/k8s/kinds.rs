@@ -370,3 +370,26 @@ pub const ROLE_BINDING: Kind = Kind {
     retention: Retention::Prunable,
     directory: "scheduler",
 };
+
+/// `admissionregistration.k8s.io/v1beta1` MutatingAdmissionPolicy: a team's routes, setting
+/// the routed tier's labels.
+pub const MUTATING_ADMISSION_POLICY: Kind = Kind {
+    api_version: "admissionregistration.k8s.io/v1beta1",
+    kind: "MutatingAdmissionPolicy",
+    scope: Scope::Cluster,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "admission",
+};
+
+/// MutatingAdmissionPolicyBinding: after its policy.
+pub const MUTATING_ADMISSION_POLICY_BINDING: Kind = Kind {
+    api_version: "admissionregistration.k8s.io/v1beta1",
+    kind: "MutatingAdmissionPolicyBinding",
+    scope: Scope::Cluster,
+    wave: SyncWave(1),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "admission",
+};

@@ -30,6 +30,7 @@ pub mod nfd;
 pub mod objects;
 pub mod priority;
 pub mod rollouts;
+pub mod route_mutation;
 pub mod routing;
 pub mod scheduler;
 pub mod telemetry_config;
