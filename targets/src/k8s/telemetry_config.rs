@@ -1,5 +1,6 @@
-//! The deployed extender's telemetry: the policy's `telemetry` block and the inventory's
-//! nodes and NVLink domains, as the JSON file (`telemetry.json`) the Kubernetes target ships
+//! The deployed extender's telemetry: the policy's `telemetry` block, the pod label its
+//! throttle reads (under the project's label prefix, which the plugin alone does not know) and
+//! the inventory's nodes and NVLink domains, as the JSON file (`telemetry.json`) the Kubernetes target ships
 //! in a ConfigMap beside the plugin and `placid extender --plugin --telemetry` reads.
 //!
 //! The extender from a project builds the same value from its model ([`DeployedTelemetry::of`]),
