@@ -144,6 +144,8 @@ pub struct Project {
     pub model: Model,
     /// Its Kubernetes objects.
     pub objects: Vec<Emitted>,
+    /// Every artifact of its build.
+    pub artifacts: Vec<Artifact>,
 }
 
 /// Every example with a Kubernetes target.
@@ -152,7 +154,7 @@ pub fn example_projects() -> Vec<Project> {
         .into_iter()
         .map(|name| {
             let clean = build_clean(&name);
-            Project { name, model: clean.model.into_model(), objects: parsed(clean.artifacts) }
+            Project { name, model: clean.model.into_model(), objects: parsed(clean.artifacts.clone()), artifacts: clean.artifacts }
         })
         .collect()
 }
@@ -191,7 +193,12 @@ pub fn generated(prefix: &str, tiers: [&str; 3]) -> Project {
     let clean = built.clean().unwrap_or_else(|build| {
         panic!("generated project {prefix} does not compile:\n{}", placid_driver::render::text(&build.sources, &build.diagnostics, false))
     });
-    Project { name: format!("generated ({prefix}, {tiers:?})"), model: clean.model.into_model(), objects: parsed(clean.artifacts) }
+    Project {
+        name: format!("generated ({prefix}, {tiers:?})"),
+        model: clean.model.into_model(),
+        objects: parsed(clean.artifacts.clone()),
+        artifacts: clean.artifacts,
+    }
 }
 
 /// The cluster example under another label prefix and other tier names (see [`generated`]).
