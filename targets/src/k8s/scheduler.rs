@@ -50,7 +50,7 @@ pub const EXTENDER_PORT: u16 = 8888;
 /// The scheduler's ConfigMap.
 const CONFIG_MAP: &str = "placid-scheduler-config";
 /// Where the Deployment mounts the ConfigMap.
-pub const CONFIG_DIR: &str = "/etc/kubernetes/placid-scheduler";
+const CONFIG_DIR: &str = "/etc/kubernetes/placid-scheduler";
 /// kube-scheduler's secure port, where it answers `/healthz`.
 const SECURE_PORT: i32 = 10_259;
 /// Scheduler pods: one leads, the other takes over within the lease's duration.
@@ -229,7 +229,7 @@ const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 
 /// The image of the scheduler: Kubernetes' own kube-scheduler of the target's minor version
 /// (its first patch release; kustomize's `images` pins another).
-pub fn image(minor_version: u16) -> String {
+fn image(minor_version: u16) -> String {
     format!("registry.k8s.io/kube-scheduler:v1.{minor_version}.0")
 }
 
