@@ -2,8 +2,8 @@
 //! another artifact of the same build, or is one of the documented external defaults this
 //! file names (docs/targets/kubernetes.md, "Deploying"). Each artifact validating alone
 //! (k8s_schema.rs) says nothing of whether a pod's `schedulerName` names a scheduler that
-//! runs, whether the rules read the labels the pods carry, or whether a ConfigMap reaches
-//! the program that reads it; these checks do.
+//! runs, whether the rules read the labels the pods carry, whether a ConfigMap reaches the
+//! program that reads it, or whether a route does more than validate; these checks do.
 //!
 //! Over every example and over generated projects: another label prefix, tier names that
 //! map (`Silver_A` is `silver-a` on Kubernetes), a class without an image whose stage names
@@ -471,6 +471,34 @@ fn kueue_names(project: &Project, problems: &mut Vec<String>) {
     }
 }
 
+/// Routes map jobs: where a team's route policy lets a tag through to a tier, a mutating
+/// policy of the same name, bound like it, sets that tier's labels (k8s_admission.rs runs it).
+fn routes(project: &Project, problems: &mut Vec<String>) {
+    for validating in
+        project.objects.iter().filter(|object| object.kind() == "ValidatingAdmissionPolicy" && object.name().starts_with("placid-route-"))
+    {
+        let routed = validating.object["spec"]["validations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|validation| validation["message"].as_str().is_some_and(|message| message.contains(" run at tier ")));
+        if !routed {
+            continue;
+        }
+        let mutating = find(&project.objects, "MutatingAdmissionPolicy", None, validating.name());
+        let bound = project
+            .objects
+            .iter()
+            .any(|binding| binding.kind() == "MutatingAdmissionPolicyBinding" && binding.object["spec"]["policyName"] == validating.name());
+        if mutating.is_none() || !bound {
+            problems.push(format!(
+                "{}: {}: routed tags are only validated; nothing sets the routed tier's labels",
+                project.name, validating.path
+            ));
+        }
+    }
+}
+
 fn closed(project: &Project) -> Vec<String> {
     let pods = pod_templates(&project.objects);
     let mut problems = Vec::new();
@@ -482,6 +510,7 @@ fn closed(project: &Project) -> Vec<String> {
     rules(project, &pods, &mut problems);
     extender_labels(project, &pods, &mut problems);
     kueue_names(project, &mut problems);
+    routes(project, &mut problems);
     problems
 }
 
