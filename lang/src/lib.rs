@@ -15,6 +15,7 @@ pub mod escape;
 pub mod expr;
 pub mod format;
 pub mod inventory_json;
+pub mod labels;
 pub mod lower;
 pub mod model;
 pub mod name;

@@ -83,7 +83,7 @@ impl NodeFact {
     /// publishes are under.
     pub fn key(self, prefix: &str) -> String {
         match self.spelling() {
-            Spelling::Prefixed(name) => format!("{prefix}/{name}"),
+            Spelling::Prefixed(name) => placid_lang::labels::key(prefix, name),
             Spelling::WellKnown(key) => key.to_owned(),
         }
     }

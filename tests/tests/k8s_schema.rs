@@ -54,7 +54,7 @@ fn check_config_files(item: &Emitted, failures: &mut Vec<String>) {
         let parsed = match key.as_str() {
             "scheduler-config.yaml" => serde_yaml::from_str::<KubeSchedulerConfiguration>(text).err(),
             "plugin.yaml" => serde_yaml::from_str::<ConfigManagementPlugin>(text).err(),
-            "kueue-configuration.yaml" => serde_yaml::from_str::<KueueConfiguration>(text).err(),
+            "controller_manager_config.yaml" => serde_yaml::from_str::<KueueConfiguration>(text).err(),
             // The Grafana dashboard (targets/src/ops/dashboards.rs); its panels are checked by
             // tests/tests/prometheus_rules.rs.
             dashboard if dashboard.ends_with(".json") => serde_json::from_str::<Value>(text).err().map(serde::de::Error::custom),

@@ -1,12 +1,16 @@
-//! Issue 18's bars for the Prometheus side, on every example's build: promtool checks the
+//! Issue 18's bars for the Prometheus side, on every example's build and on generated projects
+//! (another label prefix, tier names that map; see k8s_support): promtool checks the
 //! generated rule file and the dashboard's queries and runs the rules' unit tests, and every
 //! series a generated rule or panel reads is produced by the exporter (`placid-probe
 //! --serve`), the static series or an earlier rule, or is one of the few named series of
 //! kube-state-metrics and Kueue.
 
+mod k8s_support;
+
 use std::collections::BTreeSet;
 use std::process::Command;
 
+use k8s_support::generated_projects;
 use placid_targets::ops::{dashboards, series, usage};
 use placid_tests::prometheus::{metric_names, tool};
 use placid_tests::{build_clean, examples};
@@ -26,14 +30,11 @@ struct Files {
 /// The files of every example with a Kubernetes target.
 fn rule_files() -> Vec<Files> {
     let mut found = Vec::new();
-    for name in examples() {
-        let build = build_clean(&name);
+    // The examples, and the generated projects: another label prefix, tier names that map.
+    let generated = generated_projects().into_iter().map(|project| (project.name, project.artifacts));
+    for (name, artifacts) in examples().into_iter().map(|name| (name.clone(), build_clean(&name).artifacts)).chain(generated) {
         let text = |path: &str| {
-            build
-                .artifacts
-                .iter()
-                .find(|artifact| artifact.path == path)
-                .map(|artifact| String::from_utf8_lossy(&artifact.bytes).into_owned())
+            artifacts.iter().find(|artifact| artifact.path == path).map(|artifact| String::from_utf8_lossy(&artifact.bytes).into_owned())
         };
         if let (Some(rules), Some(tests), Some(dashboard)) = (text(RULES), text(TESTS), text(DASHBOARD)) {
             found.push(Files { name, rules, tests, dashboard });

@@ -60,8 +60,9 @@ pub struct Args {
     /// `domain.nvlink_utilization` are static (0) and nothing is throttled.
     #[arg(long)]
     prometheus: Option<HostPort>,
-    /// With `--plugin`: the policy's telemetry and the inventory's NVLink domains, as the
-    /// Kubernetes target writes them (`telemetry.json`); from a project, its own are used.
+    /// With `--plugin`: the policy's telemetry, the pod label its throttle reads (under the
+    /// project's label prefix) and the inventory's NVLink domains, as the Kubernetes target
+    /// writes them (`telemetry.json`); from a project, its own are used.
     #[arg(long, requires = "plugin", requires = "prometheus")]
     telemetry: Option<PathBuf>,
     /// Time limit of one Prometheus query, connecting, sending and reading the whole answer,

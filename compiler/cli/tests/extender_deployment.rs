@@ -130,7 +130,11 @@ fn the_deployed_extender_throttles_with_the_policys_telemetry() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../policy-examples/cluster");
     assert!(Command::new("cp").arg("-r").arg(&example).arg(&project).status().expect("cp").success());
     let manifest = std::fs::read_to_string(project.join("placid.kdl")).expect("placid.kdl");
-    let manifest = manifest.replace("ignorable=#false", "ignorable=#false prometheus=\"prometheus-operated.monitoring.svc:9090\"");
+    // Under a prefix of its own: the pods carry `ml.acme-corp.io/comm`, which the deployed
+    // extender, holding no project, learns from the telemetry file.
+    let manifest = manifest
+        .replace("ignorable=#false", "ignorable=#false prometheus=\"prometheus-operated.monitoring.svc:9090\"")
+        .replace("label-prefix=\"placid.dev\"", "label-prefix=\"ml.acme-corp.io\"");
     std::fs::write(project.join("placid.kdl"), manifest).expect("write placid.kdl");
     let telemetry = "telemetry half-life=\"1s\" max-age=\"1m\" ttl=\"1s\" {\n    node-query \"node_q\"\n    domain-query \"domain_q\"\n    throttle domain-nvlink-above=0.85 for=\"0s\" comm=\"high\"\n}\n";
     std::fs::write(project.join("policy/telemetry.kdl"), telemetry).expect("write the telemetry");
@@ -146,7 +150,7 @@ fn the_deployed_extender_throttles_with_the_policys_telemetry() {
     let template = deployment.spec.expect("spec").template;
     let annotations = template.metadata.as_ref().and_then(|meta| meta.annotations.clone()).unwrap_or_default();
     assert_eq!(
-        annotations.get("placid.dev/telemetry-sha256"),
+        annotations.get("ml.acme-corp.io/telemetry-sha256"),
         Some(&hex::encode(Sha256::digest(file.as_bytes()))),
         "a new policy must roll the pods"
     );
@@ -178,7 +182,7 @@ fn the_deployed_extender_throttles_with_the_policys_telemetry() {
         let node =
             |name: &str| format!(r#"{{"metadata":{{"name":"{name}","labels":{{}}}},"status":{{"allocatable":{{"nvidia.com/gpu":"4"}}}}}}"#);
         let body = format!(
-            r#"{{"Pod":{{"metadata":{{"name":"p","labels":{{"placid.dev/comm":"{comm}"}}}},"spec":{{"containers":[{{"resources":{{"requests":{{"nvidia.com/gpu":"1"}}}}}}]}}}},"Nodes":{{"items":[{},{}]}}}}"#,
+            r#"{{"Pod":{{"metadata":{{"name":"p","labels":{{"ml.acme-corp.io/comm":"{comm}"}}}},"spec":{{"containers":[{{"resources":{{"requests":{{"nvidia.com/gpu":"1"}}}}}}]}}}},"Nodes":{{"items":[{},{}]}}}}"#,
             node("rv-a-01"),
             node("x86-01")
         );

@@ -77,6 +77,8 @@ struct Current {
 pub struct Live {
     ttl: Duration,
     throttle: Option<ThrottleRule>,
+    /// The pod label the throttling rule reads a pod's communication level from.
+    comm_label: String,
     /// Each inventory node with its domain, if any.
     nodes: Vec<(String, Option<String>)>,
     node_keys: BTreeMap<String, f64>,
@@ -110,6 +112,7 @@ impl Live {
         Live {
             ttl: Duration::from_secs(config.ttl_seconds),
             throttle,
+            comm_label: config.comm_label.clone(),
             nodes,
             node_keys,
             domain_keys,
@@ -122,6 +125,12 @@ impl Live {
     /// The throttling rule.
     pub fn throttle(&self) -> Option<&ThrottleRule> {
         self.throttle.as_ref()
+    }
+
+    /// The pod label the throttling rule reads (`<prefix>/comm`), as the deployed file or the
+    /// project says: the plugin alone does not know the project's label prefix.
+    pub fn comm_label(&self) -> &str {
+        &self.comm_label
     }
 
     /// The figures now: those of the last refresh while it is younger than the TTL, else

@@ -21,11 +21,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use placid_lang::diag::Code;
-use placid_lang::expr::{JobParam, NodeFeature};
-use placid_lang::model::{CommLevel, KubernetesSettings, Model, ThrottleRule};
+use placid_lang::expr::NodeFeature;
+use placid_lang::model::{CommLevel, Model, ThrottleRule};
 use placid_scoring::host::{HostError, Plugin, Scores, Worker};
 use placid_targets::wasm::meta::Source;
-use placid_targets::wasm::sources::param_source;
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -92,8 +91,6 @@ pub struct Extender {
     /// The row fields filled from telemetry: their index and whether they are the node's own
     /// figure (else its domain's).
     live_fields: Vec<(usize, bool)>,
-    /// The Pod label naming its communication level, for the throttling rule.
-    comm_label: String,
     /// Where operational lines go (the command's standard error).
     log: Option<Log>,
     /// When the last unranked-nodes line was logged.
@@ -160,15 +157,6 @@ impl Extender {
                 _ => None,
             })
             .collect();
-        let prefix = model
-            .project
-            .kubernetes
-            .as_ref()
-            .map_or(KubernetesSettings::DEFAULT_LABEL_PREFIX, |settings| settings.label_prefix.value.as_str());
-        let comm_label = match param_source(JobParam::Comm, prefix).from {
-            Source::PodLabel(key) => key,
-            other => other.to_string(),
-        };
         Extender {
             plugin,
             settings,
@@ -178,7 +166,6 @@ impl Extender {
             places: Places::new(settings.concurrency),
             live: None,
             live_fields,
-            comm_label,
             log: None,
             unranked_logged: Mutex::new(None),
         }
@@ -387,8 +374,9 @@ impl Extender {
     /// The throttling rule when it applies to the request's pod: its `comm` label is at the
     /// rule's level or above. A pod without the label is not comm-heavy.
     fn throttle_for(&self, args: &ExtenderArgs<'_>) -> Option<&ThrottleRule> {
-        let rule = self.live.as_ref()?.throttle()?;
-        let comm = match args.pod.metadata.labels.get(&self.comm_label)?.as_str() {
+        let live = self.live.as_ref()?;
+        let rule = live.throttle()?;
+        let comm = match args.pod.metadata.labels.get(live.comm_label())?.as_str() {
             "low" => CommLevel::Low,
             "medium" => CommLevel::Medium,
             "high" => CommLevel::High,

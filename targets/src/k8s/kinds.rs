@@ -336,3 +336,60 @@ pub const APPLICATION: Kind = Kind {
     retention: Retention::Prunable,
     directory: "argocd",
 };
+
+/// `rbac.authorization.k8s.io/v1` ClusterRoleBinding: binds placid's scheduler to Kubernetes'
+/// own scheduler roles, before the Deployment that runs as it.
+pub const CLUSTER_ROLE_BINDING: Kind = Kind {
+    api_version: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    scope: Scope::Cluster,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "scheduler",
+};
+
+/// `rbac.authorization.k8s.io/v1` Role: the lease placid's scheduler elects its leader with.
+pub const ROLE: Kind = Kind {
+    api_version: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    scope: Scope::Namespaced,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "scheduler",
+};
+
+/// `rbac.authorization.k8s.io/v1` RoleBinding of [`ROLE`].
+pub const ROLE_BINDING: Kind = Kind {
+    api_version: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    scope: Scope::Namespaced,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "scheduler",
+};
+
+/// `admissionregistration.k8s.io/v1beta1` MutatingAdmissionPolicy: a team's routes, setting
+/// the routed tier's labels.
+pub const MUTATING_ADMISSION_POLICY: Kind = Kind {
+    api_version: "admissionregistration.k8s.io/v1beta1",
+    kind: "MutatingAdmissionPolicy",
+    scope: Scope::Cluster,
+    wave: SyncWave(0),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "admission",
+};
+
+/// MutatingAdmissionPolicyBinding: after its policy.
+pub const MUTATING_ADMISSION_POLICY_BINDING: Kind = Kind {
+    api_version: "admissionregistration.k8s.io/v1beta1",
+    kind: "MutatingAdmissionPolicyBinding",
+    scope: Scope::Cluster,
+    wave: SyncWave(1),
+    mutability: Mutability::Mutable,
+    retention: Retention::Prunable,
+    directory: "admission",
+};

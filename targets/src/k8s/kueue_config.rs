@@ -1,7 +1,10 @@
-//! The part of Kueue's own `Configuration` (`config.kueue.x-k8s.io/v1beta2`) that the emitted
-//! queues rely on, shipped as a ConfigMap in placid's namespace for an administrator to merge
-//! into Kueue's `kueue-manager-config` (docs/targets/kubernetes.md). Kueue reads its
-//! configuration from a file at start-up, so placid cannot sync it in place.
+//! Kueue's own `Configuration` (`config.kueue.x-k8s.io/v1beta2`) with what the emitted queues
+//! rely on, synced as the ConfigMap Kueue's controller reads: `kueue-manager-config` in
+//! `kueue-system`, key `controller_manager_config.yaml` (Kueue's install and Helm chart
+//! mount it there). Every field placid leaves out takes Kueue's built-in default, which is what
+//! the stock install's file says. Kueue reads the file at start-up, so its controller is
+//! restarted after the ConfigMap changes (docs/targets/kubernetes.md, "Deploying"); a
+//! ConfigMap anywhere else would be read by nobody.
 //!
 //! What the queues need: fair sharing on (the ClusterQueues' `fairSharing.weight` means
 //! nothing otherwise; in v1beta2 a `fairSharing` block turns it on), with preemption strategies
@@ -28,8 +31,12 @@ use crate::k8s::names::ObjectName;
 use crate::k8s::objects::{NewObject, ObjectList};
 use crate::yaml;
 
-/// The ConfigMap key of the fragment.
-pub const CONFIG_KEY: &str = "kueue-configuration.yaml";
+/// The namespace Kueue is installed in (its install's and Helm chart's default).
+pub const KUEUE_NAMESPACE: &str = "kueue-system";
+/// The ConfigMap Kueue's controller mounts its configuration from.
+pub const CONFIG_MAP: &str = "kueue-manager-config";
+/// The ConfigMap key Kueue's controller reads (`--config=/controller_manager_config.yaml`).
+pub const CONFIG_KEY: &str = "controller_manager_config.yaml";
 
 /// `Configuration`, the fields placid sets.
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
@@ -77,7 +84,7 @@ pub struct Resources {
 /// ([`super::admission`]).
 const FRAMEWORKS: [&str; 5] = ["batch/job", "jobset.x-k8s.io/jobset", "ray.io/rayjob", "kubeflow.org/pytorchjob", "pod"];
 
-/// The fragment for `layout`'s team label.
+/// The configuration for `layout`'s team label.
 pub fn configuration(layout: &Layout) -> KueueConfiguration {
     KueueConfiguration {
         api_version: "config.kueue.x-k8s.io/v1beta2".into(),
@@ -98,15 +105,17 @@ pub fn configuration(layout: &Layout) -> KueueConfiguration {
     }
 }
 
-/// Pushes the ConfigMap `placid-kueue-config`.
+/// Pushes Kueue's ConfigMap, `kueue-manager-config` in `kueue-system`.
 pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: &mut Diagnostics) {
     let text = match yaml::to_string(&configuration(layout)) {
         Ok(text) => text,
         Err(error) => return diagnostics.push(super::yaml_diagnostic(model.project.span, "Kueue's configuration", &error)),
     };
     let config_map = ConfigMap { data: Some(BTreeMap::from([(CONFIG_KEY.to_owned(), text)])), ..ConfigMap::default() };
-    let result = ObjectName::fixed("placid-kueue-config", model.project.span).and_then(|name| {
-        list.push(NewObject::namespaced(&kinds::CONFIG_MAP, layout.namespace.clone(), name, model.project.span), config_map)
+    let span = model.project.kubernetes.as_ref().map_or(model.project.span, |settings| settings.span);
+    let result = ObjectName::fixed(KUEUE_NAMESPACE, span).and_then(|namespace| {
+        let name = ObjectName::fixed(CONFIG_MAP, span)?;
+        list.push(NewObject::namespaced(&kinds::CONFIG_MAP, namespace, name, span), config_map)
     });
     if let Err(diagnostic) = result {
         diagnostics.push(diagnostic);

@@ -6,8 +6,11 @@
 //! ClusterQueue that lends nothing ([`kueue`]); node labels and taints come from one NFD rule
 //! ([`nfd`]); tier rules Kueue cannot enforce become ValidatingAdmissionPolicies
 //! ([`admission`]); a route's tag
-//! label must carry the routed tier's queue and priority labels ([`routing`]); alerts become a PrometheusRule ([`alerts`]); the scheduler extender is
-//! registered in a KubeSchedulerConfiguration ([`scheduler`]) and deployed with its plugin ([`extender`]); migrated services become Argo
+//! sets the routed tier's queue and priority labels ([`route_mutation`]) and must carry them
+//! ([`routing`]); Kueue's own configuration is synced where Kueue reads it ([`kueue_config`]);
+//! alerts become a PrometheusRule ([`alerts`]); the scheduler extender is registered in the
+//! KubeSchedulerConfiguration of placid's own kube-scheduler ([`scheduler`]) and deployed with
+//! its plugin ([`extender`]); migrated services become Argo
 //! Rollouts stepping through the phases, gated by AnalysisTemplates ([`rollouts`]); Argo CD
 //! gets a bootstrap project, application and plugin ([`argo`]).
 //!
@@ -30,6 +33,7 @@ pub mod nfd;
 pub mod objects;
 pub mod priority;
 pub mod rollouts;
+pub mod route_mutation;
 pub mod routing;
 pub mod scheduler;
 pub mod telemetry_config;

@@ -9,6 +9,7 @@
 use std::fmt;
 
 use placid_lang::diag::{Code, Diagnostic};
+use placid_lang::labels;
 use placid_lang::name::{LabelKey, Name, is_dns_label, is_label_value};
 use placid_lang::span::Span;
 
@@ -22,12 +23,7 @@ pub struct ObjectName(String);
 impl ObjectName {
     /// Maps a policy name to an object name, or explains at `span` why it cannot be one.
     pub fn map(name: &Name, span: Span, what: &str) -> Result<ObjectName, Diagnostic> {
-        let mapped: String = name
-            .as_str()
-            .chars()
-            .map(|character| if matches!(character, '_' | '.') { '-' } else { character.to_ascii_lowercase() })
-            .collect();
-        ObjectName::checked(mapped, span, what, name.as_str())
+        ObjectName::checked(labels::value(name), span, what, name.as_str())
     }
 
     /// Joins an object name and a suffix with `-` (`p0` + `1000` = `p0-1000`), checking that
@@ -136,7 +132,7 @@ impl PlacidKeys {
     }
 
     fn key(&self, name: &str, span: Span) -> Result<LabelKey, Diagnostic> {
-        checked_key(format!("{}/{name}", self.prefix), span)
+        checked_key(labels::key(&self.prefix, name), span)
     }
 
     /// The label prefix (`placid.dev`).

@@ -1,5 +1,6 @@
 //! Tag-based tier routing (`route tag= tier= [class=]`) as one ValidatingAdmissionPolicy (+
-//! binding) per team, emitted when the policy has routes.
+//! binding) per team, emitted when the policy has routes, and, from Kubernetes 1.34, a
+//! MutatingAdmissionPolicy that sets the routed labels first ([`super::route_mutation`]).
 //!
 //! A workload of a [`MANAGED`](super::admission) kind that carries the tag label
 //! (`<label-prefix>/tag`, [`PlacidKeys::tag`](super::names::PlacidKeys::tag)) must carry the
@@ -8,9 +9,9 @@
 //! a tier the team may not use is refused with the same message as Slurm's and the engine's,
 //! naming the team's policy rule. The message of each rule names the labels to set.
 //!
-//! Why validate rather than mutate: setting the labels would need a MutatingAdmissionPolicy,
-//! which Kubernetes 1.34 serves only as a beta API that is off by default; a validating policy
-//! works on every supported cluster and tells the user what to write.
+//! Why validate as well as mutate: the mutating policy is a beta API that is off by default
+//! on 1.34; the validating policy works on every supported cluster and tells the user what
+//! to write where the mutation does not run.
 //!
 //! Invariant: the tag and every name reach CEL through [`cel_string`], and the tag is a checked
 //! label value (a diagnostic at the route otherwise).
@@ -23,6 +24,7 @@ use crate::k8s::admission::{cel_string, label_variable, managed_resources, push_
 use crate::k8s::layout::Layout;
 use crate::k8s::names::{LabelValue, ObjectName};
 use crate::k8s::objects::ObjectList;
+use crate::k8s::route_mutation::{self, Routed};
 use crate::k8s::workloads::{PRIORITY_LABEL, QUEUE_LABEL};
 
 /// Pushes a routing policy and binding per team, when the policy has routes.
@@ -52,6 +54,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
     if routes.len() != model.routes.len() {
         return;
     }
+    let mutates = model.project.kubernetes.as_ref().is_some_and(|settings| settings.minor_version >= route_mutation::FIRST_MINOR);
     for (team_index, (team, names)) in model.teams.iter().zip(&layout.teams).enumerate() {
         let policy_name = match ObjectName::fixed(&format!("placid-route-{}", names.object), team.span) {
             Ok(name) => name,
@@ -61,6 +64,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             }
         };
         let mut validations = Vec::new();
+        let mut routed = Vec::new();
         for (route, tag, class) in &routes {
             let untagged = format!("variables.tag != {}", cel_string(tag.as_str()));
             let declared = match class {
@@ -73,6 +77,11 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
                 // Not reached: the tag is the route's own.
                 Routing::Unrouted => {}
                 Routing::Routed { tier, .. } => {
+                    routed.push(Routed {
+                        tag: tag.as_str(),
+                        tier: layout.tier(tier).object.as_str(),
+                        class: class.as_ref().map(ObjectName::as_str),
+                    });
                     let tier_object = cel_string(layout.tier(tier).object.as_str());
                     let mut expression = format!("variables.queue == {tier_object} && variables.priorityClass == {tier_object}");
                     let mut labels = format!("{QUEUE_LABEL}={0} and {PRIORITY_LABEL}={0}", layout.tier(tier).object);
@@ -121,5 +130,8 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
             ..ValidatingAdmissionPolicy::default()
         };
         push_team_policy(list, diagnostics, layout, names, team, &policy_name, policy);
+        if mutates && !routed.is_empty() {
+            route_mutation::push(list, diagnostics, layout, (team, names), (tag_label.as_str(), &class_label), &routed);
+        }
     }
 }

@@ -1,5 +1,6 @@
-//! The deployed extender's telemetry: the policy's `telemetry` block and the inventory's
-//! nodes and NVLink domains, as the JSON file (`telemetry.json`) the Kubernetes target ships
+//! The deployed extender's telemetry: the policy's `telemetry` block, the pod label its
+//! throttle reads (under the project's label prefix, which the plugin alone does not know) and
+//! the inventory's nodes and NVLink domains, as the JSON file (`telemetry.json`) the Kubernetes target ships
 //! in a ConfigMap beside the plugin and `placid extender --plugin --telemetry` reads.
 //!
 //! The extender from a project builds the same value from its model ([`DeployedTelemetry::of`]),
@@ -9,11 +10,16 @@
 
 use std::collections::BTreeMap;
 
+use placid_lang::expr::JobParam;
+use placid_lang::labels;
 use placid_lang::model::{CommLevel, Model, Telemetry, ThrottleRule};
+use placid_lang::name::LabelKey;
 use placid_lang::span::Span;
 use serde::{Deserialize, Serialize};
 
 use crate::ops::usage;
+use crate::wasm::meta::Source;
+use crate::wasm::sources::param_source;
 
 /// The ConfigMap key and file name.
 pub const FILE: &str = "telemetry.json";
@@ -41,6 +47,9 @@ pub struct DeployedTelemetry {
     /// The throttling rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throttle: Option<DeployedThrottle>,
+    /// The pod label naming a pod's communication level (`<prefix>/comm`, as the workload
+    /// templates set it), which the throttling rule reads.
+    pub comm_label: String,
     /// Every inventory node, with its NVLink domain.
     pub nodes: BTreeMap<String, Option<String>>,
 }
@@ -78,6 +87,7 @@ impl DeployedTelemetry {
                 hold_seconds: rule.hold_seconds,
                 comm: rule.comm.as_str().to_owned(),
             }),
+            comm_label: comm_label(model),
             nodes: model
                 .nodes
                 .iter()
@@ -122,6 +132,9 @@ impl DeployedTelemetry {
         if let Some(throttle) = &self.throttle {
             throttle.rule()?;
         }
+        if let Err(reason) = LabelKey::new(&self.comm_label) {
+            return Err(format!("`comm_label` `{}` is not a label key: {reason}", self.comm_label.escape_debug()));
+        }
         if self.nodes.len() > MAX_NODES {
             return Err(format!("lists more than {MAX_NODES} nodes"));
         }
@@ -135,6 +148,15 @@ impl DeployedTelemetry {
     /// The throttling rule, as the policy's model holds it.
     pub fn throttle_rule(&self) -> Option<ThrottleRule> {
         self.throttle.as_ref().and_then(|throttle| throttle.rule().ok())
+    }
+}
+
+/// The pod label the workload templates name a stage's communication level with: the one
+/// spelling of the `comm` parameter's source.
+fn comm_label(model: &Model) -> String {
+    match param_source(JobParam::Comm, labels::prefix(&model.project)).from {
+        Source::PodLabel(key) => key,
+        other => other.to_string(),
     }
 }
 
@@ -166,6 +188,7 @@ mod tests {
             max_age_seconds: 120,
             ttl_seconds: 15,
             throttle: Some(DeployedThrottle { domain_nvlink_above: 0.85, hold_seconds: 600, comm: "high".into() }),
+            comm_label: "acme.io/comm".into(),
             nodes: [("a".to_owned(), Some("d1".to_owned())), ("b".to_owned(), None)].into(),
         }
     }
@@ -180,7 +203,7 @@ mod tests {
     #[test]
     fn a_file_the_policy_could_not_have_written_is_refused() {
         type Change = fn(&mut DeployedTelemetry);
-        let cases: [(&str, Change); 8] = [
+        let cases: [(&str, Change); 9] = [
             ("node_query", |config| config.node_query = "up\nx".into()),
             ("half_life_seconds", |config| config.half_life_seconds = 0),
             ("max_age_seconds", |config| config.max_age_seconds = 86_401),
@@ -189,6 +212,7 @@ mod tests {
             ("hold_seconds", |config| config.throttle.as_mut().unwrap().hold_seconds = 90_000),
             ("comm", |config| config.throttle.as_mut().unwrap().comm = "huge".into()),
             ("node", |config| _ = config.nodes.insert(String::new(), None)),
+            ("comm_label", |config| config.comm_label = "acme.io/".into()),
         ];
         for (field, change) in cases {
             let mut config = config();

@@ -44,7 +44,7 @@ pub fn groups(model: &Model, project: &str) -> Result<Vec<Group>, Diagnostics> {
     }
     let mut groups = vec![
         Group { name: format!("placid.{project}.static"), rules: series::rules(model) },
-        Group { name: format!("placid.{project}.usage"), rules: usage::rules() },
+        Group { name: format!("placid.{project}.usage"), rules: usage::rules(placid_lang::labels::prefix(&model.project)) },
     ];
     if !alerts.is_empty() {
         groups.push(Group { name: format!("placid.{project}"), rules: alerts });

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use placid_lang::diag::Diagnostic;
+use placid_lang::labels;
 use placid_lang::model::{Alert, Bound, Model, Node, Tier};
 use serde::Serialize;
 
@@ -95,6 +96,13 @@ fn quoted(value: &str) -> String {
 
 fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(key, value)| ((*key).to_owned(), (*value).to_owned())).collect()
+}
+
+/// kube-state-metrics' names of the pod labels the rules read (`label_placid_dev_team`, ...),
+/// under the project's label prefix, in [`usage::POD_LABELS`] order: what a pod of the
+/// workload templates really carries.
+fn pod_keys(model: &Model) -> [String; 4] {
+    usage::POD_LABELS.map(|name| usage::pod_label(labels::prefix(&model.project), name))
 }
 
 /// `base` and `extra`: one pod's labels and those of one of its series.
@@ -186,8 +194,10 @@ fn host_network(model: &Model) -> Option<TestCase> {
     let per_pod = labels(&[("namespace", namespace), ("pod", pod)]);
     let with = |extra: &[(&str, &str)]| with_labels(&per_pod, extra);
     let request = with(&[("container", "main"), ("node", node.name.as_str()), ("resource", "nvidia_com_gpu"), ("unit", "integer")]);
-    let pod_labels = with(&[("label_placid_dev_team", team.name.as_str())]);
-    let gpus = with(&[("node", node.name.as_str()), ("team", team.name.as_str())]);
+    let [team_key, ..] = pod_keys(model);
+    let team_value = labels::value(&team.name);
+    let pod_labels = with(&[(team_key.as_str(), team_value.as_str())]);
+    let gpus = with(&[("node", node.name.as_str()), ("team", team_value.as_str())]);
     Some(TestCase {
         name: "a pod on the host's network is not billed its node's traffic".to_owned(),
         interval: "1m",
@@ -220,8 +230,12 @@ fn cost(model: &Model, rules: &[Rule]) -> Option<TestCase> {
     let price = node.cost_per_gpu_hour?;
     let center = model.cost_centers[team.cost_center.value.index()].name.as_str();
     let currency = price.currency.code();
-    let tier = team.tiers.first().map_or("none", |tier| model.tiers[tier.value.index()].name.as_str());
-    let class = model.classes.first().map_or("none", |class| class.name.as_str());
+    let tier = team.tiers.first().map_or_else(|| "none".to_owned(), |tier| labels::value(&model.tiers[tier.value.index()].name));
+    let class = model.classes.first().map_or_else(|| "none".to_owned(), |class| labels::value(&class.name));
+    let (tier, class) = (tier.as_str(), class.as_str());
+    let team_value = labels::value(&team.name);
+    let team_name = team_value.as_str();
+    let [team_key, tier_key, class_key, stage_key] = pod_keys(model);
     let (namespace, pod, stage) = (team.namespace.as_str(), "promtool-pod", "train");
     let request = labels(&[
         ("namespace", namespace),
@@ -234,24 +248,24 @@ fn cost(model: &Model, rules: &[Rule]) -> Option<TestCase> {
     let pod_labels = labels(&[
         ("namespace", namespace),
         ("pod", pod),
-        ("label_placid_dev_team", team.name.as_str()),
-        ("label_placid_dev_tier", tier),
-        ("label_placid_dev_class", class),
-        ("label_placid_dev_stage", stage),
+        (team_key.as_str(), team_name),
+        (tier_key.as_str(), tier),
+        (class_key.as_str(), class),
+        (stage_key.as_str(), stage),
     ]);
     let per_pod = labels(&[
         ("namespace", namespace),
         ("pod", pod),
         ("node", node.name.as_str()),
-        ("team", team.name.as_str()),
+        ("team", team_name),
         ("tier", tier),
         ("class", class),
         ("stage", stage),
     ]);
     let mut priced = per_pod.clone();
     priced.insert("currency".to_owned(), currency.to_owned());
-    let per_model = labels(&[("team", team.name.as_str()), ("tier", tier), ("class", class), ("stage", stage), ("currency", currency)]);
-    let per_team = labels(&[("team", team.name.as_str()), ("currency", currency)]);
+    let per_model = labels(&[("team", team_name), ("tier", tier), ("class", class), ("stage", stage), ("currency", currency)]);
+    let per_team = labels(&[("team", team_name), ("currency", currency)]);
     let gpu_hourly = 2.0 * price.major();
     let sample = |name: &str, labels: &BTreeMap<String, String>, value: f64| ExprTest {
         expr: name.to_owned(),
@@ -339,6 +353,8 @@ fn lost_work(model: &Model) -> Option<TestCase> {
     let tiers: Vec<&Tier> = checkpointing.into_iter().chain(model.tiers.iter().find(|tier| tier.checkpoint_seconds().is_none())).collect();
     let node = model.nodes.first()?.name.as_str();
     let (namespace, class, stage) = (team.namespace.as_str(), "none", "train");
+    let team_value = labels::value(&team.name);
+    let [team_key, tier_key, class_key, stage_key] = pod_keys(model);
     // A run past one checkpoint and half the next, so that the two branches of the rule give
     // different figures and neither gives 0.
     let ran = |tier: &Tier| tier.checkpoint_seconds().map_or(2400, |every| every + every / 2 + 1);
@@ -400,13 +416,14 @@ fn lost_work(model: &Model) -> Option<TestCase> {
         let request =
             with(&[("uid", life.uid), ("container", "main"), ("node", node), ("resource", "nvidia_com_gpu"), ("unit", "integer")]);
         inputs.push(Input { series: selector("kube_pod_container_resource_requests", &request), values: seen(from, "2".to_owned(), gone) });
+        let tier_value = labels::value(&life.tier.name);
         let placid = |stage: &str| {
             with(&[
                 ("uid", life.uid),
-                ("label_placid_dev_team", team.name.as_str()),
-                ("label_placid_dev_tier", life.tier.name.as_str()),
-                ("label_placid_dev_class", class),
-                ("label_placid_dev_stage", stage),
+                (team_key.as_str(), team_value.as_str()),
+                (tier_key.as_str(), tier_value.as_str()),
+                (class_key.as_str(), class),
+                (stage_key.as_str(), stage),
             ])
         };
         if index == relabelled {
@@ -438,13 +455,13 @@ fn lost_work(model: &Model) -> Option<TestCase> {
         let per_pod = with(&[
             ("uid", life.uid),
             ("node", node),
-            ("team", team.name.as_str()),
-            ("tier", life.tier.name.as_str()),
+            ("team", team_value.as_str()),
+            ("tier", tier_value.as_str()),
             ("class", class),
             ("stage", stage),
         ]);
         let tier = usage::TIER_LOST_GPU_HOURS;
-        expect(tier.to_owned(), tier, &labels(&[("tier", life.tier.name.as_str())]), lost);
+        expect(tier.to_owned(), tier, &labels(&[("tier", tier_value.as_str())]), lost);
         let uid = labels(&[("uid", life.uid)]);
         for (name, value) in [(usage::POD_INTERRUPTED_RUN, run as f64), (usage::POD_LOST_GPU_HOURS, lost)] {
             if index == relabelled {

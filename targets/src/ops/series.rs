@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use placid_lang::labels;
 use placid_lang::model::{Model, Node};
 use placid_lang::units::{Currency, Money};
 
@@ -76,12 +77,12 @@ pub fn rules(model: &Model) -> Vec<Rule> {
     }
     for tier in &model.tiers {
         if let Some(every) = tier.checkpoint_seconds() {
-            rules.push(Rule::record(CHECKPOINT_SECONDS, constant(every as f64)).label("tier", tier.name.as_str()));
+            rules.push(Rule::record(CHECKPOINT_SECONDS, constant(every as f64)).label("tier", labels::value(&tier.name)));
         }
         for reservation in &tier.reservations {
             rules.push(
                 Rule::record(RESERVED_GPUS, constant(f64::from(reservation.gpus)))
-                    .label("tier", tier.name.as_str())
+                    .label("tier", labels::value(&tier.name))
                     .label("pool", model.pools[reservation.pool.index()].name.as_str()),
             );
         }
@@ -94,16 +95,18 @@ pub fn rules(model: &Model) -> Vec<Rule> {
     for team in &model.teams {
         let center = model.cost_centers[team.cost_center.value.index()].name.as_str();
         rules.push(
-            Rule::record(TEAM_SHARE, constant(f64::from(team.share.value))).label("team", team.name.as_str()).label("cost_center", center),
+            Rule::record(TEAM_SHARE, constant(f64::from(team.share.value)))
+                .label("team", labels::value(&team.name))
+                .label("cost_center", center),
         );
         rules.push(
             Rule::record(TEAM_INFO, constant(1.0))
-                .label("team", team.name.as_str())
+                .label("team", labels::value(&team.name))
                 .label("cost_center", center)
                 .label("namespace", team.namespace.as_str()),
         );
         if let Some(budget) = &team.daily_budget {
-            rules.push(money(TEAM_BUDGET, budget.value).label("team", team.name.as_str()).label("cost_center", center));
+            rules.push(money(TEAM_BUDGET, budget.value).label("team", labels::value(&team.name)).label("cost_center", center));
         }
     }
     // The cheapest GPU-hour without NVLink in each currency, found once: per node, it made

@@ -6,11 +6,14 @@
 //! since their last checkpoint.
 //!
 //! Pods are known to Prometheus through kube-state-metrics: `kube_pod_labels` (with
-//! `--metric-labels-allowlist=pods=[placid.dev/team,placid.dev/tier,placid.dev/class,placid.dev/stage]`)
+//! `--metric-labels-allowlist=pods=[<prefix>/team,<prefix>/tier,<prefix>/class,<prefix>/stage]`,
+//! the project's label prefix)
 //! and `kube_pod_container_resource_requests`, and their start, deletion and completion
 //! times; their traffic through the kubelet's cAdvisor,
 //! which counts a pod's network once, on its sandbox. Those are the only series the rules read
 //! that neither the exporter nor the static series produce ([`EXTERNAL`]).
+
+use placid_lang::labels;
 
 use super::rule::Rule;
 use super::series;
@@ -106,18 +109,19 @@ pub const RECORDED: &[&str] = &[
     TIER_LOST_GPU_HOURS,
 ];
 
-/// The pod labels of the workload templates, as kube-state-metrics names them, and the
-/// label each becomes in placid's series.
-const POD_LABELS: &[(&str, &str)] = &[
-    ("label_placid_dev_team", "team"),
-    ("label_placid_dev_tier", "tier"),
-    ("label_placid_dev_class", "class"),
-    ("label_placid_dev_stage", "stage"),
-];
+/// The pod labels of the workload templates (`<prefix>/team`, ...) that placid's pod series
+/// carry, each under its name here.
+pub const POD_LABELS: [&str; 4] = ["team", "tier", "class", "stage"];
 
-/// The labels placid's pod series carry from the pod's `placid.dev/*` labels: `team, tier, ...`.
+/// kube-state-metrics' label in `kube_pod_labels` for the workload templates' pod label
+/// `<prefix>/<name>` (`label_placid_dev_tier`): the rules read it, the promtool tests feed it.
+pub fn pod_label(prefix: &str, name: &str) -> String {
+    labels::metric_label(&labels::key(prefix, name))
+}
+
+/// The labels placid's pod series carry from the pod's `<prefix>/*` labels: `team, tier, ...`.
 fn placid_labels() -> String {
-    POD_LABELS.iter().map(|(_, to)| *to).collect::<Vec<_>>().join(", ")
+    POD_LABELS.join(", ")
 }
 
 /// What tells one converged model's cost from another's.
@@ -150,10 +154,10 @@ fn nvlink() -> Vec<Rule> {
     ]
 }
 
-fn cost() -> Vec<Rule> {
-    let mut labels =
-        format!("max by (namespace, pod, {}) (kube_pod_labels)", POD_LABELS.iter().map(|(from, _)| *from).collect::<Vec<_>>().join(", "));
-    for (from, to) in POD_LABELS {
+fn cost(prefix: &str) -> Vec<Rule> {
+    let from: Vec<String> = POD_LABELS.iter().map(|name| pod_label(prefix, name)).collect();
+    let mut labels = format!("max by (namespace, pod, {}) (kube_pod_labels)", from.join(", "));
+    for (from, to) in from.iter().zip(POD_LABELS) {
         labels = format!("label_replace({labels}, \"{to}\", \"$1\", \"{from}\", \"(.+)\")");
     }
     let kept = placid_labels();
@@ -242,10 +246,10 @@ fn total(by: &str) -> String {
     format!("{gpus} + {egress} or {gpus} or {egress}")
 }
 
-/// The live recording rules, NVLink first.
-pub fn rules() -> Vec<Rule> {
+/// The live recording rules, NVLink first, over pods labelled under `prefix`.
+pub fn rules(prefix: &str) -> Vec<Rule> {
     let mut rules = nvlink();
-    rules.extend(cost());
+    rules.extend(cost(prefix));
     rules.extend(lost_work());
     rules
 }

@@ -10,7 +10,6 @@
 
 use placid_lang::checked::Checked;
 use placid_lang::expr::{Category, Entry, JobParam, NodeFeature, Type};
-use placid_lang::model::KubernetesSettings;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -115,11 +114,7 @@ impl Meta {
     /// The meta of `program` in `model`.
     pub fn new(model: &Checked, program: &Program<'_>) -> Meta {
         let score = program.score;
-        let prefix = model
-            .project
-            .kubernetes
-            .as_ref()
-            .map_or(KubernetesSettings::DEFAULT_LABEL_PREFIX, |settings| settings.label_prefix.value.as_str());
+        let prefix = placid_lang::labels::prefix(&model.project);
         let node_fields = program
             .node_fields
             .iter()

@@ -110,7 +110,7 @@ fn label(fact: NodeFact, prefix: &str) -> Origin {
 }
 
 fn pod_label(name: &str, prefix: &str) -> Origin {
-    unscaled(Source::PodLabel(format!("{prefix}/{name}")))
+    unscaled(Source::PodLabel(placid_lang::labels::key(prefix, name)))
 }
 
 /// The Kubernetes source of a node feature; `prefix` is the project's label prefix.

@@ -6,8 +6,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use placid_lang::model::Model;
 use placid_targets::Artifact;
-use placid_tests::build_clean;
+use placid_tests::{build, build_clean, copy_tree, example};
 use serde_json::Value;
 
 /// One emitted object: the file it came from and its content as JSON.
@@ -133,4 +134,74 @@ pub fn quantity(value: &Value) -> u64 {
     let text = value.as_str().unwrap_or_else(|| panic!("quantity {value} is not a string"));
     let digits = text.strip_suffix("Mi").unwrap_or(text);
     digits.parse().unwrap_or_else(|_| panic!("quantity {text} is not a whole number (of MiB)"))
+}
+
+/// One project's build: its name, its model and its Kubernetes objects.
+pub struct Project {
+    /// The example's name, or what the generated project changed.
+    pub name: String,
+    /// Its model.
+    pub model: Model,
+    /// Its Kubernetes objects.
+    pub objects: Vec<Emitted>,
+    /// Every artifact of its build.
+    pub artifacts: Vec<Artifact>,
+}
+
+/// Every example with a Kubernetes target.
+pub fn example_projects() -> Vec<Project> {
+    kubernetes_examples()
+        .into_iter()
+        .map(|name| {
+            let clean = build_clean(&name);
+            Project { name, model: clean.model.into_model(), objects: parsed(clean.artifacts.clone()), artifacts: clean.artifacts }
+        })
+        .collect()
+}
+
+/// Replaces `from` by `to` in the file at `path`, which must contain it.
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()));
+    assert!(text.contains(from), "{} has no {from:?}", path.display());
+    std::fs::write(path, text.replace(from, to)).unwrap_or_else(|error| panic!("cannot write {}: {error}", path.display()));
+}
+
+/// The cluster example with label prefix `prefix`, its tiers renamed to `tiers`, the eval
+/// class without an image (its stage names one), and the extender reading telemetry.
+pub fn generated(prefix: &str, tiers: [&str; 3]) -> Project {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    copy_tree(&example("cluster"), dir.path(), &["broken", "traces"]);
+    let policy = dir.path().join("policy");
+    for entry in std::fs::read_dir(&policy).expect("the policy directory").filter_map(Result::ok) {
+        let text = std::fs::read_to_string(entry.path()).expect("a policy file");
+        let renamed =
+            ["P0", "P1", "P2"].iter().zip(tiers).fold(text, |text, (from, to)| text.replace(&format!("\"{from}\""), &format!("\"{to}\"")));
+        std::fs::write(entry.path(), renamed).expect("written");
+    }
+    let root = dir.path().join("placid.kdl");
+    edit(&root, "label-prefix=\"placid.dev\"", &format!("label-prefix=\"{prefix}\""));
+    edit(&root, "score=\"cost-aware\"", "score=\"cost-aware\" prometheus=\"prometheus-operated.monitoring.svc:9090\"");
+    edit(&policy.join("classes.kdl"), "    image \"ghcr.io/acme/eval:2.4\"\n", "");
+    edit(
+        &policy.join("plans.kdl"),
+        "\"--metric\" \"eval-loss\"\n",
+        "\"--metric\" \"eval-loss\"\n        image \"ghcr.io/acme/eval:2.5\"\n",
+    );
+    std::fs::write(policy.join("telemetry.kdl"), "telemetry {\n    throttle domain-nvlink-above=0.85 for=\"10m\" comm=\"high\"\n}\n")
+        .expect("written");
+    let built = build(dir.path());
+    let clean = built.clean().unwrap_or_else(|build| {
+        panic!("generated project {prefix} does not compile:\n{}", placid_driver::render::text(&build.sources, &build.diagnostics, false))
+    });
+    Project {
+        name: format!("generated ({prefix}, {tiers:?})"),
+        model: clean.model.into_model(),
+        objects: parsed(clean.artifacts.clone()),
+        artifacts: clean.artifacts,
+    }
+}
+
+/// The cluster example under another label prefix and other tier names (see [`generated`]).
+pub fn generated_projects() -> Vec<Project> {
+    vec![generated("ml.acme-corp.io", ["Gold", "Silver_A", "Bronze"]), generated("placid.dev", ["prod", "batch.hi", "scavenger"])]
 }
