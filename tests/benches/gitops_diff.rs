@@ -35,9 +35,11 @@ fn main() {
     let size = Size { nodes: 10_000, teams: 200, plans: 50 };
     write_project(root, size, InventoryFormat::Json).expect("write synthetic project");
     repo.commit_all("base");
-    // A realistic change: one team's share and one node moving NVLink domain.
+    // A realistic change: one team's share and one node moving to a chassis of its own (a
+    // node moving NVLink domain would take GPUs from its pool's plans, which the checker
+    // refuses).
     edit(&root.join("policy/policy.kdl"), "team \"team-000\" { share 10", "team \"team-000\" { share 30");
-    edit(&root.join("inventory/nodes.json"), "\"nvl-000\"", "\"nvl-001\"");
+    edit(&root.join("inventory/nodes.json"), "\"c0000\"", "\"c9999\"");
     repo.commit_all("head");
 
     let world = FsWorld::new(root).expect("open project");
