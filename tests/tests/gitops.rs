@@ -436,3 +436,39 @@ fn forged_trace_names_are_escaped_in_every_medium() {
     assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
     assert!(!text.contains("\n## ✅"), "{text}");
 }
+
+/// Cutting P0's reservation below what a production job asks makes the head reject it: the
+/// what-if says so in a rejected row and names the job, instead of showing its vanished cost
+/// and NVLink hours as a saving.
+#[test]
+fn a_job_the_head_rejects_is_named_with_a_rejected_row() {
+    let fixture = Fixture::cluster();
+    fixture.write("traces/p0.csv", "job,submit,team,tier,class,pool,gpus,run\nprod-12,0,vision,P0,model-parallel,nvl-a,12,1h\nprod-4,0,vision,P0,model-parallel,nvl-a,4,1h\n");
+    fixture.edit("policy/tiers.kdl", "reserve pool=\"nvl-a\" gpus=12", "reserve pool=\"nvl-a\" gpus=10");
+    let report = diff(&DiffRequest {
+        dir: fixture.project(),
+        base: Revision::Commit("HEAD".into()),
+        head: Revision::WorkingTree,
+        trace: Some(fixture.path("traces/p0.csv")),
+    })
+    .expect("diff runs");
+    let what_if = report.what_if.as_ref().expect("a what-if section");
+    assert!(what_if.errors.is_empty(), "{:?}", what_if.errors);
+    let row = |measure: &str| {
+        let change = what_if.changes.iter().find(|change| change.measure == measure).unwrap_or_else(|| panic!("a row {measure}"));
+        (change.before.as_str(), change.after.as_str())
+    };
+    assert_eq!(row("jobs finished"), ("2", "1"));
+    assert_eq!(row("jobs rejected"), ("0", "1"));
+    assert_eq!(row("jobs rejected, tier P0"), ("0", "1"));
+    assert_eq!(row("jobs unfinished"), ("0", "0"));
+    let changed: Vec<(&str, &str, &str)> =
+        what_if.jobs.iter().map(|job| (job.job.as_str(), job.before.as_str(), job.after.as_str())).collect();
+    assert_eq!(changed, [("prod-12", "finished", "rejected (exceeds-quota)")]);
+    assert_eq!(what_if.jobs_changed, 1);
+    let comment = markdown::render(&report);
+    assert!(comment.contains("| **jobs rejected, tier P0** | `0` | **`1`** |"), "{comment}");
+    assert!(comment.contains("| `prod-12` | `finished` | **`rejected (exceeds-quota)`** |"), "{comment}");
+    let text = terminal::render(&report, Colour::Never);
+    assert!(text.contains("prod-12: finished → rejected (exceeds-quota)"), "{text}");
+}

@@ -39,6 +39,10 @@ pub struct Args {
     /// Write SVG plots of allocation and queue length over time into this directory.
     #[arg(long, requires = "trace")]
     plots: Option<PathBuf>,
+    /// Write every job's outcome (submit, start, end, nodes, preemptions, cost, state and
+    /// reason) to this file: CSV when it ends in `.csv`, JSON lines when in `.jsonl`.
+    #[arg(long, requires = "trace")]
+    jobs: Option<PathBuf>,
     /// Import a trace of another format: `openb`, Alibaba's node and pod lists (`--nodes`, `--pods`).
     #[arg(long, value_enum, requires_all = ["nodes", "pods"])]
     import: Option<Import>,
@@ -105,7 +109,8 @@ impl Reference {
 pub fn run(args: &Args, out: &mut Output) -> Exit {
     if let Some(trace) = &args.trace {
         let project = ProjectArgs { dir: args.dir.clone(), format: args.format };
-        return replay::run(&project, trace, args.telemetry.as_deref(), args.plots.as_deref(), out);
+        let files = replay::Files { plots: args.plots.as_deref(), jobs: args.jobs.as_deref() };
+        return replay::run(&project, trace, args.telemetry.as_deref(), files, out);
     }
     match (args.import, &args.nodes, &args.pods) {
         (Some(Import::Openb), Some(nodes), Some(pods)) => openb(args, nodes, pods, out),

@@ -158,3 +158,50 @@ fn a_fifo_as_an_input_is_refused_without_blocking() {
         assert!(stderr.contains("placid::E019") && stderr.contains("a FIFO"), "{args:?}: {stderr}");
     }
 }
+
+/// `--jobs` writes every job's outcome, the rejected one named with its reason, in CSV or
+/// JSON lines by the file's extension; the text summary names it too; files are 0644-ish
+/// (readable as a plain write leaves them), and an unknown extension is refused.
+#[test]
+fn every_jobs_outcome_is_written_and_the_rejected_one_named() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let trace = dir.path().join("p0.csv");
+    std::fs::write(
+        &trace,
+        "job,submit,team,tier,class,pool,gpus,run\nprod-40,0,vision,P0,model-parallel,nvl-a,40,1h\nprod-4,60,vision,P0,model-parallel,nvl-a,4,1h\n",
+    )
+    .expect("write trace");
+    let (csv, jsonl) = (dir.path().join("jobs.csv"), dir.path().join("jobs.jsonl"));
+    let output = placid(&["simulate", arg(&example()), "--trace", arg(&trace), "--jobs", arg(&csv)]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary = String::from_utf8_lossy(&output.stdout);
+    assert!(summary.contains("2 jobs: 1 finished, 1 rejected, 0 cancelled, 0 unfinished"), "{summary}");
+    assert!(summary.contains("rejected (domain-too-small), tier P0, team vision: 1: prod-40"), "{summary}");
+    let written = std::fs::read_to_string(&csv).expect("the jobs file");
+    let lines: Vec<&str> = written.lines().collect();
+    assert_eq!(lines[0], "job,team,tier,gpus,submit,start,end,state,reason,nodes,preemptions,cost");
+    assert_eq!(lines[1], "prod-40,vision,P0,40,0,,0,rejected,domain-too-small,,0,(usd)0.00");
+    assert!(lines[2].starts_with("prod-4,vision,P0,4,60,60,3660,finished,,"), "{}", lines[2]);
+    assert_eq!(lines.len(), 3);
+    let plain = dir.path().join("plain");
+    std::fs::write(&plain, "").expect("plain write");
+    let mode = |path: &Path| std::fs::metadata(path).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode(&csv), mode(&plain), "the jobs file is as readable as a plain write");
+
+    let output = placid(&["simulate", arg(&example()), "--trace", arg(&trace), "--jobs", arg(&jsonl)]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let written = std::fs::read_to_string(&jsonl).expect("the jobs file");
+    let rows: Vec<serde_json::Value> = written.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        (rows[0]["job"].as_str(), rows[0]["state"].as_str(), rows[0]["reason"].as_str()),
+        (Some("prod-40"), Some("rejected"), Some("domain-too-small"))
+    );
+    assert_eq!(rows[1]["nodes"].as_array().map(Vec::len), Some(1), "{}", rows[1]);
+    assert_eq!(rows[1]["end"], 3660);
+
+    let output = placid(&["simulate", arg(&example()), "--trace", arg(&trace), "--jobs", arg(&dir.path().join("jobs.txt"))]);
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stderr).contains(".jsonl"));
+}

@@ -13,6 +13,7 @@ use placid_lang::source::RelPath;
 use placid_scoring::LoadError;
 use placid_scoring::stage_rank::StageScores;
 use placid_simulate::measure::Report;
+use placid_simulate::outcome::{JobChange, changed_jobs};
 use placid_simulate::text::{Change, compare};
 use placid_simulate::{replay, trace};
 use serde::Serialize;
@@ -91,6 +92,11 @@ pub struct WhatIf {
     pub trace: String,
     /// Base against head; empty when the trace did not replay on both.
     pub changes: Vec<Change>,
+    /// Jobs whose outcome differs between base and head (finished on one side only, rejected
+    /// for another reason), counted.
+    pub jobs_changed: usize,
+    /// The first [`LISTED_JOBS`] of them, by name, in trace order.
+    pub jobs: Vec<JobChange>,
     /// Why it did not replay, for each side that failed (`head: …`).
     pub errors: Vec<String>,
 }
@@ -112,12 +118,15 @@ pub fn what_if(base: &Build, head: &Build, input: &TraceInput) -> Option<WhatIf>
             errors.extend(lines.iter().map(|line| format!("{side}: {line}")));
         }
     }
-    let changes = match (before, after) {
-        (Ok(before), Ok(after)) => compare(&before, &after),
-        _ => Vec::new(),
+    let (changes, (jobs_changed, jobs)) = match (before, after) {
+        (Ok(before), Ok(after)) => (compare(&before, &after), changed_jobs(&before.outcomes, &after.outcomes, LISTED_JOBS)),
+        _ => (Vec::new(), (0, Vec::new())),
     };
-    Some(WhatIf { trace: input.path.as_str().to_owned(), changes, errors })
+    Some(WhatIf { trace: input.path.as_str().to_owned(), changes, jobs_changed, jobs, errors })
 }
+
+/// The most jobs whose outcome changed that the report lists by name.
+pub const LISTED_JOBS: usize = 20;
 
 /// The most trace errors quoted per side.
 const QUOTED_ERRORS: usize = 5;

@@ -4,6 +4,7 @@
 //! trace and writes the report.
 
 pub mod measure;
+pub mod outcome;
 pub mod plot;
 pub mod replay;
 pub mod stats;

@@ -75,6 +75,16 @@ fn what_if_table(out: &mut String, what_if: &WhatIf) {
         }
     }
     out.push('\n');
+    if what_if.jobs_changed > 0 {
+        let _ = writeln!(out, "Jobs whose outcome changes ({}):\n\n| job | base | head |\n|---|---|---|", what_if.jobs_changed);
+        for job in &what_if.jobs {
+            let _ = writeln!(out, "| {} | {} | **{}** |", code(&job.job), code(&job.before), code(&job.after));
+        }
+        if what_if.jobs_changed > what_if.jobs.len() {
+            let _ = writeln!(out, "\n… and {} more.", what_if.jobs_changed - what_if.jobs.len());
+        }
+        out.push('\n');
+    }
 }
 
 fn revision_state(out: &mut String, side: &str, revision: &RevisionReport) {

@@ -124,6 +124,15 @@ pub fn render(report: &DiffReport, colour: Colour) -> String {
         for line in placid_simulate::text::compare_text(&what_if.changes).lines() {
             let _ = writeln!(out, "{}", e(line));
         }
+        if what_if.jobs_changed > 0 {
+            let _ = writeln!(out, "  jobs whose outcome changes ({}):", what_if.jobs_changed);
+            for job in &what_if.jobs {
+                let _ = writeln!(out, "    {}: {} → {}", e(&job.job), e(&job.before), e(&job.after));
+            }
+            if what_if.jobs_changed > what_if.jobs.len() {
+                let _ = writeln!(out, "    … and {} more", what_if.jobs_changed - what_if.jobs.len());
+            }
+        }
     }
     for file in report.artifacts.iter().flatten() {
         let _ = writeln!(out, "\n{} ({})", paint.bold(&e(&file.path)), file.status.as_str());
