@@ -472,3 +472,27 @@ fn a_job_the_head_rejects_is_named_with_a_rejected_row() {
     let text = terminal::render(&report, Colour::Never);
     assert!(text.contains("prod-12: finished → rejected (exceeds-quota)"), "{text}");
 }
+
+/// The changes a reviewer must see that the diff once missed: a route's tier, a tier's
+/// `max-time`, a stage's `time=` and `max-time=`, the extender's settings.
+#[test]
+fn routes_limits_and_extender_settings_are_reported() {
+    let fixture = Fixture::cluster();
+    fixture.edit("policy/routes.kdl", "route tag=\"sweep\" tier=\"P2\"", "route tag=\"sweep\" tier=\"P1\"");
+    fixture.edit("policy/tiers.kdl", "max-time \"2d\"", "max-time \"1d\"");
+    fixture.edit(
+        "policy/plans.kdl",
+        "gpus=1 after=\"train\" time=\"20m\" max-time=\"1h\"",
+        "gpus=1 after=\"train\" time=\"30m\" max-time=\"2h\"",
+    );
+    fixture.edit("placid.kdl", "ignorable=#false", "ignorable=#true");
+    let report = fixture.diff("HEAD", Revision::WorkingTree);
+    let (before, after) = field(&report, ElementKind::Route, "sweep", "tier");
+    assert_eq!((before, after), (Some("P2"), Some("P1")));
+    assert_eq!(field(&report, ElementKind::Tier, "P1", "max-time"), (Some("2d"), Some("1d")));
+    let (before, after) = field(&report, ElementKind::Plan, "vit-train", "stage eval");
+    assert!(before.is_some_and(|text| text.contains("time=20m max-time=1h")), "{before:?}");
+    assert!(after.is_some_and(|text| text.contains("time=30m max-time=2h")), "{after:?}");
+    let (before, after) = field(&report, ElementKind::Project, "ml-training", "extender");
+    assert!(before.is_some_and(|text| text.contains("ignorable=false")) && after.is_some_and(|text| text.contains("ignorable=true")));
+}
