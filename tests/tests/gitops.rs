@@ -471,6 +471,38 @@ fn a_job_the_head_rejects_is_named_with_a_rejected_row() {
     assert!(comment.contains("| `prod-12` | `finished` | **`rejected (exceeds-quota)`** |"), "{comment}");
     let text = terminal::render(&report, Colour::Never);
     assert!(text.contains("prod-12: finished → rejected (exceeds-quota)"), "{text}");
+    // The cut is flagged, with what it did to P0's jobs beside it.
+    let cut = report.dangers.iter().find(|danger| danger.kind == DangerKind::ReservationCut).expect("a reservation cut");
+    assert_eq!(cut.message, "tier P0 reserves fewer GPUs in pool nvl-a: 12 → 10");
+    assert_eq!(cut.effect.as_deref(), Some("tier P0 wait p95 1h → 0s, rejected 0 → 1, unfinished 0 → 0, preempted 0 → 0"));
+    assert!(
+        comment.contains("- ⚠️ **reservation cut**: tier P0 reserves fewer GPUs in pool nvl-a: 12 → 10\n  - simulated: tier P0 wait p95"),
+        "{comment}"
+    );
+}
+
+/// Cuts to budgets and checkpoint cadences are flagged with whose jobs they touch; raising
+/// them is not.
+#[test]
+fn budget_and_checkpoint_cuts_are_risks() {
+    let fixture = Fixture::cluster();
+    fixture.edit("policy/tiers.kdl", "budget daily=(usd)4000", "budget daily=(usd)3000");
+    fixture.edit("policy/tiers.kdl", "checkpoint every=\"15m\"", "checkpoint every=\"1h\"");
+    fixture.edit("policy/tiers.kdl", "checkpoint every=\"30m\" incremental=#true", "checkpoint every=\"10m\" incremental=#true");
+    let report = fixture.diff("HEAD", Revision::WorkingTree);
+    let risks: Vec<(DangerKind, &str)> = report
+        .dangers
+        .iter()
+        .filter(|danger| matches!(danger.kind, DangerKind::BudgetCut | DangerKind::CheckpointSparser | DangerKind::ReservationCut))
+        .map(|danger| (danger.kind, danger.message.as_str()))
+        .collect();
+    assert_eq!(
+        risks,
+        [
+            (DangerKind::BudgetCut, "tier P2 daily budget (usd)4000.00 → (usd)3000.00"),
+            (DangerKind::CheckpointSparser, "tier P1 checkpoints every 15m → every 1h"),
+        ]
+    );
 }
 
 /// The changes a reviewer must see that the diff once missed: a route's tier, a tier's

@@ -14,10 +14,11 @@ use placid_scoring::LoadError;
 use placid_scoring::stage_rank::StageScores;
 use placid_simulate::measure::Report;
 use placid_simulate::outcome::{JobChange, changed_jobs};
-use placid_simulate::text::{Change, compare};
+use placid_simulate::text::{Change, Scope, compare, effect};
 use placid_simulate::{replay, trace};
 use serde::Serialize;
 
+use crate::model_diff::Subject;
 use crate::{DiffError, Revision};
 
 /// A trace given to the diff.
@@ -99,11 +100,15 @@ pub struct WhatIf {
     pub jobs: Vec<JobChange>,
     /// Why it did not replay, for each side that failed (`head: …`).
     pub errors: Vec<String>,
+    /// The measured effect on each subject of a risky change, base → head.
+    #[serde(skip)]
+    pub effects: Vec<(Subject, String)>,
 }
 
-/// Replays `input` on both builds; `None` when either does not compile (its errors are the
-/// report's news then).
-pub fn what_if(base: &Build, head: &Build, input: &TraceInput) -> Option<WhatIf> {
+/// Replays `input` on both builds, measuring the effect on each of `subjects` (those of the
+/// report's risky changes); `None` when either does not compile (its errors are the report's
+/// news then).
+pub fn what_if(base: &Build, head: &Build, input: &TraceInput, subjects: &[Subject]) -> Option<WhatIf> {
     if base.diagnostics.has_errors() || head.diagnostics.has_errors() {
         return None;
     }
@@ -118,11 +123,24 @@ pub fn what_if(base: &Build, head: &Build, input: &TraceInput) -> Option<WhatIf>
             errors.extend(lines.iter().map(|line| format!("{side}: {line}")));
         }
     }
-    let (changes, (jobs_changed, jobs)) = match (before, after) {
-        (Ok(before), Ok(after)) => (compare(&before, &after), changed_jobs(&before.outcomes, &after.outcomes, LISTED_JOBS)),
-        _ => (Vec::new(), (0, Vec::new())),
+    let (changes, (jobs_changed, jobs), effects) = match (before, after) {
+        (Ok(before), Ok(after)) => {
+            let effects = subjects
+                .iter()
+                .map(|subject| {
+                    let scope = match subject {
+                        Subject::Tier(tier) => Scope::Tier(tier),
+                        Subject::Team(team) => Scope::Team(team),
+                        Subject::All => Scope::All,
+                    };
+                    (subject.clone(), effect(&before, &after, scope))
+                })
+                .collect();
+            (compare(&before, &after), changed_jobs(&before.outcomes, &after.outcomes, LISTED_JOBS), effects)
+        }
+        _ => (Vec::new(), (0, Vec::new()), Vec::new()),
     };
-    Some(WhatIf { trace: input.path.as_str().to_owned(), changes, jobs_changed, jobs, errors })
+    Some(WhatIf { trace: input.path.as_str().to_owned(), changes, jobs_changed, jobs, errors, effects })
 }
 
 /// The most jobs whose outcome changed that the report lists by name.

@@ -146,3 +146,60 @@ pub fn compare_text(changes: &[Change]) -> String {
     }
     table(&rows)
 }
+
+/// Whose jobs an [`effect`] measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// The jobs of the tier named so.
+    Tier(&'a str),
+    /// The jobs of the team named so.
+    Team(&'a str),
+    /// Every job.
+    All,
+}
+
+/// What a change did to `scope`'s jobs, base → head, in one line for a risk flag: the wait
+/// p95, the jobs rejected and unfinished, and the preemptions (a tier) or the cost (a team).
+pub fn effect(before: &Report, after: &Report, scope: Scope<'_>) -> String {
+    let wait = |report: &Report| {
+        let waits = match scope {
+            Scope::Tier(tier) => report.wait_by_tier.get(tier),
+            Scope::Team(team) => report.wait_by_team.get(team),
+            Scope::All => None,
+        };
+        waits.map_or_else(|| "-".to_owned(), |wait| duration(wait.p95))
+    };
+    let count = |report: &Report, state: &str| {
+        let matches = |tally: &&crate::outcome::Tally| match scope {
+            Scope::Tier(tier) => tally.tier == tier,
+            Scope::Team(team) => tally.team == team,
+            Scope::All => true,
+        };
+        report.not_finished.iter().filter(|tally| tally.state == state).filter(matches).map(|tally| tally.count).sum::<usize>()
+    };
+    let mut parts = Vec::new();
+    let (name, scoped) = match scope {
+        Scope::Tier(tier) => ("tier", Some(tier)),
+        Scope::Team(team) => ("team", Some(team)),
+        Scope::All => ("all jobs", None),
+    };
+    let whose = scoped.map_or_else(|| name.to_owned(), |scoped| format!("{name} {scoped}"));
+    if scoped.is_some() {
+        parts.push(format!("{whose} wait p95 {} → {}", wait(before), wait(after)));
+    }
+    for state in ["rejected", "unfinished"] {
+        parts.push(format!("{state} {} → {}", count(before, state), count(after, state)));
+    }
+    match scope {
+        Scope::Tier(tier) => {
+            let preempted = |report: &Report| report.preemptions.get(tier).copied().unwrap_or(0);
+            parts.push(format!("preempted {} → {}", preempted(before), preempted(after)));
+        }
+        Scope::Team(team) => {
+            let spent = |report: &Report| report.cost.get(team).map_or_else(|| "-".to_owned(), |cost| cost.spent.to_string());
+            parts.push(format!("cost {} → {}", spent(before), spent(after)));
+        }
+        Scope::All => parts.insert(0, whose),
+    }
+    parts.join(", ")
+}

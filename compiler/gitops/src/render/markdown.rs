@@ -31,6 +31,9 @@ pub fn render(report: &DiffReport) -> String {
         let _ = writeln!(out, "### ⚠️ Dangerous changes\n");
         for danger in &report.dangers {
             let _ = writeln!(out, "- ⚠️ **{}**: {}", danger.kind.as_str(), text(&danger.message));
+            if let Some(effect) = &danger.effect {
+                let _ = writeln!(out, "  - simulated: {}", text(effect));
+            }
         }
         out.push('\n');
     }

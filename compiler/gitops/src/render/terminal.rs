@@ -72,6 +72,9 @@ pub fn render(report: &DiffReport, colour: Colour) -> String {
     }
     for danger in &report.dangers {
         let _ = writeln!(out, "{} {}", paint.warn(&format!("! {}:", danger.kind.as_str())), e(&danger.message));
+        if let Some(effect) = &danger.effect {
+            let _ = writeln!(out, "    simulated: {}", e(effect));
+        }
     }
     if !report.dangers.is_empty() {
         out.push('\n');
