@@ -13,7 +13,7 @@ use placid_lang::span::Span;
 use placid_simulate::measure::Report;
 use placid_simulate::outcome::{self, JobsFormat};
 use placid_simulate::plot::{Series, line_chart};
-use placid_simulate::{replay, text, trace};
+use placid_simulate::{html, replay, text, trace};
 
 use crate::pipeline::{self, Fields};
 use crate::{Exit, Output, ProjectArgs};
@@ -31,6 +31,8 @@ pub struct Files<'a> {
     pub plots: Option<&'a Path>,
     /// `--jobs FILE`.
     pub jobs: Option<&'a Path>,
+    /// `--html FILE`.
+    pub html: Option<&'a Path>,
 }
 
 /// Replays `trace_path` on the project; writes the plots and every job's outcome when asked.
@@ -51,6 +53,21 @@ pub fn run(project: &ProjectArgs, trace_path: &Path, telemetry: Option<&Path>, f
         && let Err(exit) = write_plots(out, format, dir, &report)
     {
         return exit;
+    }
+    if let Some(path) = files.html {
+        let title = shown_path(trace_path);
+        let written = html::page(title.as_str(), &report, model.project.currency).map_err(|error| {
+            pipeline::fail(
+                out,
+                format,
+                Diagnostic::error(Code::EnvironmentUnavailable, Span::DETACHED, error.to_string()).help("report this as a bug"),
+            )
+        });
+        let written = written
+            .and_then(|page| write_file_atomically(path, page.as_bytes()).map_err(|error| pipeline::unwritable(out, format, path, error)));
+        if let Err(exit) = written {
+            return exit;
+        }
     }
     if let Some((path, form)) = jobs_file {
         let written = outcome::jobs_file(&model, &trace, &report.outcomes, form).map_err(|error| {

@@ -43,6 +43,9 @@ pub struct Args {
     /// reason) to this file: CSV when it ends in `.csv`, JSON lines when in `.jsonl`.
     #[arg(long, requires = "trace")]
     jobs: Option<PathBuf>,
+    /// Write the replay as one self-contained HTML page (charts, waits, cost, jobs) to this file.
+    #[arg(long, requires = "trace")]
+    html: Option<PathBuf>,
     /// Import a trace of another format: `openb`, Alibaba's node and pod lists (`--nodes`, `--pods`).
     #[arg(long, value_enum, requires_all = ["nodes", "pods"])]
     import: Option<Import>,
@@ -109,7 +112,7 @@ impl Reference {
 pub fn run(args: &Args, out: &mut Output) -> Exit {
     if let Some(trace) = &args.trace {
         let project = ProjectArgs { dir: args.dir.clone(), format: args.format };
-        let files = replay::Files { plots: args.plots.as_deref(), jobs: args.jobs.as_deref() };
+        let files = replay::Files { plots: args.plots.as_deref(), jobs: args.jobs.as_deref(), html: args.html.as_deref() };
         return replay::run(&project, trace, args.telemetry.as_deref(), files, out);
     }
     match (args.import, &args.nodes, &args.pods) {

@@ -205,3 +205,76 @@ fn every_jobs_outcome_is_written_and_the_rejected_one_named() {
     assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(String::from_utf8_lossy(&output.stderr).contains(".jsonl"));
 }
+
+/// Headless Chromium, or `None` (with a plain note) when it is not installed; CI installs it
+/// (`.ci/run`), so there its absence fails the test.
+fn chromium() -> Option<PathBuf> {
+    let found = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|dir| dir.join("chromium"))
+        .find(|candidate| candidate.is_file());
+    if found.is_none() {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "chromium is not installed; CI needs it (.ci/run)");
+        eprintln!("chromium is not installed: the HTML report's rendering test did not run");
+    }
+    found
+}
+
+/// Runs headless Chromium on `page` with `args`, in a fresh profile, logging to stderr.
+fn headless(chromium: &Path, profile: &Path, page: &Path, args: &[&str]) -> Output {
+    Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("run chromium")
+}
+
+/// `--html` writes one self-contained page: Chromium loads it with no console message, its
+/// three charts are in the DOM, and a screenshot of it is taken.
+#[test]
+fn the_html_report_renders_in_headless_chromium() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let page = dir.path().join("report.html");
+    let trace = example().join("traces/day.csv");
+    let output = placid(&["simulate", arg(&example()), "--trace", arg(&trace), "--html", arg(&page)]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for outside in ["src=", "href=", "<script", "<link", "@import", "url("] {
+        assert!(!html.contains(outside), "the page refers outside itself with {outside}");
+    }
+    let Some(chromium) = chromium() else { return };
+    let dom = headless(&chromium, &dir.path().join("profile-dom"), &page, &["--dump-dom"]);
+    assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
+    let stderr = String::from_utf8_lossy(&dom.stderr);
+    assert!(!stderr.contains("CONSOLE"), "console messages while loading the page:\n{stderr}");
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    for chart in ["id=\"allocation\"", "id=\"queue\"", "id=\"waits\""] {
+        let at = dom.find(chart).unwrap_or_else(|| panic!("no chart {chart} in the DOM"));
+        assert!(dom[at..].find("<svg").is_some_and(|svg| svg < 200), "chart {chart} holds no SVG");
+    }
+    assert!(dom.contains("vision-001"), "the job table is rendered");
+    let shot = dir.path().join("report.png");
+    let screenshot = headless(
+        &chromium,
+        &dir.path().join("profile-shot"),
+        &page,
+        &["--window-size=1100,2400", &format!("--screenshot={}", shot.display())],
+    );
+    assert!(screenshot.status.success(), "{}", String::from_utf8_lossy(&screenshot.stderr));
+    let png = std::fs::read(&shot).expect("a screenshot");
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000, "a screenshot of {} bytes", png.len());
+}

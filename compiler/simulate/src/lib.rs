@@ -3,6 +3,7 @@
 //! allocation and fragmentation over time (docs/simulate.md). Pure: the caller reads the
 //! trace and writes the report.
 
+pub mod html;
 pub mod measure;
 pub mod outcome;
 pub mod plot;

@@ -95,6 +95,9 @@ pub struct Series {
     pub allocation: Steps,
     /// Jobs waiting.
     pub queue: Steps,
+    /// Per tier, the distribution of waits: `(seconds, percent of the tier's started jobs
+    /// that waited at most that long)`, at most [`PLOT_POINTS`] points.
+    pub wait_distribution: BTreeMap<String, Vec<(f64, f64)>>,
 }
 
 impl Series {
@@ -219,7 +222,8 @@ pub fn measure(model: &Model, jobs: &[Job], names: Vec<String>, events: &[Event]
     let finished = count(|end| *end == End::Finished);
     let cancelled = count(|end| matches!(end, End::Cancelled(_)));
     let unfinished = count(|end| matches!(end, End::Unfinished(_)));
-    let (wait_by_tier, wait_by_team) = waits(model, jobs, &walk.outcomes);
+    let Waits { by_tier: wait_by_tier, by_team: wait_by_team, distributions } = waits(model, jobs, &walk.outcomes);
+    walk.series.wait_distribution = distributions;
     let not_finished = tallies(model, jobs, &walk.outcomes);
     let cost = team_costs(model, &walk.spent);
     Report {
@@ -325,8 +329,15 @@ fn gpu_hours(gpu_seconds: u128) -> f64 {
     gpu_seconds as f64 / 3600.0
 }
 
-/// Waits per tier and per team, of the jobs that started.
-fn waits(model: &Model, jobs: &[Job], outcomes: &[JobOutcome]) -> (BTreeMap<String, Percentiles>, BTreeMap<String, Percentiles>) {
+/// What [`waits`] measures: percentiles per tier and per team, and each tier's distribution.
+struct Waits {
+    by_tier: BTreeMap<String, Percentiles>,
+    by_team: BTreeMap<String, Percentiles>,
+    distributions: BTreeMap<String, Vec<(f64, f64)>>,
+}
+
+/// Waits per tier and per team, of the jobs that started, and each tier's distribution.
+fn waits(model: &Model, jobs: &[Job], outcomes: &[JobOutcome]) -> Waits {
     let mut by_tier: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     let mut by_team: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for (job, outcome) in jobs.iter().zip(outcomes) {
@@ -335,8 +346,28 @@ fn waits(model: &Model, jobs: &[Job], outcomes: &[JobOutcome]) -> (BTreeMap<Stri
         by_tier.entry(model.tier(job.tier).name.to_string()).or_default().push(wait);
         by_team.entry(model.team(job.team).name.to_string()).or_default().push(wait);
     }
+    let distributions = by_tier.iter().map(|(name, waits)| (name.clone(), distribution(waits))).collect();
     let summarise = |groups: BTreeMap<String, Vec<u64>>| groups.into_iter().map(|(name, waits)| (name, Percentiles::of(waits))).collect();
-    (summarise(by_tier), summarise(by_team))
+    Waits { by_tier: summarise(by_tier), by_team: summarise(by_team), distributions }
+}
+
+/// The empirical distribution of `waits` as plot points: the share of waits (percent) at
+/// most each wait, thinned to about [`PLOT_POINTS`] evenly spaced ranks.
+fn distribution(waits: &[u64]) -> Vec<(f64, f64)> {
+    let mut sorted = waits.to_vec();
+    sorted.sort_unstable();
+    let count = sorted.len();
+    let stride = count.div_ceil(PLOT_POINTS).max(1);
+    let mut points = vec![(0.0, 0.0)];
+    for (rank, wait) in sorted.iter().enumerate() {
+        let last = rank + 1 == count;
+        // Only the last of equal waits counts, so a step shows every job that waited so long.
+        let next_differs = sorted.get(rank + 1).is_none_or(|next| next != wait);
+        if next_differs && ((rank + 1) % stride == 0 || last || stride == 1) {
+            points.push((*wait as f64, (rank + 1) as f64 / count as f64 * 100.0));
+        }
+    }
+    points
 }
 
 fn team_costs(model: &Model, spent: &[BTreeMap<u64, i64>]) -> BTreeMap<String, TeamCost> {
