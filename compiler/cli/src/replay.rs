@@ -24,6 +24,17 @@ pub const MAX_TRACE_BYTES: u64 = trace::MAX_BYTES;
 /// Jobs above which a progress bar is shown (on a terminal).
 const PROGRESS_FROM: usize = 50_000;
 
+/// What a `--trace` file holds (`--from`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TraceForm {
+    /// A placid trace (docs/simulate.md).
+    #[default]
+    Placid,
+    /// The output of `sacct --parsable2` with the fields docs/simulate.md names: the cluster's
+    /// own history.
+    Sacct,
+}
+
 /// What `placid simulate --trace` writes besides its report.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Files<'a> {
@@ -33,6 +44,8 @@ pub struct Files<'a> {
     pub jobs: Option<&'a Path>,
     /// `--html FILE`.
     pub html: Option<&'a Path>,
+    /// What the trace file holds.
+    pub form: TraceForm,
 }
 
 /// Replays `trace_path` on the project; writes the plots and every job's outcome when asked.
@@ -43,7 +56,7 @@ pub fn run(project: &ProjectArgs, trace_path: &Path, telemetry: Option<&Path>, f
         Ok(jobs_file) => jobs_file,
         Err(exit) => return exit,
     };
-    let Some(Replayed { sources, model, trace, report }) = (match replay_file(project, trace_path, telemetry, out) {
+    let Some(Replayed { sources, model, trace, report }) = (match replay_file(project, trace_path, files.form, telemetry, out) {
         Ok(replayed) => replayed,
         Err(exit) => return exit,
     }) else {
@@ -120,6 +133,7 @@ pub struct Replayed {
 pub fn replay_file(
     project: &ProjectArgs,
     trace_path: &Path,
+    form: TraceForm,
     telemetry_path: Option<&Path>,
     out: &mut Output,
 ) -> Result<Option<Replayed>, Exit> {
@@ -129,7 +143,17 @@ pub fn replay_file(
     let text = read_trace(out, project.format, trace_path)?;
     let file = sources.add(shown_path(trace_path), text);
     let text = sources.get(file).map(|source| source.text.as_str()).unwrap_or_default();
-    let jobs = match trace::read(&model, file, text) {
+    let read = match form {
+        TraceForm::Placid => trace::read(&model, file, text),
+        TraceForm::Sacct => trace::sacct::read(&model, file, text).map(|history| {
+            // What the history held that is not replayed is said, never dropped in silence.
+            for (reason, count) in &history.left_out {
+                out.err(format!("left out of the history: {count} job(s): {}\n", placid_lang::escape::terminal(reason)));
+            }
+            history.jobs
+        }),
+    };
+    let jobs = match read {
         Ok(jobs) => jobs,
         Err(diagnostics) => {
             pipeline::report(out, project.format, &sources, &diagnostics, Fields::new());

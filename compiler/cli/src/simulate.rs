@@ -31,6 +31,10 @@ pub struct Args {
     /// Replay a placid trace (docs/simulate.md) through the engine on the project's policy.
     #[arg(long)]
     trace: Option<PathBuf>,
+    /// What the `--trace` file holds: a placid trace, or a Slurm history (`sacct --parsable2`
+    /// with the fields docs/simulate.md names), mapped to teams and tiers through the policy.
+    #[arg(long, value_enum, default_value = "placid", requires = "trace")]
+    from: replay::TraceForm,
     /// Replay a recorded NVLink utilisation series (CSV `at,scope,name,utilization`,
     /// docs/operations.md) with the trace: scores read it as `node.nvlink_utilization` and
     /// `domain.nvlink_utilization`, and the policy's throttling rule holds comm-heavy jobs.
@@ -112,7 +116,7 @@ impl Reference {
 pub fn run(args: &Args, out: &mut Output) -> Exit {
     if let Some(trace) = &args.trace {
         let project = ProjectArgs { dir: args.dir.clone(), format: args.format };
-        let files = replay::Files { plots: args.plots.as_deref(), jobs: args.jobs.as_deref(), html: args.html.as_deref() };
+        let files = replay::Files { plots: args.plots.as_deref(), jobs: args.jobs.as_deref(), html: args.html.as_deref(), form: args.from };
         return replay::run(&project, trace, args.telemetry.as_deref(), files, out);
     }
     match (args.import, &args.nodes, &args.pods) {

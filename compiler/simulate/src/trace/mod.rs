@@ -454,5 +454,7 @@ fn field_span(file: FileId, text: &str, start: usize, index: usize) -> Span {
     if field == index { line.sub(field_start, bytes.len()) } else { line }
 }
 
+pub mod sacct;
+
 #[cfg(test)]
 mod tests;
