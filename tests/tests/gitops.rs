@@ -472,6 +472,14 @@ fn a_job_the_head_rejects_is_named_with_a_rejected_row() {
     let text = terminal::render(&report, Colour::Never);
     assert!(text.contains("prod-12: finished → rejected (exceeds-quota)"), "{text}");
     // The cut is flagged, with what it did to P0's jobs beside it.
+    // `--html`: one page with base and head overlaid on each chart, and the rejected job.
+    let page = what_if.page.as_ref().expect("a page").as_ref().expect("drawn");
+    for id in ["id=\"changes\"", "id=\"job-changes\"", "id=\"allocation\"", "id=\"queue\"", "id=\"waits-P0\""] {
+        assert!(page.contains(id), "{id} is on the page");
+    }
+    assert!(page.contains("\nbase\n") && page.contains("\nhead\n"), "both sides are in each legend");
+    assert!(page.contains("<td>prod-12</td><td>finished</td><td>rejected (exceeds-quota)</td>"));
+    assert!(!page.contains("src=") && !page.contains("<script"), "self-contained");
     let cut = report.dangers.iter().find(|danger| danger.kind == DangerKind::ReservationCut).expect("a reservation cut");
     assert_eq!(cut.message, "tier P0 reserves fewer GPUs in pool nvl-a: 12 → 10");
     assert_eq!(cut.effect.as_deref(), Some("tier P0 wait p95 1h → 0s, rejected 0 → 1, unfinished 0 → 0, preempted 0 → 0"));

@@ -103,6 +103,10 @@ pub struct WhatIf {
     /// The measured effect on each subject of a risky change, base → head.
     #[serde(skip)]
     pub effects: Vec<(Subject, String)>,
+    /// The what-if as a self-contained HTML page (`placid diff --html`), or why it could not
+    /// be drawn; none when the trace did not replay on both sides.
+    #[serde(skip)]
+    pub page: Option<Result<String, String>>,
 }
 
 /// Replays `input` on both builds, measuring the effect on each of `subjects` (those of the
@@ -123,6 +127,7 @@ pub fn what_if(base: &Build, head: &Build, input: &TraceInput, subjects: &[Subje
             errors.extend(lines.iter().map(|line| format!("{side}: {line}")));
         }
     }
+    let mut page = None;
     let (changes, (jobs_changed, jobs), effects) = match (before, after) {
         (Ok(before), Ok(after)) => {
             let effects = subjects
@@ -136,11 +141,17 @@ pub fn what_if(base: &Build, head: &Build, input: &TraceInput, subjects: &[Subje
                     (subject.clone(), effect(&before, &after, scope))
                 })
                 .collect();
-            (compare(&before, &after), changed_jobs(&before.outcomes, &after.outcomes, LISTED_JOBS), effects)
+            let changes = compare(&before, &after);
+            let (jobs_changed, jobs) = changed_jobs(&before.outcomes, &after.outcomes, LISTED_JOBS);
+            page = Some(
+                placid_simulate::html::what_if_page(input.path.as_str(), &before, &after, &changes, &jobs)
+                    .map_err(|error| error.to_string()),
+            );
+            (changes, (jobs_changed, jobs), effects)
         }
         _ => (Vec::new(), (0, Vec::new()), Vec::new()),
     };
-    Some(WhatIf { trace: input.path.as_str().to_owned(), changes, jobs_changed, jobs, errors, effects })
+    Some(WhatIf { trace: input.path.as_str().to_owned(), changes, jobs_changed, jobs, errors, effects, page })
 }
 
 /// The most jobs whose outcome changed that the report lists by name.

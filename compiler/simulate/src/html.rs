@@ -10,8 +10,9 @@ use placid_lang::escape::html;
 use placid_lang::units::{Duration, Money};
 
 use crate::measure::Report;
-use crate::outcome::tally_lines;
+use crate::outcome::{JobChange, tally_lines};
 use crate::plot::{PlotError, Series, line_chart};
+use crate::text::Change;
 
 /// The most jobs the page's job table lists (`--jobs` writes every one).
 pub const TABLE_JOBS: usize = 1_000;
@@ -21,14 +22,69 @@ const STYLE: &str = "body{font-family:sans-serif;margin:2em;max-width:1000px}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}\
 th{background:#f3f3f3}figure{margin:1em 0}figure svg{max-width:100%;height:auto}.over{color:#b00;font-weight:bold}";
 
+/// The start of a page titled `heading`, through its `<h1>`.
+fn head(heading: &str) -> String {
+    let heading = html(heading);
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{heading}</title><style>{STYLE}</style></head><body>\n<h1>{heading}</h1>\n"
+    )
+}
+
+/// The what-if of `placid diff --simulate` as a page (`placid diff --html FILE`): the
+/// before → after table, the jobs whose outcome changed, and base and head overlaid on each
+/// chart (allocation, queue length, and each tier's wait distribution).
+pub fn what_if_page(trace: &str, before: &Report, after: &Report, changes: &[Change], jobs: &[JobChange]) -> Result<String, PlotError> {
+    let mut out = head(&format!("placid what-if: {trace} on base and head"));
+    out.push_str("<h2>Base → head</h2>\n<table id=\"changes\"><tr><th>measure</th><th>base</th><th>head</th></tr>\n");
+    for change in changes {
+        let mark = if change.before == change.after { "" } else { " class=\"over\"" };
+        let _ = writeln!(
+            out,
+            "<tr{mark}><td>{}</td><td>{}</td><td>{}</td></tr>",
+            html(&change.measure),
+            html(&change.before),
+            html(&change.after)
+        );
+    }
+    out.push_str("</table>\n");
+    if !jobs.is_empty() {
+        out.push_str("<h2>Jobs whose outcome changes</h2>\n<table id=\"job-changes\"><tr><th>job</th><th>base</th><th>head</th></tr>\n");
+        for job in jobs {
+            let _ = writeln!(out, "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", html(&job.job), html(&job.before), html(&job.after));
+        }
+        out.push_str("</table>\n");
+    }
+    let sides = [("base", before), ("head", after)];
+    let overlay = |points: &dyn Fn(&Report) -> Vec<(f64, f64)>| -> Vec<Series> {
+        sides.iter().map(|(side, report)| Series { name: (*side).to_owned(), points: points(report) }).collect()
+    };
+    let end = before.horizon_seconds.max(after.horizon_seconds);
+    let mut charts = vec![
+        (
+            "allocation".to_owned(),
+            line_chart("GPU allocation", "allocated GPUs (%)", &overlay(&|report| report.series.allocation_points(end)))?,
+        ),
+        ("queue".to_owned(), line_chart("Queue length", "waiting jobs", &overlay(&|report| report.series.queue_points(end)))?),
+    ];
+    let tiers: std::collections::BTreeSet<&String> =
+        before.series.wait_distribution.keys().chain(after.series.wait_distribution.keys()).collect();
+    for tier in tiers {
+        let waits = overlay(&|report| report.series.wait_distribution.get(tier).cloned().unwrap_or_default());
+        charts.push((
+            format!("waits-{tier}"),
+            line_chart(&format!("Wait, tier {tier} (x: wait in hours)"), "jobs started within (%)", &waits)?,
+        ));
+    }
+    for (id, svg) in charts {
+        let _ = writeln!(out, "<figure class=\"chart\" id=\"{}\">{svg}</figure>", html(&id));
+    }
+    out.push_str("</body></html>\n");
+    Ok(out)
+}
+
 /// The page for `report`, titled `title` (the trace's path, say).
 pub fn page(title: &str, report: &Report, currency: placid_lang::units::Currency) -> Result<String, PlotError> {
-    let mut out = String::new();
-    let title = html(title);
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>placid simulate: {title}</title><style>{STYLE}</style></head><body>\n<h1>placid simulate: {title}</h1>\n"
-    );
+    let mut out = head(&format!("placid simulate: {title}"));
     let rejected: usize = report.rejected.values().sum();
     let _ = writeln!(
         out,

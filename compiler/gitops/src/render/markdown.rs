@@ -68,6 +68,10 @@ fn what_if_table(out: &mut String, what_if: &WhatIf) {
     if what_if.changes.is_empty() {
         return;
     }
+    let _ = writeln!(
+        out,
+        "Charts of both sides (allocation, queue length, each tier's waits): `placid diff --html` writes them as one page, which the CI recipes keep as this run's `what-if.html` artifact.\n"
+    );
     let _ = writeln!(out, "| measure | base | head |\n|---|---|---|");
     for change in &what_if.changes {
         let (before, after) = (code(&change.before), code(&change.after));
