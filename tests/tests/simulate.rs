@@ -44,3 +44,33 @@ fn the_staged_sweep_spends_fewer_nvlink_hours_than_flat_allocation() {
     assert!(staged.wait_by_tier["sweep-low"].p95 < flat.wait_by_tier["sweep-low"].p95);
     assert!(staged.cost["vision"].spent < flat.cost["vision"].spent);
 }
+
+/// Kueue Workloads as `kubectl get workloads -A -o json` lists them (shaped as Kueue's
+/// `v1beta1` API writes them: pod sets, admission, conditions with their times) read as a
+/// trace of the cluster example: namespaces map to teams and queues to tiers through the
+/// Kubernetes target's layout, a Workload evicted and requeued is one job, and what never ran
+/// or is no team's is counted, not replayed.
+#[test]
+fn kueue_workloads_read_as_a_trace() {
+    let build = placid_tests::build_clean("cluster");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/kueue/workloads.json");
+    let text = std::fs::read_to_string(&path).expect("the fixture");
+    let history = trace::kueue::read(&build.model, FileId(u32::MAX - 1), &text).unwrap_or_else(|errors| panic!("{errors:?}"));
+    let jobs: Vec<String> = history
+        .jobs
+        .iter()
+        .map(|job| {
+            let (team, tier) = (build.model.team(job.team).name.as_str(), build.model.tier(job.tier).name.as_str());
+            format!("{} {team} {tier} submit={} run={} gpus={}", job.name, job.submit, job.run, job.gpus)
+        })
+        .collect();
+    assert_eq!(
+        jobs,
+        ["vision/job-finetune-7c2d4 vision P0 submit=0 run=7200 gpus=8", "speech-ml/job-sweep-a1b2c speech P2 submit=600 run=1800 gpus=1"]
+    );
+    assert_eq!(history.requeued, 1);
+    let left_out: Vec<(&str, usize)> = history.left_out.iter().map(|(reason, count)| (reason.as_str(), *count)).collect();
+    assert_eq!(left_out, [("namespace `default` is no team's", 1), ("still pending", 1)]);
+    let report = replay::replay(&build.model, Neutral, &history.jobs, &mut |_| {});
+    assert_eq!(report.finished, 2, "{:?}", report.not_finished);
+}

@@ -33,6 +33,8 @@ pub enum TraceForm {
     /// The output of `sacct --parsable2` with the fields docs/simulate.md names: the cluster's
     /// own history.
     Sacct,
+    /// Kueue's Workloads, as `kubectl get workloads -A -o json` lists them.
+    Kueue,
 }
 
 /// What `placid simulate --trace` writes besides its report.
@@ -145,13 +147,8 @@ pub fn replay_file(
     let text = sources.get(file).map(|source| source.text.as_str()).unwrap_or_default();
     let read = match form {
         TraceForm::Placid => trace::read(&model, file, text),
-        TraceForm::Sacct => trace::sacct::read(&model, file, text).map(|history| {
-            // What the history held that is not replayed is said, never dropped in silence.
-            for (reason, count) in &history.left_out {
-                out.err(format!("left out of the history: {count} job(s): {}\n", placid_lang::escape::terminal(reason)));
-            }
-            history.jobs
-        }),
+        TraceForm::Sacct => trace::sacct::read(&model, file, text).map(|history| history_jobs(out, history)),
+        TraceForm::Kueue => trace::kueue::read(&model, file, text).map(|history| history_jobs(out, history)),
     };
     let jobs = match read {
         Ok(jobs) => jobs,
@@ -182,6 +179,14 @@ pub fn replay_file(
     }
     pipeline::warn_ranking_failures(out, &sources, ranker.failures());
     Ok(Some(Replayed { sources, model, trace: jobs, report }))
+}
+
+/// A history's jobs; what it held that is not replayed is said, never dropped in silence.
+fn history_jobs(out: &mut Output, history: trace::History) -> Vec<trace::TraceJob> {
+    for (reason, count) in &history.left_out {
+        out.err(format!("left out of the history: {count} job(s): {}\n", placid_lang::escape::terminal(reason)));
+    }
+    history.jobs
 }
 
 /// The path diagnostics show: relative to the working directory when inside it, else the

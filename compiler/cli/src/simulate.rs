@@ -31,8 +31,9 @@ pub struct Args {
     /// Replay a placid trace (docs/simulate.md) through the engine on the project's policy.
     #[arg(long)]
     trace: Option<PathBuf>,
-    /// What the `--trace` file holds: a placid trace, or a Slurm history (`sacct --parsable2`
-    /// with the fields docs/simulate.md names), mapped to teams and tiers through the policy.
+    /// What the `--trace` file holds: a placid trace, a Slurm history (`sacct --parsable2` with
+    /// the fields docs/simulate.md names) or Kueue's Workloads (`kubectl get workloads -A -o
+    /// json`), the histories mapped to teams and tiers through the policy.
     #[arg(long, value_enum, default_value = "placid", requires = "trace")]
     from: replay::TraceForm,
     /// Replay a recorded NVLink utilisation series (CSV `at,scope,name,utilization`,

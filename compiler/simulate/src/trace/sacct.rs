@@ -10,31 +10,18 @@
 //! history recorded under this policy maps back exactly; partitions map to pools. What cannot
 //! be mapped, or never ran, is counted by reason and left out, never guessed.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::{Model, PoolId, TeamId, TierId};
 use placid_lang::span::{FileId, Span};
 use placid_targets::slurm::names;
 
-use super::{MAX_JOBS, MAX_SECONDS, TraceJob};
+use super::{History, MAX_JOBS, MAX_SECONDS, TraceJob};
 
 /// The `--format` fields the reader needs; `Comment` (the job's tag) may be left out.
 pub const FIELDS: [&str; 12] =
     ["JobID", "JobName", "Account", "QOS", "Partition", "State", "Submit", "Start", "End", "Timelimit", "ReqTRES", "AllocTRES"];
-
-/// A history read: the jobs, and what was left out, counted by reason (`account research-x
-/// is no team's`, `cancelled before it started`).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct History {
-    /// The jobs that ran, as trace jobs, submitted from the first submission on.
-    pub jobs: Vec<TraceJob>,
-    /// Jobs left out, by reason.
-    pub left_out: BTreeMap<String, usize>,
-    /// Jobs that ran more than once (preempted or requeued and run again): their runs are
-    /// folded into one job, submitted at its first submission.
-    pub requeued: usize,
-}
 
 /// One allocation record (a job, an array element; not a step).
 struct Record<'t> {
