@@ -91,9 +91,9 @@ pub fn read(model: &Model, file: FileId, text: &str) -> Result<History, Diagnost
         if id.contains('.') {
             continue;
         }
-        if records.len() >= MAX_JOBS * 2 {
+        if records.len() >= MAX_JOBS {
             diagnostics.push(
-                Diagnostic::error(Code::TraceNotText, span, format!("the history has more than {} records", MAX_JOBS * 2))
+                Diagnostic::error(Code::TraceNotText, span, format!("the history has more than {MAX_JOBS} job records"))
                     .help("ask sacct for a shorter time window (--starttime, --endtime)"),
             );
             break;
