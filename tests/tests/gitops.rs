@@ -436,3 +436,103 @@ fn forged_trace_names_are_escaped_in_every_medium() {
     assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
     assert!(!text.contains("\n## ✅"), "{text}");
 }
+
+/// Cutting P0's reservation below what a production job asks makes the head reject it: the
+/// what-if says so in a rejected row and names the job, instead of showing its vanished cost
+/// and NVLink hours as a saving.
+#[test]
+fn a_job_the_head_rejects_is_named_with_a_rejected_row() {
+    let fixture = Fixture::cluster();
+    fixture.write("traces/p0.csv", "job,submit,team,tier,class,pool,gpus,run\nprod-12,0,vision,P0,model-parallel,nvl-a,12,1h\nprod-4,0,vision,P0,model-parallel,nvl-a,4,1h\n");
+    fixture.edit("policy/tiers.kdl", "reserve pool=\"nvl-a\" gpus=12", "reserve pool=\"nvl-a\" gpus=10");
+    let report = diff(&DiffRequest {
+        dir: fixture.project(),
+        base: Revision::Commit("HEAD".into()),
+        head: Revision::WorkingTree,
+        trace: Some(fixture.path("traces/p0.csv")),
+    })
+    .expect("diff runs");
+    let what_if = report.what_if.as_ref().expect("a what-if section");
+    assert!(what_if.errors.is_empty(), "{:?}", what_if.errors);
+    let row = |measure: &str| {
+        let change = what_if.changes.iter().find(|change| change.measure == measure).unwrap_or_else(|| panic!("a row {measure}"));
+        (change.before.as_str(), change.after.as_str())
+    };
+    assert_eq!(row("jobs finished"), ("2", "1"));
+    assert_eq!(row("jobs rejected"), ("0", "1"));
+    assert_eq!(row("jobs rejected, tier P0"), ("0", "1"));
+    assert_eq!(row("jobs unfinished"), ("0", "0"));
+    let changed: Vec<(&str, &str, &str)> =
+        what_if.jobs.iter().map(|job| (job.job.as_str(), job.before.as_str(), job.after.as_str())).collect();
+    assert_eq!(changed, [("prod-12", "finished", "rejected (exceeds-quota)")]);
+    assert_eq!(what_if.jobs_changed, 1);
+    let comment = markdown::render(&report);
+    assert!(comment.contains("| **jobs rejected, tier P0** | `0` | **`1`** |"), "{comment}");
+    assert!(comment.contains("| `prod-12` | `finished` | **`rejected (exceeds-quota)`** |"), "{comment}");
+    let text = terminal::render(&report, Colour::Never);
+    assert!(text.contains("prod-12: finished → rejected (exceeds-quota)"), "{text}");
+    // The cut is flagged, with what it did to P0's jobs beside it.
+    // `--html`: one page with base and head overlaid on each chart, and the rejected job.
+    let page = what_if.page.as_ref().expect("a page").as_ref().expect("drawn");
+    for id in ["id=\"changes\"", "id=\"job-changes\"", "id=\"allocation\"", "id=\"queue\"", "id=\"waits-P0\""] {
+        assert!(page.contains(id), "{id} is on the page");
+    }
+    assert!(page.contains("\nbase\n") && page.contains("\nhead\n"), "both sides are in each legend");
+    assert!(page.contains("<td>prod-12</td><td>finished</td><td>rejected (exceeds-quota)</td>"));
+    assert!(!page.contains("src=") && !page.contains("<script"), "self-contained");
+    let cut = report.dangers.iter().find(|danger| danger.kind == DangerKind::ReservationCut).expect("a reservation cut");
+    assert_eq!(cut.message, "tier P0 reserves fewer GPUs in pool nvl-a: 12 → 10");
+    assert_eq!(cut.effect.as_deref(), Some("tier P0 wait p95 1h → 0s, rejected 0 → 1, unfinished 0 → 0, preempted 0 → 0"));
+    assert!(
+        comment.contains("- ⚠️ **reservation cut**: tier P0 reserves fewer GPUs in pool nvl-a: 12 → 10\n  - simulated: tier P0 wait p95"),
+        "{comment}"
+    );
+}
+
+/// Cuts to budgets and checkpoint cadences are flagged with whose jobs they touch; raising
+/// them is not.
+#[test]
+fn budget_and_checkpoint_cuts_are_risks() {
+    let fixture = Fixture::cluster();
+    fixture.edit("policy/tiers.kdl", "budget daily=(usd)4000", "budget daily=(usd)3000");
+    fixture.edit("policy/tiers.kdl", "checkpoint every=\"15m\"", "checkpoint every=\"1h\"");
+    fixture.edit("policy/tiers.kdl", "checkpoint every=\"30m\" incremental=#true", "checkpoint every=\"10m\" incremental=#true");
+    let report = fixture.diff("HEAD", Revision::WorkingTree);
+    let risks: Vec<(DangerKind, &str)> = report
+        .dangers
+        .iter()
+        .filter(|danger| matches!(danger.kind, DangerKind::BudgetCut | DangerKind::CheckpointSparser | DangerKind::ReservationCut))
+        .map(|danger| (danger.kind, danger.message.as_str()))
+        .collect();
+    assert_eq!(
+        risks,
+        [
+            (DangerKind::BudgetCut, "tier P2 daily budget (usd)4000.00 → (usd)3000.00"),
+            (DangerKind::CheckpointSparser, "tier P1 checkpoints every 15m → every 1h"),
+        ]
+    );
+}
+
+/// The changes a reviewer must see that the diff once missed: a route's tier, a tier's
+/// `max-time`, a stage's `time=` and `max-time=`, the extender's settings.
+#[test]
+fn routes_limits_and_extender_settings_are_reported() {
+    let fixture = Fixture::cluster();
+    fixture.edit("policy/routes.kdl", "route tag=\"sweep\" tier=\"P2\"", "route tag=\"sweep\" tier=\"P1\"");
+    fixture.edit("policy/tiers.kdl", "max-time \"2d\"", "max-time \"1d\"");
+    fixture.edit(
+        "policy/plans.kdl",
+        "gpus=1 after=\"train\" time=\"20m\" max-time=\"1h\"",
+        "gpus=1 after=\"train\" time=\"30m\" max-time=\"2h\"",
+    );
+    fixture.edit("placid.kdl", "ignorable=#false", "ignorable=#true");
+    let report = fixture.diff("HEAD", Revision::WorkingTree);
+    let (before, after) = field(&report, ElementKind::Route, "sweep", "tier");
+    assert_eq!((before, after), (Some("P2"), Some("P1")));
+    assert_eq!(field(&report, ElementKind::Tier, "P1", "max-time"), (Some("2d"), Some("1d")));
+    let (before, after) = field(&report, ElementKind::Plan, "vit-train", "stage eval");
+    assert!(before.is_some_and(|text| text.contains("time=20m max-time=1h")), "{before:?}");
+    assert!(after.is_some_and(|text| text.contains("time=30m max-time=2h")), "{after:?}");
+    let (before, after) = field(&report, ElementKind::Project, "ml-training", "extender");
+    assert!(before.is_some_and(|text| text.contains("ignorable=false")) && after.is_some_and(|text| text.contains("ignorable=true")));
+}

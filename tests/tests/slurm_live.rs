@@ -62,8 +62,37 @@ fn slurm_22_05_accepts_and_obeys_the_cluster_policy() {
     checks::team_over_budget_is_held(&cluster);
     tier_over_budget_is_held(&cluster);
     tags_route_jobs_to_their_tier(&cluster);
+    history_replays_as_a_trace(&cluster, &model);
 
     checks::log_is_clean(&cluster, "while running jobs");
+}
+
+/// The accounting history of every job above, as `sacct --parsable2` prints it, reads back as
+/// a placid trace: accounts and QOS map to the policy's teams and tiers, the jobs P0 preempted
+/// are in it with the time they ran, and the trace replays through the engine.
+fn history_replays_as_a_trace(cluster: &Cluster, model: &placid_lang::model::Model) {
+    let format = format!("--format={},Comment", placid_simulate::trace::sacct::FIELDS.join(","));
+    let text = cluster.stdout("sacct", &["--allusers", "--duplicates", "--parsable2", "--starttime=now-1days", &format]);
+    let history = placid_simulate::trace::sacct::read(model, placid_lang::span::FileId(0), &text)
+        .unwrap_or_else(|errors| panic!("sacct's output does not read: {errors:?}\n{text}"));
+    assert!(history.jobs.len() >= 5, "{history:?}\n{text}");
+    let tiers: BTreeSet<&str> = history.jobs.iter().map(|job| model.tier(job.tier).name.as_str()).collect();
+    assert!(tiers.contains("P0") && tiers.contains("P1"), "{tiers:?}\n{text}");
+    let preempted: Vec<&str> = text
+        .lines()
+        .filter(|line| line.split('|').nth(5) == Some("PREEMPTED"))
+        .filter_map(|line| line.split('|').next())
+        .filter(|id| !id.contains('.'))
+        .collect();
+    assert!(!preempted.is_empty(), "the P0 job preempted others:\n{text}");
+    for id in preempted {
+        let job = history.jobs.iter().find(|job| job.name == id).unwrap_or_else(|| panic!("preempted job {id} is in the trace"));
+        assert!(job.run > 0, "job {id} ran until its preemption: {job:?}");
+    }
+    assert!(history.jobs.windows(2).all(|pair| pair[0].submit <= pair[1].submit), "submitted in time order");
+    let report = placid_simulate::replay::replay(model, placid_engine::Neutral, &history.jobs, &mut |_| {});
+    assert_eq!(report.jobs, history.jobs.len());
+    assert_eq!(report.finished + report.cancelled + report.unfinished + report.rejected.values().sum::<usize>(), report.jobs);
 }
 
 /// The cluster example's Pattern C and Pattern B plans run the shipped trainer to their end on

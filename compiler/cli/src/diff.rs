@@ -34,6 +34,10 @@ pub struct Args {
     /// before → after table of waits, preemptions, NVLink GPU-hours and cost to the report.
     #[arg(long, value_name = "TRACE")]
     simulate: Option<PathBuf>,
+    /// Write the what-if as one self-contained HTML page (base and head overlaid on step
+    /// charts of allocation, queue length and each tier's waits) to this file.
+    #[arg(long, requires = "simulate")]
+    html: Option<PathBuf>,
 }
 
 pub fn run(args: &Args, out: &mut Output) -> Exit {
@@ -54,6 +58,17 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
         DiffFormat::Json => json::render(&report),
     };
     out.out(text);
+    if let Some(path) = &args.html {
+        match report.what_if.as_ref().and_then(|what_if| what_if.page.as_ref()) {
+            Some(Ok(page)) => {
+                if let Err(error) = placid_driver::output::write_file_atomically(path, page.as_bytes()) {
+                    return pipeline::unwritable(out, format, path, error);
+                }
+            }
+            Some(Err(error)) => out.errln(format!("no what-if page: {error}")),
+            None => out.errln(format!("no what-if page written to {}: the trace did not replay on both revisions", path.display())),
+        }
+    }
     match (report.outcome, args.exit_code) {
         (Outcome::HeadErrors, _) => Exit::Usage,
         (Outcome::Changes, true) => Exit::Failure,

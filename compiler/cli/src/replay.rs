@@ -6,12 +6,14 @@ use std::path::{Path, PathBuf};
 use placid_driver::build::Selection;
 use placid_driver::output::write_file_atomically;
 use placid_driver::render::Format;
+use placid_lang::checked::Checked;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::source::{RelPath, Sources};
 use placid_lang::span::Span;
 use placid_simulate::measure::Report;
+use placid_simulate::outcome::{self, JobsFormat};
 use placid_simulate::plot::{Series, line_chart};
-use placid_simulate::{replay, text, trace};
+use placid_simulate::{html, replay, text, trace};
 
 use crate::pipeline::{self, Fields};
 use crate::{Exit, Output, ProjectArgs};
@@ -22,19 +24,75 @@ pub const MAX_TRACE_BYTES: u64 = trace::MAX_BYTES;
 /// Jobs above which a progress bar is shown (on a terminal).
 const PROGRESS_FROM: usize = 50_000;
 
-/// Replays `trace_path` on the project; writes the plots into `plots` when given.
-pub fn run(project: &ProjectArgs, trace_path: &Path, telemetry: Option<&Path>, plots: Option<&Path>, out: &mut Output) -> Exit {
+/// What a `--trace` file holds (`--from`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TraceForm {
+    /// A placid trace (docs/simulate.md).
+    #[default]
+    Placid,
+    /// The output of `sacct --parsable2` with the fields docs/simulate.md names: the cluster's
+    /// own history.
+    Sacct,
+    /// Kueue's Workloads, as `kubectl get workloads -A -o json` lists them.
+    Kueue,
+}
+
+/// What `placid simulate --trace` writes besides its report.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Files<'a> {
+    /// `--plots DIR`.
+    pub plots: Option<&'a Path>,
+    /// `--jobs FILE`.
+    pub jobs: Option<&'a Path>,
+    /// `--html FILE`.
+    pub html: Option<&'a Path>,
+    /// What the trace file holds.
+    pub form: TraceForm,
+}
+
+/// Replays `trace_path` on the project; writes the plots and every job's outcome when asked.
+pub fn run(project: &ProjectArgs, trace_path: &Path, telemetry: Option<&Path>, files: Files<'_>, out: &mut Output) -> Exit {
     let format = project.format;
-    let Some((sources, report)) = (match replay_file(project, trace_path, telemetry, out) {
+    // `--jobs` names its form by its extension, checked before the replay's work.
+    let jobs_file = match files.jobs.map(|path| jobs_format(out, format, path).map(|form| (path, form))).transpose() {
+        Ok(jobs_file) => jobs_file,
+        Err(exit) => return exit,
+    };
+    let Some(Replayed { sources, model, trace, report }) = (match replay_file(project, trace_path, files.form, telemetry, out) {
         Ok(replayed) => replayed,
         Err(exit) => return exit,
     }) else {
         return Exit::Failure;
     };
-    if let Some(dir) = plots
+    if let Some(dir) = files.plots
         && let Err(exit) = write_plots(out, format, dir, &report)
     {
         return exit;
+    }
+    if let Some(path) = files.html {
+        let title = shown_path(trace_path);
+        let written = html::page(title.as_str(), &report, model.project.currency).map_err(|error| {
+            pipeline::fail(
+                out,
+                format,
+                Diagnostic::error(Code::EnvironmentUnavailable, Span::DETACHED, error.to_string()).help("report this as a bug"),
+            )
+        });
+        let written = written
+            .and_then(|page| write_file_atomically(path, page.as_bytes()).map_err(|error| pipeline::unwritable(out, format, path, error)));
+        if let Err(exit) = written {
+            return exit;
+        }
+    }
+    if let Some((path, form)) = jobs_file {
+        let written = outcome::jobs_file(&model, &trace, &report.outcomes, form).map_err(|error| {
+            pipeline::fail(out, format, Diagnostic::error(Code::EnvironmentUnavailable, Span::DETACHED, error).help("report this as a bug"))
+        });
+        let written = written
+            .and_then(|text| write_file_atomically(path, text.as_bytes()).map_err(|error| pipeline::unwritable(out, format, path, error)));
+        if let Err(exit) = written {
+            return exit;
+        }
     }
     match format {
         Format::Json => {
@@ -49,21 +107,50 @@ pub fn run(project: &ProjectArgs, trace_path: &Path, telemetry: Option<&Path>, p
     }
 }
 
+/// The form `--jobs FILE` is written in, by its extension; an unknown one is a usage error.
+fn jobs_format(out: &mut Output, format: Format, path: &Path) -> Result<JobsFormat, Exit> {
+    let extension = path.extension().and_then(|extension| extension.to_str()).unwrap_or_default();
+    JobsFormat::of_extension(extension).ok_or_else(|| {
+        let diagnostic =
+            Diagnostic::error(Code::CommandNotApplicable, Span::DETACHED, format!("--jobs {} names no known form", path.display()))
+                .help("end the file's name in `.csv` for CSV, or `.jsonl` (or `.ndjson`) for JSON lines");
+        pipeline::fail(out, format, diagnostic)
+    })
+}
+
+/// A replayed trace, with what it was replayed on.
+pub struct Replayed {
+    /// The project's sources and the trace's.
+    pub sources: Sources,
+    /// The policy it was replayed on.
+    pub model: Checked,
+    /// The trace's jobs.
+    pub trace: Vec<trace::TraceJob>,
+    /// What the replay measured.
+    pub report: Report,
+}
+
 /// Compiles the project, reads the trace (and the recorded telemetry series, when given) and
 /// replays it: `Ok(None)` when either had errors (already reported).
 pub fn replay_file(
     project: &ProjectArgs,
     trace_path: &Path,
+    form: TraceForm,
     telemetry_path: Option<&Path>,
     out: &mut Output,
-) -> Result<Option<(Sources, Report)>, Exit> {
+) -> Result<Option<Replayed>, Exit> {
     let build = pipeline::checked(out, project, &Selection::default())?;
     let mut sources = build.sources;
     let model = build.model;
     let text = read_trace(out, project.format, trace_path)?;
     let file = sources.add(shown_path(trace_path), text);
     let text = sources.get(file).map(|source| source.text.as_str()).unwrap_or_default();
-    let jobs = match trace::read(&model, file, text) {
+    let read = match form {
+        TraceForm::Placid => trace::read(&model, file, text),
+        TraceForm::Sacct => trace::sacct::read(&model, file, text).map(|history| history_jobs(out, history)),
+        TraceForm::Kueue => trace::kueue::read(&model, file, text).map(|history| history_jobs(out, history)),
+    };
+    let jobs = match read {
         Ok(jobs) => jobs,
         Err(diagnostics) => {
             pipeline::report(out, project.format, &sources, &diagnostics, Fields::new());
@@ -91,7 +178,15 @@ pub fn replay_file(
         bar.finish_and_clear();
     }
     pipeline::warn_ranking_failures(out, &sources, ranker.failures());
-    Ok(Some((sources, report)))
+    Ok(Some(Replayed { sources, model, trace: jobs, report }))
+}
+
+/// A history's jobs; what it held that is not replayed is said, never dropped in silence.
+fn history_jobs(out: &mut Output, history: trace::History) -> Vec<trace::TraceJob> {
+    for (reason, count) in &history.left_out {
+        out.err(format!("left out of the history: {count} job(s): {}\n", placid_lang::escape::terminal(reason)));
+    }
+    history.jobs
 }
 
 /// The path diagnostics show: relative to the working directory when inside it, else the

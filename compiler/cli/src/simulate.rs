@@ -31,6 +31,11 @@ pub struct Args {
     /// Replay a placid trace (docs/simulate.md) through the engine on the project's policy.
     #[arg(long)]
     trace: Option<PathBuf>,
+    /// What the `--trace` file holds: a placid trace, a Slurm history (`sacct --parsable2` with
+    /// the fields docs/simulate.md names) or Kueue's Workloads (`kubectl get workloads -A -o
+    /// json`), the histories mapped to teams and tiers through the policy.
+    #[arg(long, value_enum, default_value = "placid", requires = "trace")]
+    from: replay::TraceForm,
     /// Replay a recorded NVLink utilisation series (CSV `at,scope,name,utilization`,
     /// docs/operations.md) with the trace: scores read it as `node.nvlink_utilization` and
     /// `domain.nvlink_utilization`, and the policy's throttling rule holds comm-heavy jobs.
@@ -39,6 +44,13 @@ pub struct Args {
     /// Write SVG plots of allocation and queue length over time into this directory.
     #[arg(long, requires = "trace")]
     plots: Option<PathBuf>,
+    /// Write every job's outcome (submit, start, end, nodes, preemptions, cost, state and
+    /// reason) to this file: CSV when it ends in `.csv`, JSON lines when in `.jsonl`.
+    #[arg(long, requires = "trace")]
+    jobs: Option<PathBuf>,
+    /// Write the replay as one self-contained HTML page (charts, waits, cost, jobs) to this file.
+    #[arg(long, requires = "trace")]
+    html: Option<PathBuf>,
     /// Import a trace of another format: `openb`, Alibaba's node and pod lists (`--nodes`, `--pods`).
     #[arg(long, value_enum, requires_all = ["nodes", "pods"])]
     import: Option<Import>,
@@ -105,7 +117,8 @@ impl Reference {
 pub fn run(args: &Args, out: &mut Output) -> Exit {
     if let Some(trace) = &args.trace {
         let project = ProjectArgs { dir: args.dir.clone(), format: args.format };
-        return replay::run(&project, trace, args.telemetry.as_deref(), args.plots.as_deref(), out);
+        let files = replay::Files { plots: args.plots.as_deref(), jobs: args.jobs.as_deref(), html: args.html.as_deref(), form: args.from };
+        return replay::run(&project, trace, args.telemetry.as_deref(), files, out);
     }
     match (args.import, &args.nodes, &args.pods) {
         (Some(Import::Openb), Some(nodes), Some(pods)) => openb(args, nodes, pods, out),

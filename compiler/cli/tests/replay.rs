@@ -158,3 +158,143 @@ fn a_fifo_as_an_input_is_refused_without_blocking() {
         assert!(stderr.contains("placid::E019") && stderr.contains("a FIFO"), "{args:?}: {stderr}");
     }
 }
+
+/// `--jobs` writes every job's outcome, the rejected one named with its reason, in CSV or
+/// JSON lines by the file's extension; the text summary names it too; files are 0644-ish
+/// (readable as a plain write leaves them), and an unknown extension is refused.
+#[test]
+fn every_jobs_outcome_is_written_and_the_rejected_one_named() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let trace = dir.path().join("p0.csv");
+    std::fs::write(
+        &trace,
+        "job,submit,team,tier,class,pool,gpus,run\nprod-40,0,vision,P0,model-parallel,nvl-a,40,1h\nprod-4,60,vision,P0,model-parallel,nvl-a,4,1h\n",
+    )
+    .expect("write trace");
+    let (csv, jsonl) = (dir.path().join("jobs.csv"), dir.path().join("jobs.jsonl"));
+    let output = placid(&["simulate", arg(&example()), "--trace", arg(&trace), "--jobs", arg(&csv)]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary = String::from_utf8_lossy(&output.stdout);
+    assert!(summary.contains("2 jobs: 1 finished, 1 rejected, 0 cancelled, 0 unfinished"), "{summary}");
+    assert!(summary.contains("rejected (domain-too-small), tier P0, team vision: 1: prod-40"), "{summary}");
+    let written = std::fs::read_to_string(&csv).expect("the jobs file");
+    let lines: Vec<&str> = written.lines().collect();
+    assert_eq!(lines[0], "job,team,tier,gpus,submit,start,end,state,reason,nodes,preemptions,cost");
+    assert_eq!(lines[1], "prod-40,vision,P0,40,0,,0,rejected,domain-too-small,,0,(usd)0.00");
+    assert!(lines[2].starts_with("prod-4,vision,P0,4,60,60,3660,finished,,"), "{}", lines[2]);
+    assert_eq!(lines.len(), 3);
+    let plain = dir.path().join("plain");
+    std::fs::write(&plain, "").expect("plain write");
+    let mode = |path: &Path| std::fs::metadata(path).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode(&csv), mode(&plain), "the jobs file is as readable as a plain write");
+
+    let output = placid(&["simulate", arg(&example()), "--trace", arg(&trace), "--jobs", arg(&jsonl)]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let written = std::fs::read_to_string(&jsonl).expect("the jobs file");
+    let rows: Vec<serde_json::Value> = written.lines().map(|line| serde_json::from_str(line).expect("a JSON line")).collect();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        (rows[0]["job"].as_str(), rows[0]["state"].as_str(), rows[0]["reason"].as_str()),
+        (Some("prod-40"), Some("rejected"), Some("domain-too-small"))
+    );
+    assert_eq!(rows[1]["nodes"].as_array().map(Vec::len), Some(1), "{}", rows[1]);
+    assert_eq!(rows[1]["end"], 3660);
+
+    let output = placid(&["simulate", arg(&example()), "--trace", arg(&trace), "--jobs", arg(&dir.path().join("jobs.txt"))]);
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stderr).contains(".jsonl"));
+}
+
+/// Headless Chromium, or `None` (with a plain note) when it is not installed; CI installs it
+/// (`.ci/run`), so there its absence fails the test.
+fn chromium() -> Option<PathBuf> {
+    let found = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|dir| dir.join("chromium"))
+        .find(|candidate| candidate.is_file());
+    if found.is_none() {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "chromium is not installed; CI needs it (.ci/run)");
+        eprintln!("chromium is not installed: the HTML report's rendering test did not run");
+    }
+    found
+}
+
+/// Runs headless Chromium on `page` with `args`, in a fresh profile, logging to stderr.
+fn headless(chromium: &Path, profile: &Path, page: &Path, args: &[&str]) -> Output {
+    Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("run chromium")
+}
+
+/// `--html` writes one self-contained page: Chromium loads it with no console message, its
+/// three charts are in the DOM, and a screenshot of it is taken.
+#[test]
+fn the_html_report_renders_in_headless_chromium() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let page = dir.path().join("report.html");
+    let trace = example().join("traces/day.csv");
+    let output = placid(&["simulate", arg(&example()), "--trace", arg(&trace), "--html", arg(&page)]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    for outside in ["src=", "href=", "<script", "<link", "@import", "url("] {
+        assert!(!html.contains(outside), "the page refers outside itself with {outside}");
+    }
+    let Some(chromium) = chromium() else { return };
+    let dom = headless(&chromium, &dir.path().join("profile-dom"), &page, &["--dump-dom"]);
+    assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
+    let stderr = String::from_utf8_lossy(&dom.stderr);
+    assert!(!stderr.contains("CONSOLE"), "console messages while loading the page:\n{stderr}");
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    for chart in ["id=\"allocation\"", "id=\"queue\"", "id=\"waits\""] {
+        let at = dom.find(chart).unwrap_or_else(|| panic!("no chart {chart} in the DOM"));
+        assert!(dom[at..].find("<svg").is_some_and(|svg| svg < 200), "chart {chart} holds no SVG");
+    }
+    assert!(dom.contains("vision-001"), "the job table is rendered");
+    let shot = dir.path().join("report.png");
+    let screenshot = headless(
+        &chromium,
+        &dir.path().join("profile-shot"),
+        &page,
+        &["--window-size=1100,2400", &format!("--screenshot={}", shot.display())],
+    );
+    assert!(screenshot.status.success(), "{}", String::from_utf8_lossy(&screenshot.stderr));
+    let png = std::fs::read(&shot).expect("a screenshot");
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000, "a screenshot of {} bytes", png.len());
+}
+
+/// `--from sacct` replays a Slurm history, and says what it left out.
+#[test]
+fn a_slurm_history_replays_and_says_what_it_left_out() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let history = dir.path().join("history.txt");
+    std::fs::write(
+        &history,
+        "JobID|JobName|Account|QOS|Partition|State|Submit|Start|End|Timelimit|ReqTRES|AllocTRES|Comment\n\
+         41|wrap|vision|p1|nvl-b|COMPLETED|2026-12-06T04:10:08|2026-12-06T04:10:10|2026-12-06T05:10:10|02:00:00|gres/gpu=8|gres/gpu=8|\n\
+         41.batch|batch|vision|||COMPLETED|2026-12-06T04:10:10|2026-12-06T04:10:10|2026-12-06T05:10:10|||gres/gpu=4|\n\
+         42|wrap|root|normal|nvl-b|COMPLETED|2026-12-06T04:10:09|2026-12-06T04:10:10|2026-12-06T04:20:10|02:00:00|gres/gpu=1|gres/gpu=1|\n",
+    )
+    .expect("write history");
+    let output = placid(&["simulate", arg(&example()), "--trace", arg(&history), "--from", "sacct"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("1 jobs: 1 finished"), "{}", String::from_utf8_lossy(&output.stdout));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("left out of the history: 1 job(s): account `root` is no team's"), "{stderr}");
+}

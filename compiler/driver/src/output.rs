@@ -385,9 +385,12 @@ fn process_is_running(_: u32) -> bool {
 }
 
 /// Writes one file through a temp file in its directory renamed over it, so a crash never
-/// leaves it half-written (`placid fmt`, `placid inventory merge -o`).
+/// leaves it half-written (`placid fmt`, `placid inventory merge -o`, the replay's plots and
+/// job lists). Created as `std::fs::write` creates a file (0666 less the umask, so usually
+/// 0644), not with a temp file's private 0600, which would hide a report from its readers.
 pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut temp = tempfile::NamedTempFile::new_in(directory_of(path))?;
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut temp = tempfile::Builder::new().permissions(std::fs::Permissions::from_mode(0o666)).tempfile_in(directory_of(path))?;
     std::io::Write::write_all(&mut temp, bytes)?;
     temp.persist(path).map(|_| ()).map_err(|error| error.error)
 }
@@ -517,6 +520,20 @@ mod tests {
         assert_eq!(inodes(&out), before, "every inode kept, the output directory's too");
         assert_eq!(snapshot(&out), tree);
         assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 1, "no staging tree was left beside it");
+    }
+
+    /// A single file written atomically is readable as one written plainly: the temp file's
+    /// private mode does not survive the rename (plots and job lists are for other readers).
+    #[test]
+    fn a_file_written_atomically_has_the_mode_a_plain_write_gives() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (atomic, plain) = (dir.path().join("atomic.svg"), dir.path().join("plain.svg"));
+        write_file_atomically(&atomic, b"<svg/>").expect("atomic write");
+        std::fs::write(&plain, b"<svg/>").expect("plain write");
+        let mode = |path: &Path| std::fs::metadata(path).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(mode(&atomic), mode(&plain));
+        assert_ne!(mode(&atomic) & 0o044, 0, "readable beyond its owner under a usual umask");
     }
 
     /// A tree that differs from the build's in anything (an entry added, changed, replaced or

@@ -12,6 +12,7 @@ pub mod git_world;
 pub mod model_diff;
 pub mod render;
 pub mod report;
+pub mod risk;
 pub mod verify;
 pub mod what_if;
 
@@ -119,7 +120,10 @@ pub fn diff(request: &DiffRequest) -> Result<DiffReport, DiffError> {
         None => None,
     };
     let mut report = compare(&request.base.label(), &base, &request.head.label(), &head);
-    report.what_if = trace.as_ref().and_then(|trace| what_if::what_if(&base, &head, trace));
+    let subjects: Vec<model_diff::Subject> =
+        report.dangers.iter().filter_map(|danger| danger.subject.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    report.what_if = trace.as_ref().and_then(|trace| what_if::what_if(&base, &head, trace, &subjects));
+    report.attach_effects();
     Ok(report)
 }
 
@@ -134,7 +138,15 @@ pub fn compare(base_label: &str, base: &Build, head_label: &str, head: &Build) -
     // The semantic and the artifact comparison share nothing, so they run at once.
     let (model, artifacts) = std::thread::scope(|scope| {
         let artifacts = scope.spawn(|| both_built.then(|| artifacts::diff_artifacts(&base.artifacts, &head.artifacts)));
-        let model = (!base.diagnostics.has_errors()).then(|| model_diff::diff_models(&base.model, &head.model, &head.diagnostics));
+        let model = (!base.diagnostics.has_errors()).then(|| {
+            let mut diff = model_diff::diff_models(&base.model, &head.model, &head.diagnostics);
+            // A head with errors has a partial model, whose missing parts would read as cuts.
+            if both_built {
+                diff.dangers.extend(risk::risks(&base.model, &head.model));
+                diff.dangers.sort();
+            }
+            diff
+        });
         (model, artifacts.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     });
     DiffReport::new(base_report, head_report, model, artifacts, templates)
@@ -167,7 +179,7 @@ fn template_changes(base: &Build, head: &Build) -> Vec<Danger> {
                 (Some(old), Some(new)) if old != new => "changed",
                 _ => return None,
             };
-            Some(Danger { kind: DangerKind::TemplateOverride, message: format!("{path} {change}: review it as code") })
+            Some(Danger::new(DangerKind::TemplateOverride, format!("{path} {change}: review it as code")))
         })
         .collect()
 }

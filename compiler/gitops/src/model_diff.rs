@@ -169,6 +169,12 @@ pub enum DangerKind {
     PriorityReorder,
     /// A Slurm template override changed: code that runs at every submission.
     TemplateOverride,
+    /// A tier reserves fewer GPUs in a pool.
+    ReservationCut,
+    /// A daily budget (a tier's, cost center's or team's) is lower, or set where there was none.
+    BudgetCut,
+    /// A tier checkpoints less often, or no longer: a preemption loses more work.
+    CheckpointSparser,
 }
 
 impl DangerKind {
@@ -181,6 +187,9 @@ impl DangerKind {
             DangerKind::PreemptionChange => "preemption change",
             DangerKind::PriorityReorder => "priority reorder",
             DangerKind::TemplateOverride => "template overrides changed",
+            DangerKind::ReservationCut => "reservation cut",
+            DangerKind::BudgetCut => "budget cut",
+            DangerKind::CheckpointSparser => "checkpoints sparser",
         }
     }
 }
@@ -192,6 +201,36 @@ pub struct Danger {
     pub kind: DangerKind,
     /// What happens (`tier P1: preemption window 3m, requeue -> window 5m, requeue`).
     pub message: String,
+    /// Whose jobs it puts at risk, when that is one tier or team, or all jobs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<Subject>,
+    /// What the what-if measured for the subject, base → head (`--simulate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effect: Option<String>,
+}
+
+impl Danger {
+    /// A danger without a subject.
+    pub fn new(kind: DangerKind, message: String) -> Danger {
+        Danger { kind, message, subject: None, effect: None }
+    }
+
+    /// A danger to `subject`'s jobs.
+    pub fn of(kind: DangerKind, subject: Subject, message: String) -> Danger {
+        Danger { kind, message, subject: Some(subject), effect: None }
+    }
+}
+
+/// Whose jobs a danger puts at risk: what the what-if reports its effect on.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Subject {
+    /// The jobs of a tier.
+    Tier(String),
+    /// The jobs of a team.
+    Team(String),
+    /// Every job (a cost center's budget).
+    All,
 }
 
 /// The semantic diff of two models.
@@ -562,17 +601,18 @@ fn unplaceable_plans(base: &Model, head: &Model, head_diagnostics: &Diagnostics)
 fn dangers(diff: &ModelDiff) -> Vec<Danger> {
     let mut dangers = Vec::new();
     for plan in &diff.unplaceable_plans {
-        dangers.push(Danger { kind: DangerKind::Unplaceable, message: format!("plan {plan} has errors in head and cannot be placed") });
+        dangers.push(Danger::new(DangerKind::Unplaceable, format!("plan {plan} has errors in head and cannot be placed")));
     }
     for row in &diff.teams {
         for cell in &row.pools {
             if let (Some(before), Some(after)) = (cell.before, cell.after)
                 && after < before
             {
-                dangers.push(Danger {
-                    kind: DangerKind::QuotaReduction,
-                    message: format!("team {} guaranteed GPUs in pool {}: {before} → {after}", row.team, cell.pool),
-                });
+                dangers.push(Danger::of(
+                    DangerKind::QuotaReduction,
+                    Subject::Team(row.team.clone()),
+                    format!("team {} guaranteed GPUs in pool {}: {before} → {after}", row.team, cell.pool),
+                ));
             }
         }
     }
@@ -583,31 +623,32 @@ fn dangers(diff: &ModelDiff) -> Vec<Danger> {
                 ElementKind::Tier => "its priority classes and QOS are deleted",
                 _ => "its flavor and partition are deleted",
             };
-            dangers.push(Danger {
-                kind: DangerKind::Deletion,
-                message: format!("{} {} removed: {consequence}", element.kind.as_str(), element.name),
-            });
+            dangers.push(Danger::new(DangerKind::Deletion, format!("{} {} removed: {consequence}", element.kind.as_str(), element.name)));
         }
     }
     for element in diff.elements.iter().filter(|element| element.kind == ElementKind::Tier && element.status == Status::Modified) {
         for field in element.fields.iter().filter(|field| field.field == FieldKey::PREEMPTION) {
-            dangers.push(Danger {
-                kind: DangerKind::PreemptionChange,
-                message: format!(
+            dangers.push(Danger::of(
+                DangerKind::PreemptionChange,
+                Subject::Tier(element.name.clone()),
+                format!(
                     "tier {}: preemption {} → {}",
                     element.name,
                     field.before.as_deref().unwrap_or("-"),
                     field.after.as_deref().unwrap_or("-")
                 ),
-            });
+            ));
         }
     }
     for pair in &diff.preemptions_gained {
-        dangers.push(Danger { kind: DangerKind::PriorityReorder, message: format!("{} now preempts {}", pair.preemptor, pair.victim) });
+        dangers.push(Danger::of(
+            DangerKind::PriorityReorder,
+            Subject::Tier(pair.victim.clone()),
+            format!("{} now preempts {}", pair.preemptor, pair.victim),
+        ));
     }
     for pair in &diff.preemptions_lost {
-        dangers
-            .push(Danger { kind: DangerKind::PriorityReorder, message: format!("{} no longer preempts {}", pair.preemptor, pair.victim) });
+        dangers.push(Danger::new(DangerKind::PriorityReorder, format!("{} no longer preempts {}", pair.preemptor, pair.victim)));
     }
     dangers.sort();
     dangers

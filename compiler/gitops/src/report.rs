@@ -151,6 +151,18 @@ impl DiffReport {
         DiffReport { outcome, summary, base, head, dangers, model, artifacts, what_if: None }
     }
 
+    /// Sets the what-if's measured effect beside each danger to a tier's or team's jobs.
+    pub fn attach_effects(&mut self) {
+        let Some(what_if) = &self.what_if else { return };
+        for danger in &mut self.dangers {
+            danger.effect = danger
+                .subject
+                .as_ref()
+                .and_then(|subject| what_if.effects.iter().find(|(measured, _)| measured == subject))
+                .map(|(_, effect)| effect.clone());
+        }
+    }
+
     /// The headline: `3 teams affected · 12 objects changed (4 Kueue, 3 Slurm) · 0 deletions ·
     /// capacity check passed`.
     pub fn headline(&self) -> String {
@@ -210,12 +222,12 @@ fn removed_entry_dangers(files: &[FileChange], replaced: &BTreeSet<&str>) -> Vec
                 let queue = entry.key.starts_with("ClusterQueue ") || entry.key.starts_with("LocalQueue ");
                 let slurm = entry.key.starts_with("PartitionName=") || entry.key.starts_with("QOS=");
                 if queue || slurm {
-                    dangers.push(Danger { kind: DangerKind::Deletion, message: format!("{} removed from {}", entry.key, file.path) });
+                    dangers.push(Danger::new(DangerKind::Deletion, format!("{} removed from {}", entry.key, file.path)));
                 }
             }
         }
         if file.status == Status::Removed {
-            dangers.push(Danger { kind: DangerKind::Deletion, message: format!("generated file {} removed", file.path) });
+            dangers.push(Danger::new(DangerKind::Deletion, format!("generated file {} removed", file.path)));
         }
     }
     dangers

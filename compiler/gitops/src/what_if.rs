@@ -13,10 +13,12 @@ use placid_lang::source::RelPath;
 use placid_scoring::LoadError;
 use placid_scoring::stage_rank::StageScores;
 use placid_simulate::measure::Report;
-use placid_simulate::text::{Change, compare};
+use placid_simulate::outcome::{JobChange, changed_jobs};
+use placid_simulate::text::{Change, Scope, compare, effect};
 use placid_simulate::{replay, trace};
 use serde::Serialize;
 
+use crate::model_diff::Subject;
 use crate::{DiffError, Revision};
 
 /// A trace given to the diff.
@@ -91,13 +93,26 @@ pub struct WhatIf {
     pub trace: String,
     /// Base against head; empty when the trace did not replay on both.
     pub changes: Vec<Change>,
+    /// Jobs whose outcome differs between base and head (finished on one side only, rejected
+    /// for another reason), counted.
+    pub jobs_changed: usize,
+    /// The first [`LISTED_JOBS`] of them, by name, in trace order.
+    pub jobs: Vec<JobChange>,
     /// Why it did not replay, for each side that failed (`head: …`).
     pub errors: Vec<String>,
+    /// The measured effect on each subject of a risky change, base → head.
+    #[serde(skip)]
+    pub effects: Vec<(Subject, String)>,
+    /// The what-if as a self-contained HTML page (`placid diff --html`), or why it could not
+    /// be drawn; none when the trace did not replay on both sides.
+    #[serde(skip)]
+    pub page: Option<Result<String, String>>,
 }
 
-/// Replays `input` on both builds; `None` when either does not compile (its errors are the
-/// report's news then).
-pub fn what_if(base: &Build, head: &Build, input: &TraceInput) -> Option<WhatIf> {
+/// Replays `input` on both builds, measuring the effect on each of `subjects` (those of the
+/// report's risky changes); `None` when either does not compile (its errors are the report's
+/// news then).
+pub fn what_if(base: &Build, head: &Build, input: &TraceInput, subjects: &[Subject]) -> Option<WhatIf> {
     if base.diagnostics.has_errors() || head.diagnostics.has_errors() {
         return None;
     }
@@ -112,12 +127,35 @@ pub fn what_if(base: &Build, head: &Build, input: &TraceInput) -> Option<WhatIf>
             errors.extend(lines.iter().map(|line| format!("{side}: {line}")));
         }
     }
-    let changes = match (before, after) {
-        (Ok(before), Ok(after)) => compare(&before, &after),
-        _ => Vec::new(),
+    let mut page = None;
+    let (changes, (jobs_changed, jobs), effects) = match (before, after) {
+        (Ok(before), Ok(after)) => {
+            let effects = subjects
+                .iter()
+                .map(|subject| {
+                    let scope = match subject {
+                        Subject::Tier(tier) => Scope::Tier(tier),
+                        Subject::Team(team) => Scope::Team(team),
+                        Subject::All => Scope::All,
+                    };
+                    (subject.clone(), effect(&before, &after, scope))
+                })
+                .collect();
+            let changes = compare(&before, &after);
+            let (jobs_changed, jobs) = changed_jobs(&before.outcomes, &after.outcomes, LISTED_JOBS);
+            page = Some(
+                placid_simulate::html::what_if_page(input.path.as_str(), &before, &after, &changes, &jobs)
+                    .map_err(|error| error.to_string()),
+            );
+            (changes, (jobs_changed, jobs), effects)
+        }
+        _ => (Vec::new(), (0, Vec::new()), Vec::new()),
     };
-    Some(WhatIf { trace: input.path.as_str().to_owned(), changes, errors })
+    Some(WhatIf { trace: input.path.as_str().to_owned(), changes, jobs_changed, jobs, errors, effects, page })
 }
+
+/// The most jobs whose outcome changed that the report lists by name.
+pub const LISTED_JOBS: usize = 20;
 
 /// The most trace errors quoted per side.
 const QUOTED_ERRORS: usize = 5;

@@ -53,6 +53,18 @@ fn the_optional_columns_may_be_left_out_in_any_order() {
     assert_eq!(trace.map(|trace| trace.pods[0].cpu_milli), Some(1));
 }
 
+/// The FGD repository's smallest pod lists have only the five columns its simulator needs:
+/// without `gpu_spec` a pod may run on any GPU model.
+#[test]
+fn a_pod_list_of_the_five_required_columns_reads() {
+    let pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,8000,1024,1,500\np1,8000,1024,2,1000\n";
+    let (trace, diagnostics, _) = read_both(NODES.as_bytes(), pods.as_bytes());
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    let trace = trace.expect("a trace");
+    assert_eq!(trace.pods.len(), 2);
+    assert!(trace.pods.iter().all(|pod| pod.spec.allows(0) && pod.spec.allows(1)), "any model");
+}
+
 #[test]
 fn unknown_and_missing_columns_are_reported_at_the_header() {
     let found = found("name,cpu,memory_mib,num_gpu,gpu_milli,gpu_spec\np0,1,1,0,0,\n");

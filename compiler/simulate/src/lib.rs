@@ -3,7 +3,9 @@
 //! allocation and fragmentation over time (docs/simulate.md). Pure: the caller reads the
 //! trace and writes the report.
 
+pub mod html;
 pub mod measure;
+pub mod outcome;
 pub mod plot;
 pub mod replay;
 pub mod stats;

@@ -12,6 +12,7 @@ use placid_lang::model::Model;
 use placid_lang::units::Money;
 use serde::Serialize;
 
+use crate::outcome::{Cancel, End, JobOutcome, Pending, Tally, tallies};
 use crate::stats::{Percentiles, Steps};
 
 /// A day, in seconds: budgets are daily.
@@ -29,8 +30,14 @@ pub struct Report {
     pub finished: usize,
     /// Jobs refused at submission, by reason (`tier-not-allowed`).
     pub rejected: BTreeMap<&'static str, usize>,
-    /// Jobs still waiting or running when the replay ended.
+    /// Jobs cancelled: stopped by a preemption their tier does not requeue, or after a job
+    /// that can never finish.
+    pub cancelled: usize,
+    /// Jobs still waiting or running when the replay ended (or never submitted, waiting for
+    /// a job that had not ended).
     pub unfinished: usize,
+    /// The jobs that did not finish, counted per state, reason, tier and team, and named.
+    pub not_finished: Vec<Tally>,
     /// When the last thing happened, in seconds from the start of the trace.
     pub horizon_seconds: u64,
     /// GPUs of the inventory.
@@ -59,6 +66,9 @@ pub struct Report {
     /// Series for plots, not serialised.
     #[serde(skip)]
     pub series: Series,
+    /// Every job's outcome, in trace order (`--jobs`), not serialised with the report.
+    #[serde(skip)]
+    pub outcomes: Vec<JobOutcome>,
 }
 
 /// A team's spending.
@@ -85,6 +95,9 @@ pub struct Series {
     pub allocation: Steps,
     /// Jobs waiting.
     pub queue: Steps,
+    /// Per tier, the distribution of waits: `(seconds, percent of the tier's started jobs
+    /// that waited at most that long)`, at most [`PLOT_POINTS`] points.
+    pub wait_distribution: BTreeMap<String, Vec<(f64, f64)>>,
 }
 
 impl Series {
@@ -110,7 +123,7 @@ struct Walk<'a> {
     model: &'a Model,
     jobs: &'a [Job],
     runs: Vec<Option<Run<'a>>>,
-    first_start: Vec<Option<u64>>,
+    outcomes: Vec<JobOutcome>,
     waiting: Vec<bool>,
     capacity_held: Vec<bool>,
     waiting_count: usize,
@@ -124,14 +137,15 @@ struct Walk<'a> {
     fragmented: Steps,
 }
 
-/// Measures the replay of `jobs` (indexed by [`placid_engine::JobId`]) that produced `events`.
-pub fn measure(model: &Model, jobs: &[Job], events: &[Event]) -> Report {
+/// Measures the replay of `jobs` (indexed by [`placid_engine::JobId`], named `names`) that
+/// produced `events`.
+pub fn measure(model: &Model, jobs: &[Job], names: Vec<String>, events: &[Event]) -> Report {
     let total_milli = u64::from(model.total_gpus()) * u64::from(WHOLE_GPU_MILLI);
     let mut walk = Walk {
         model,
         jobs,
         runs: (0..jobs.len()).map(|_| None).collect(),
-        first_start: vec![None; jobs.len()],
+        outcomes: names.into_iter().map(JobOutcome::new).collect(),
         waiting: vec![false; jobs.len()],
         capacity_held: vec![false; jobs.len()],
         waiting_count: 0,
@@ -143,7 +157,6 @@ pub fn measure(model: &Model, jobs: &[Job], events: &[Event]) -> Report {
         series: Series::default(),
         fragmented: Steps::default(),
     };
-    let mut finished = 0;
     let mut rejected: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut preemptions: BTreeMap<String, usize> = BTreeMap::new();
     let mut lost_gpu_seconds: u128 = 0;
@@ -154,44 +167,72 @@ pub fn measure(model: &Model, jobs: &[Job], events: &[Event]) -> Report {
         let Some(job) = jobs.get(index) else { continue };
         horizon = horizon.max(event.time);
         match &event.kind {
-            EventKind::Submitted => walk.wait(index, true),
+            EventKind::Submitted => {
+                walk.wait(index, true);
+                walk.outcomes[index].end = End::Unfinished(Pending::Queued);
+            }
             EventKind::Started(placement) => {
                 walk.wait(index, false);
-                walk.first_start[index].get_or_insert(event.time);
+                let outcome = &mut walk.outcomes[index];
+                outcome.start.get_or_insert(event.time);
+                outcome.end = End::Unfinished(Pending::Running);
+                outcome.nodes = placement.nodes.iter().map(|share| share.node).collect();
                 walk.allocated_milli += placement_milli(placement);
                 walk.runs[index] = Some(Run { placement, since: event.time });
             }
             EventKind::Finished => {
                 walk.stop(index, event.time);
-                finished += 1;
+                walk.end(index, End::Finished, event.time);
                 makespan = makespan.max(event.time);
             }
             EventKind::Preempted { lost_gpu_seconds: lost, .. } => {
                 *preemptions.entry(model.tier(job.tier).name.to_string()).or_default() += 1;
                 lost_gpu_seconds += u128::from(*lost);
+                walk.outcomes[index].preemptions += 1;
             }
             EventKind::Requeued => {
                 walk.stop(index, event.time);
                 walk.wait(index, true);
+                walk.outcomes[index].end = End::Unfinished(Pending::Queued);
             }
-            EventKind::Cancelled => walk.stop(index, event.time),
+            EventKind::Cancelled => {
+                // A running job is cancelled by its preemption; any other, by a job it runs
+                // after that can never finish.
+                let why = if walk.runs[index].is_some() { Cancel::Preempted } else { Cancel::After };
+                walk.stop(index, event.time);
+                walk.wait(index, false);
+                walk.end(index, End::Cancelled(why), event.time);
+            }
             EventKind::Rejected(reason) => {
                 walk.wait(index, false);
                 *rejected.entry(reason.name()).or_default() += 1;
+                walk.end(index, End::Rejected(*reason), event.time);
             }
-            EventKind::Held(hold) => walk.hold(index, *hold == Hold::Capacity),
+            EventKind::Held(hold) => {
+                walk.hold(index, *hold == Hold::Capacity);
+                if let End::Unfinished(Pending::Queued | Pending::Held(_)) = walk.outcomes[index].end {
+                    walk.outcomes[index].end = End::Unfinished(Pending::Held(*hold));
+                }
+            }
             EventKind::Promoted => {}
         }
         walk.sample(event.time, total_milli);
     }
-    let unfinished = walk.waiting_count + walk.runs.iter().filter(|run| run.is_some()).count();
-    let (wait_by_tier, wait_by_team) = waits(model, jobs, &walk.first_start);
+    let count = |state: fn(&End) -> bool| walk.outcomes.iter().filter(|outcome| state(&outcome.end)).count();
+    let finished = count(|end| *end == End::Finished);
+    let cancelled = count(|end| matches!(end, End::Cancelled(_)));
+    let unfinished = count(|end| matches!(end, End::Unfinished(_)));
+    let Waits { by_tier: wait_by_tier, by_team: wait_by_team, distributions } = waits(model, jobs, &walk.outcomes);
+    walk.series.wait_distribution = distributions;
+    let not_finished = tallies(model, jobs, &walk.outcomes);
     let cost = team_costs(model, &walk.spent);
     Report {
         jobs: jobs.len(),
         finished,
         rejected,
+        cancelled,
         unfinished,
+        not_finished,
         horizon_seconds: horizon,
         gpus: model.total_gpus(),
         allocation: walk.series.allocation.time_mean(horizon),
@@ -205,10 +246,18 @@ pub fn measure(model: &Model, jobs: &[Job], events: &[Event]) -> Report {
         cost,
         makespan_seconds: makespan,
         series: walk.series,
+        outcomes: walk.outcomes,
     }
 }
 
 impl Walk<'_> {
+    /// The job ended (finished, rejected or cancelled) at `time`.
+    fn end(&mut self, index: usize, end: End, time: u64) {
+        let outcome = &mut self.outcomes[index];
+        outcome.end = end;
+        outcome.ended = Some(time);
+    }
+
     fn wait(&mut self, index: usize, waiting: bool) {
         if self.waiting[index] != waiting {
             self.waiting[index] = waiting;
@@ -255,6 +304,8 @@ impl Walk<'_> {
                 let amount = cost(price, gpus, share.milli, until - from);
                 let spent = self.spent[team].entry(day).or_default();
                 *spent = spent.saturating_add(amount);
+                let job_cost = &mut self.outcomes[index].cost_minor;
+                *job_cost = job_cost.saturating_add(amount);
                 from = until;
             }
         }
@@ -278,18 +329,45 @@ fn gpu_hours(gpu_seconds: u128) -> f64 {
     gpu_seconds as f64 / 3600.0
 }
 
-/// Waits per tier and per team, of the jobs that started.
-fn waits(model: &Model, jobs: &[Job], first_start: &[Option<u64>]) -> (BTreeMap<String, Percentiles>, BTreeMap<String, Percentiles>) {
+/// What [`waits`] measures: percentiles per tier and per team, and each tier's distribution.
+struct Waits {
+    by_tier: BTreeMap<String, Percentiles>,
+    by_team: BTreeMap<String, Percentiles>,
+    distributions: BTreeMap<String, Vec<(f64, f64)>>,
+}
+
+/// Waits per tier and per team, of the jobs that started, and each tier's distribution.
+fn waits(model: &Model, jobs: &[Job], outcomes: &[JobOutcome]) -> Waits {
     let mut by_tier: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     let mut by_team: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for (job, start) in jobs.iter().zip(first_start) {
-        let Some(start) = start else { continue };
+    for (job, outcome) in jobs.iter().zip(outcomes) {
+        let Some(start) = outcome.start else { continue };
         let wait = start.saturating_sub(job.submit);
         by_tier.entry(model.tier(job.tier).name.to_string()).or_default().push(wait);
         by_team.entry(model.team(job.team).name.to_string()).or_default().push(wait);
     }
+    let distributions = by_tier.iter().map(|(name, waits)| (name.clone(), distribution(waits))).collect();
     let summarise = |groups: BTreeMap<String, Vec<u64>>| groups.into_iter().map(|(name, waits)| (name, Percentiles::of(waits))).collect();
-    (summarise(by_tier), summarise(by_team))
+    Waits { by_tier: summarise(by_tier), by_team: summarise(by_team), distributions }
+}
+
+/// The empirical distribution of `waits` as plot points: the share of waits (percent) at
+/// most each wait, thinned to about [`PLOT_POINTS`] evenly spaced ranks.
+fn distribution(waits: &[u64]) -> Vec<(f64, f64)> {
+    let mut sorted = waits.to_vec();
+    sorted.sort_unstable();
+    let count = sorted.len();
+    let stride = count.div_ceil(PLOT_POINTS).max(1);
+    let mut points = vec![(0.0, 0.0)];
+    for (rank, wait) in sorted.iter().enumerate() {
+        let last = rank + 1 == count;
+        // Only the last of equal waits counts, so a step shows every job that waited so long.
+        let next_differs = sorted.get(rank + 1).is_none_or(|next| next != wait);
+        if next_differs && ((rank + 1) % stride == 0 || last || stride == 1) {
+            points.push((*wait as f64, (rank + 1) as f64 / count as f64 * 100.0));
+        }
+    }
+    points
 }
 
 fn team_costs(model: &Model, spent: &[BTreeMap<u64, i64>]) -> BTreeMap<String, TeamCost> {

@@ -70,7 +70,7 @@ pub fn replay_with<R: Ranker>(
         events.push(event.clone());
     });
     progress(ended);
-    measure(model, &jobs, &events)
+    measure(model, &jobs, trace.iter().map(|job| job.name.clone()).collect(), &events)
 }
 
 /// How often [`replay`] reports progress, in ended jobs.
@@ -126,5 +126,28 @@ mod tests {
         let report = super::replay(&model, Neutral, &trace, &mut |_| {});
         // `c` is submitted when the last trial ends at 2 h, and runs an hour.
         assert_eq!(report.makespan_seconds, 3 * 3600);
+    }
+
+    /// A job that can never run is named with its reason, and the job after it is counted
+    /// as cancelled, not lost: every job of the trace is in one state.
+    #[test]
+    fn no_job_vanishes_from_the_report() {
+        let model = model();
+        let text =
+            "job,submit,team,tier,gpus,run,stage,after\nhuge,0,vision,P1,9,1h,prep,\nnext,0,vision,P1,1,1h,,prep\nfine,0,nlp,P1,1,1h,,\n";
+        let trace = read(&model, FileId(0), text).expect("a good trace");
+        let report = super::replay(&model, Neutral, &trace, &mut |_| {});
+        assert_eq!((report.jobs, report.finished, report.cancelled, report.unfinished), (3, 1, 1, 0));
+        let lines = crate::outcome::tally_lines(&report.not_finished);
+        assert_eq!(
+            lines,
+            [
+                "cancelled (after-cannot-finish), tier P1, team vision: 1: next",
+                "rejected (stage-exceeds-pool), tier P1, team vision: 1: huge"
+            ]
+        );
+        let ends: Vec<(&str, &str)> = report.outcomes.iter().map(|outcome| (outcome.name.as_str(), outcome.end.state())).collect();
+        assert_eq!(ends, [("huge", "rejected"), ("next", "cancelled"), ("fine", "finished")]);
+        assert_eq!(report.outcomes[2].cost_minor, 200, "one GPU-hour at (usd)2");
     }
 }

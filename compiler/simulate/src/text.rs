@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use placid_lang::units::Duration;
 
 use crate::measure::Report;
+use crate::outcome::tally_lines;
 
 /// A duration for people: `3h25m`, `0s`.
 fn duration(seconds: u64) -> String {
@@ -31,9 +32,14 @@ fn table(rows: &[Vec<String>]) -> String {
 pub fn summary(report: &Report) -> String {
     let mut text = String::new();
     let rejected: usize = report.rejected.values().sum();
-    let _ = writeln!(text, "{} jobs: {} finished, {} rejected, {} unfinished", report.jobs, report.finished, rejected, report.unfinished);
-    for (reason, count) in &report.rejected {
-        let _ = writeln!(text, "  rejected {reason}: {count}");
+    let _ = writeln!(
+        text,
+        "{} jobs: {} finished, {} rejected, {} cancelled, {} unfinished",
+        report.jobs, report.finished, rejected, report.cancelled, report.unfinished
+    );
+    // Job names come from the trace: escaped, so a name cannot drive the terminal.
+    for line in tally_lines(&report.not_finished) {
+        let _ = writeln!(text, "  {}", placid_lang::escape::terminal(&line));
     }
     let _ = writeln!(
         text,
@@ -82,12 +88,37 @@ pub struct Change {
     pub after: String,
 }
 
-/// The measures a reviewer compares, base against head: wait p95 per tier, preemptions, NVLink
-/// GPU-hours, cost per team and budget overruns. Rows that did not change are kept, so the
-/// table always has the same shape for the same policy.
+/// The measures a reviewer compares, base against head: jobs finished, rejected, cancelled
+/// and unfinished (and per tier, for a tier with any on either side), wait p95 per tier,
+/// preemptions, NVLink GPU-hours, cost per team and budget overruns. Rows that did not change
+/// are kept, so the table always has the same shape for the same policy and trace.
 pub fn compare(before: &Report, after: &Report) -> Vec<Change> {
     let mut rows = Vec::new();
     let mut row = |measure: String, before: String, after: String| rows.push(Change { measure, before, after });
+    row("jobs finished".to_owned(), before.finished.to_string(), after.finished.to_string());
+    for state in ["rejected", "cancelled", "unfinished"] {
+        let in_state =
+            |report: &Report| report.not_finished.iter().filter(|tally| tally.state == state).map(|tally| tally.count).sum::<usize>();
+        row(format!("jobs {state}"), in_state(before).to_string(), in_state(after).to_string());
+        let tiers: BTreeSet<&str> = before
+            .not_finished
+            .iter()
+            .chain(&after.not_finished)
+            .filter(|tally| tally.state == state)
+            .map(|tally| tally.tier.as_str())
+            .collect();
+        for tier in tiers {
+            let in_tier = |report: &Report| {
+                report
+                    .not_finished
+                    .iter()
+                    .filter(|tally| tally.state == state && tally.tier == tier)
+                    .map(|tally| tally.count)
+                    .sum::<usize>()
+            };
+            row(format!("jobs {state}, tier {tier}"), in_tier(before).to_string(), in_tier(after).to_string());
+        }
+    }
     let tiers: BTreeSet<&String> = before.wait_by_tier.keys().chain(after.wait_by_tier.keys()).collect();
     for tier in tiers {
         let p95 = |report: &Report| report.wait_by_tier.get(tier).map_or_else(|| "-".to_owned(), |wait| duration(wait.p95));
@@ -114,4 +145,61 @@ pub fn compare_text(changes: &[Change]) -> String {
         rows.push(vec![mark.to_owned(), change.measure.clone(), change.before.clone(), format!("→ {}", change.after)]);
     }
     table(&rows)
+}
+
+/// Whose jobs an [`effect`] measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// The jobs of the tier named so.
+    Tier(&'a str),
+    /// The jobs of the team named so.
+    Team(&'a str),
+    /// Every job.
+    All,
+}
+
+/// What a change did to `scope`'s jobs, base → head, in one line for a risk flag: the wait
+/// p95, the jobs rejected and unfinished, and the preemptions (a tier) or the cost (a team).
+pub fn effect(before: &Report, after: &Report, scope: Scope<'_>) -> String {
+    let wait = |report: &Report| {
+        let waits = match scope {
+            Scope::Tier(tier) => report.wait_by_tier.get(tier),
+            Scope::Team(team) => report.wait_by_team.get(team),
+            Scope::All => None,
+        };
+        waits.map_or_else(|| "-".to_owned(), |wait| duration(wait.p95))
+    };
+    let count = |report: &Report, state: &str| {
+        let matches = |tally: &&crate::outcome::Tally| match scope {
+            Scope::Tier(tier) => tally.tier == tier,
+            Scope::Team(team) => tally.team == team,
+            Scope::All => true,
+        };
+        report.not_finished.iter().filter(|tally| tally.state == state).filter(matches).map(|tally| tally.count).sum::<usize>()
+    };
+    let mut parts = Vec::new();
+    let (name, scoped) = match scope {
+        Scope::Tier(tier) => ("tier", Some(tier)),
+        Scope::Team(team) => ("team", Some(team)),
+        Scope::All => ("all jobs", None),
+    };
+    let whose = scoped.map_or_else(|| name.to_owned(), |scoped| format!("{name} {scoped}"));
+    if scoped.is_some() {
+        parts.push(format!("{whose} wait p95 {} → {}", wait(before), wait(after)));
+    }
+    for state in ["rejected", "unfinished"] {
+        parts.push(format!("{state} {} → {}", count(before, state), count(after, state)));
+    }
+    match scope {
+        Scope::Tier(tier) => {
+            let preempted = |report: &Report| report.preemptions.get(tier).copied().unwrap_or(0);
+            parts.push(format!("preempted {} → {}", preempted(before), preempted(after)));
+        }
+        Scope::Team(team) => {
+            let spent = |report: &Report| report.cost.get(team).map_or_else(|| "-".to_owned(), |cost| cost.spent.to_string());
+            parts.push(format!("cost {} → {}", spent(before), spent(after)));
+        }
+        Scope::All => parts.insert(0, whose),
+    }
+    parts.join(", ")
 }

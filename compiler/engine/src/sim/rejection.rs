@@ -20,6 +20,11 @@ impl<'m, R: Ranker> Simulation<'m, R> {
     /// A job arrives: rejected at once when it can never run (and the jobs after it with it),
     /// else queued, or left waiting for the jobs it runs after.
     pub(super) fn arrive(&mut self, id: JobId) {
+        // A job cancelled before its arrival (a job it runs after could never run) stays
+        // cancelled: arriving would queue it to wait forever for a job that never ends.
+        if self.records[id.index()].state == JobState::Cancelled {
+            return;
+        }
         self.emit(id, EventKind::Submitted);
         match self.verdict(id) {
             Err(reason) => {

@@ -31,6 +31,9 @@ pub fn render(report: &DiffReport) -> String {
         let _ = writeln!(out, "### ⚠️ Dangerous changes\n");
         for danger in &report.dangers {
             let _ = writeln!(out, "- ⚠️ **{}**: {}", danger.kind.as_str(), text(&danger.message));
+            if let Some(effect) = &danger.effect {
+                let _ = writeln!(out, "  - simulated: {}", text(effect));
+            }
         }
         out.push('\n');
     }
@@ -65,6 +68,10 @@ fn what_if_table(out: &mut String, what_if: &WhatIf) {
     if what_if.changes.is_empty() {
         return;
     }
+    let _ = writeln!(
+        out,
+        "Charts of both sides (allocation, queue length, each tier's waits): `placid diff --html` writes them as one page, which the CI recipes keep as this run's `what-if.html` artifact.\n"
+    );
     let _ = writeln!(out, "| measure | base | head |\n|---|---|---|");
     for change in &what_if.changes {
         let (before, after) = (code(&change.before), code(&change.after));
@@ -75,6 +82,16 @@ fn what_if_table(out: &mut String, what_if: &WhatIf) {
         }
     }
     out.push('\n');
+    if what_if.jobs_changed > 0 {
+        let _ = writeln!(out, "Jobs whose outcome changes ({}):\n\n| job | base | head |\n|---|---|---|", what_if.jobs_changed);
+        for job in &what_if.jobs {
+            let _ = writeln!(out, "| {} | {} | **{}** |", code(&job.job), code(&job.before), code(&job.after));
+        }
+        if what_if.jobs_changed > what_if.jobs.len() {
+            let _ = writeln!(out, "\n… and {} more.", what_if.jobs_changed - what_if.jobs.len());
+        }
+        out.push('\n');
+    }
 }
 
 fn revision_state(out: &mut String, side: &str, revision: &RevisionReport) {

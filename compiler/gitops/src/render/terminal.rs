@@ -72,6 +72,9 @@ pub fn render(report: &DiffReport, colour: Colour) -> String {
     }
     for danger in &report.dangers {
         let _ = writeln!(out, "{} {}", paint.warn(&format!("! {}:", danger.kind.as_str())), e(&danger.message));
+        if let Some(effect) = &danger.effect {
+            let _ = writeln!(out, "    simulated: {}", e(effect));
+        }
     }
     if !report.dangers.is_empty() {
         out.push('\n');
@@ -123,6 +126,15 @@ pub fn render(report: &DiffReport, colour: Colour) -> String {
         }
         for line in placid_simulate::text::compare_text(&what_if.changes).lines() {
             let _ = writeln!(out, "{}", e(line));
+        }
+        if what_if.jobs_changed > 0 {
+            let _ = writeln!(out, "  jobs whose outcome changes ({}):", what_if.jobs_changed);
+            for job in &what_if.jobs {
+                let _ = writeln!(out, "    {}: {} → {}", e(&job.job), e(&job.before), e(&job.after));
+            }
+            if what_if.jobs_changed > what_if.jobs.len() {
+                let _ = writeln!(out, "    … and {} more", what_if.jobs_changed - what_if.jobs.len());
+            }
         }
     }
     for file in report.artifacts.iter().flatten() {

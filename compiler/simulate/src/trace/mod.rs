@@ -3,7 +3,7 @@
 //! nothing: every problem is a diagnostic at its line and column, all of them at once, and
 //! the number of rows is bounded.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::{ClassId, Model, PoolId, TeamId, TierId};
@@ -453,6 +453,23 @@ fn field_span(file: FileId, text: &str, start: usize, index: usize) -> Span {
     }
     if field == index { line.sub(field_start, bytes.len()) } else { line }
 }
+
+/// A scheduler's history read as a trace (`sacct`, Kueue's Workloads): the jobs, and what was
+/// left out, counted by reason (`account research-x is no team's`, `cancelled before it
+/// started`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct History {
+    /// The jobs that ran, as trace jobs, submitted from the first submission on.
+    pub jobs: Vec<TraceJob>,
+    /// Jobs left out, by reason.
+    pub left_out: BTreeMap<String, usize>,
+    /// Jobs that ran more than once (preempted or requeued and run again): their runs are
+    /// folded into one job, submitted at its first submission.
+    pub requeued: usize,
+}
+
+pub mod kueue;
+pub mod sacct;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,144 @@
+//! A cluster's Kueue history as a trace: the Workload objects of
+//! `kubectl get workloads -A -o json` (Kueue's `kueue.x-k8s.io/v1beta1` `Workload`) read into
+//! placid trace jobs (docs/simulate.md, "Kueue history"). A Workload's namespace maps to the
+//! team whose namespace it is and its `spec.queueName` to the tier whose LocalQueue it is,
+//! through the Kubernetes target's own layout (`placid_targets::k8s::layout`), so a history
+//! recorded under this policy maps back exactly. What cannot be mapped, or never ran, is
+//! counted by reason and left out, never guessed.
+
+use placid_lang::checked::Checked;
+use placid_lang::diag::{Code, Diagnostic, Diagnostics};
+use placid_lang::span::{FileId, Span};
+use placid_targets::k8s::layout::Layout;
+use serde_json::Value;
+
+use super::{History, MAX_JOBS, MAX_SECONDS, TraceJob};
+
+/// The resource a pod asks GPUs by.
+const GPU: &str = "nvidia.com/gpu";
+
+/// Reads `text`, a `kubectl get workloads -A -o json` list, against `model`.
+pub fn read(model: &Checked, file: FileId, text: &str) -> Result<History, Diagnostics> {
+    let whole = Span::new(file, 0, text.len().min(1));
+    let fail = |message: String, help: &str| {
+        let mut diagnostics = Diagnostics::new();
+        diagnostics.push(Diagnostic::error(Code::TraceRow, whole, message).help(help.to_owned()));
+        diagnostics
+    };
+    let Some(settings) = &model.project.kubernetes else {
+        return Err(fail("the policy has no Kubernetes target to map Workloads through".to_owned(), "add `kubernetes` to the project"));
+    };
+    let layout = Layout::new(model, settings)?;
+    let list: Value =
+        serde_json::from_str(text).map_err(|error| fail(format!("this is not JSON: {error}"), "run kubectl get workloads -A -o json"))?;
+    let Some(items) = list.get("items").and_then(Value::as_array) else {
+        return Err(fail("the JSON has no `items` list".to_owned(), "run kubectl get workloads -A -o json"));
+    };
+    if items.len() > MAX_JOBS {
+        return Err(fail(format!("the list has more than {MAX_JOBS} Workloads"), "ask for fewer, by namespace or label"));
+    }
+    let mut history = History::default();
+    let mut jobs: Vec<(i64, TraceJob)> = Vec::new();
+    for item in items {
+        let text_at = |path: &[&str]| path.iter().try_fold(item, |value, key| value.get(key)).and_then(Value::as_str);
+        if text_at(&["kind"]) != Some("Workload") {
+            *history.left_out.entry("not a Workload".to_owned()).or_default() += 1;
+            continue;
+        }
+        match job(&layout, item, whole) {
+            Ok((submit, job, requeued)) => {
+                history.requeued += usize::from(requeued);
+                jobs.push((submit, job));
+            }
+            Err(reason) => *history.left_out.entry(reason).or_default() += 1,
+        }
+    }
+    let origin = jobs.iter().map(|(submit, _)| *submit).min().unwrap_or(0);
+    jobs.sort_by_key(|(submit, _)| *submit);
+    history.jobs = jobs
+        .into_iter()
+        .map(|(submit, mut job)| {
+            job.submit = u64::try_from(submit - origin).unwrap_or(0).min(MAX_SECONDS);
+            job
+        })
+        .collect();
+    Ok(history)
+}
+
+/// One Workload as `(submitted, job, requeued)`, or why it is left out.
+fn job(layout: &Layout, item: &Value, span: Span) -> Result<(i64, TraceJob, bool), String> {
+    let text_at = |path: &[&str]| path.iter().try_fold(item, |value, key| value.get(key)).and_then(Value::as_str);
+    let name =
+        format!("{}/{}", text_at(&["metadata", "namespace"]).unwrap_or_default(), text_at(&["metadata", "name"]).unwrap_or_default());
+    let created = text_at(&["metadata", "creationTimestamp"]).and_then(time).ok_or("no creationTimestamp")?;
+    let namespace = text_at(&["metadata", "namespace"]).unwrap_or_default();
+    let team =
+        layout.teams.iter().position(|team| team.namespace.as_str() == namespace).ok_or(format!("namespace `{namespace}` is no team's"))?;
+    let queue = text_at(&["spec", "queueName"]).unwrap_or_default();
+    let tier = layout.tiers.iter().position(|tier| tier.object.as_str() == queue).ok_or(format!("queue `{queue}` is no tier's"))?;
+    let conditions = item.pointer("/status/conditions").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let when = |kind: &str| {
+        conditions
+            .iter()
+            .find(|condition| condition.get("type").and_then(Value::as_str) == Some(kind))
+            .filter(|condition| condition.get("status").and_then(Value::as_str) == Some("True"))
+            .and_then(|condition| condition.get("lastTransitionTime").and_then(Value::as_str))
+            .and_then(time)
+    };
+    let requeued = conditions
+        .iter()
+        .any(|condition| matches!(condition.get("type").and_then(Value::as_str), Some("Evicted" | "Requeued" | "Preempted")));
+    let Some(admitted) = when("Admitted").or_else(|| when("QuotaReserved")) else {
+        return Err(if when("Finished").is_some() { "finished before it was admitted" } else { "still pending" }.to_owned());
+    };
+    let finished = when("Finished").ok_or("still running")?;
+    let gpus = gpus(item).ok_or("a GPU request that is not a whole number")?;
+    let run = u64::try_from(finished - admitted).unwrap_or(0).min(MAX_SECONDS);
+    let job = TraceJob {
+        name,
+        span,
+        submit: 0,
+        team: placid_lang::model::TeamId::from_index(team),
+        tier: placid_lang::model::TierId::from_index(tier),
+        class: None,
+        pool: None,
+        gpus,
+        run,
+        limit: None,
+        tag: None,
+        stage: None,
+        after: Vec::new(),
+    };
+    Ok((created, job, requeued))
+}
+
+/// The GPUs a Workload holds: per pod set, its count × the GPUs its containers request.
+fn gpus(item: &Value) -> Option<u32> {
+    let pod_sets = item.pointer("/spec/podSets").and_then(Value::as_array)?;
+    let mut total: u32 = 0;
+    for pod_set in pod_sets {
+        let count = u32::try_from(pod_set.get("count").and_then(Value::as_u64).unwrap_or(1)).ok()?;
+        let containers = pod_set.pointer("/template/spec/containers").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let mut per_pod: u32 = 0;
+        for container in containers {
+            let request = container
+                .pointer("/resources/requests")
+                .and_then(|requests| requests.get(GPU))
+                .or_else(|| container.pointer("/resources/limits").and_then(|limits| limits.get(GPU)));
+            let gpus = match request {
+                None => 0,
+                Some(Value::String(text)) => text.parse::<u32>().ok()?,
+                Some(Value::Number(number)) => u32::try_from(number.as_u64()?).ok()?,
+                Some(_) => return None,
+            };
+            per_pod = per_pod.checked_add(gpus)?;
+        }
+        total = total.checked_add(per_pod.checked_mul(count)?)?;
+    }
+    Some(total)
+}
+
+/// An RFC 3339 time (`2024-05-01T12:00:05Z`) in seconds since the epoch.
+fn time(text: &str) -> Option<i64> {
+    text.parse::<jiff::Timestamp>().ok().map(|timestamp| timestamp.as_second())
+}
