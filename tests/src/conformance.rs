@@ -30,8 +30,11 @@ pub enum Seen {
     Pending,
     /// It was refused at submission.
     Rejected,
-    /// It was stopped for good (cancelled by a preemption).
+    /// It was stopped for good (cancelled by a preemption, or because a job it runs after
+    /// can never succeed).
     Ended,
+    /// It was stopped at its time limit (Slurm's `TIMEOUT`).
+    TimedOut,
     /// It ran to its end.
     Finished,
 }
@@ -51,6 +54,12 @@ pub struct Step {
     /// (`sbatch --nodes`): a stage the checker refuses cannot be generated, but a user can
     /// still submit it.
     pub gpus: Option<u32>,
+    /// The route tag it is submitted with (`sbatch --comment`).
+    pub tag: Option<&'static str>,
+    /// Runs this long instead of the stage's `time`: longer than its limit, it is cut.
+    pub run: Option<u64>,
+    /// Names no time limit (the script's `--time` is dropped), as a hand-written job may.
+    pub no_limit: bool,
 }
 
 /// GPUs of every node of the cluster example.
@@ -98,7 +107,7 @@ impl Scenario {
 const EVERY_RELEASE: &[&str] = &["22.05", "24.11"];
 
 fn step(plan: &'static str, stage: &'static str, at: u64) -> Step {
-    Step { plan, stage, at, team: None, gpus: None }
+    Step { plan, stage, at, team: None, gpus: None, tag: None, run: None, no_limit: false }
 }
 
 fn running(pool: &str, domain: Option<&str>) -> Seen {
@@ -119,6 +128,32 @@ pub fn scenarios() -> Vec<Scenario> {
         },
         scenario("tier-not-allowed", vec![Step { team: Some("research"), ..step("c-p0", "more", 0) }], 3),
         scenario("a job on a pool of two prices", vec![step("c-eval", "eval", 0)], 5),
+        // Issue 32, item 5: charged what its placement costs, not the pool's dearest price.
+        scenario("a job within its budget on the pool's cheap nodes", vec![step("c-cheap", "cheap", 0)], 5),
+        // Items 6 and 7: a route replaces the class and the tier the job names.
+        scenario(
+            "a route replaces the named class and tier",
+            vec![Step { tag: Some("sweep"), ..step("c-route", "named-class", 0) }, Step { tag: Some("sweep"), ..step("c-route", "named-tier", 0) }],
+            5,
+        ),
+        // Items 2, 4 and 8: a job that names no limit is cut at its tier's; a stage after a
+        // job cut at its limit is cancelled (afterok, kill_invalid_depend).
+        scenario(
+            "time limits cut jobs and cancel what runs after them",
+            vec![
+                Step { no_limit: true, run: Some(150), ..step("c-limit", "open", 0) },
+                Step { run: Some(150), ..step("c-limit", "cut", 0) },
+                step("c-limit", "next", 0),
+            ],
+            100,
+        ),
+        // Item 1: at 20 s the first sweep may be preempted but frees too little; the second's
+        // exemption ends at 30 s, and then both are.
+        scenario(
+            "a preemptor retries when an exemption ends although a victim frees too little",
+            vec![step("c-preempt", "sweep", 0), step("c-preempt", "sweep", 10), step("c-preempt-p1", "train", 12)],
+            120,
+        ),
         // slurmctld stops a preempted job when its periodic timer (every 30 s) finds the window
         // over, and kills it KillWait (30 s) after that signal, later still on a loaded host:
         // at the look P2 may be ended with P1 running, or still draining with P1 waiting.
@@ -196,6 +231,13 @@ fn job_of(model: &Model, scenario: &Scenario, index: usize) -> Job {
     if let Some(gpus) = step.gpus {
         job.gpus = gpus;
     }
+    job.tag = step.tag.map(str::to_owned);
+    if let Some(run) = step.run {
+        job.run = run;
+    }
+    if step.no_limit {
+        job.limit = None;
+    }
     job.after = scenario.steps[..index]
         .iter()
         .enumerate()
@@ -214,12 +256,16 @@ pub fn predict(model: &Model, scenario: &Scenario) -> Vec<Seen> {
     let ids: Vec<JobId> = (0..scenario.steps.len()).map(|index| simulation.submit(job_of(model, scenario, index))).collect();
     simulation.run_until(scenario.look, &mut |_| {});
     ids.iter()
-        .map(|id| match simulation.state(*id) {
+        .enumerate()
+        .map(|(index, id)| match simulation.state(*id) {
             Some(JobState::Running(placement) | JobState::Draining(placement)) => Seen::Running {
                 pool: model.pool(placement.pool).name.to_string(),
                 domain: placement.domain.map(|domain| model.domain(domain).name.to_string()),
             },
-            Some(JobState::Finished) => Seen::Finished,
+            Some(JobState::Finished) => {
+                let job = job_of(model, scenario, index);
+                if job.duration() < job.run { Seen::TimedOut } else { Seen::Finished }
+            }
             Some(JobState::Cancelled) => Seen::Ended,
             Some(JobState::Rejected(_)) => Seen::Rejected,
             _ => Seen::Pending,
@@ -245,8 +291,11 @@ pub fn observe(cluster: &Cluster, generated: &Path, model: &Model, scenario: &Sc
         let job = job_of(model, scenario, index);
         // The stage's script, as generated, copied where the cluster (perhaps in a root) reads it.
         let script = format!("{jobs_dir}/{}.{}.sbatch", step.plan, step.stage);
-        std::fs::copy(generated.join(format!("plans/{}/{}.sbatch", step.plan, step.stage)), cluster.path(&script))
-            .expect("copy the stage script");
+        let generated_script =
+            std::fs::read_to_string(generated.join(format!("plans/{}/{}.sbatch", step.plan, step.stage))).expect("read the stage script");
+        let limit_line = |line: &&str| line.starts_with("#SBATCH --time");
+        let written: String = generated_script.lines().filter(|line| !(step.no_limit && limit_line(line))).map(|line| format!("{line}\n")).collect();
+        std::fs::write(cluster.path(&script), written).expect("write the stage script");
         let command = format!("{jobs_dir}/sleep-{}.sh", job.run);
         // Like training code, the job outlives the preemption signals (TERM, and USR1 for
         // its checkpoint) until Slurm kills it at the end of the window; a bare `sleep` would
@@ -265,10 +314,22 @@ pub fn observe(cluster: &Cluster, generated: &Path, model: &Model, scenario: &Sc
         if let Some(gpus) = step.gpus {
             args.push(format!("--nodes={}", gpus / GPUS_PER_NODE));
         }
-        let after: Vec<String> = job.after.iter().filter_map(|earlier| ids.get(earlier.index()).cloned().flatten()).collect();
+        if let Some(tag) = step.tag {
+            args.push(format!("--comment={tag}"));
+        }
+        // submit.sh's dependency on each earlier stage, of the kind it gives it.
+        let (plan, _) = stage_of(model, step);
+        let after: Vec<String> = job
+            .after
+            .iter()
+            .filter_map(|earlier| {
+                let (_, earlier_stage) = stage_of(model, &scenario.steps[earlier.index()]);
+                let kind = placid_targets::slurm::dependency_kind(model.plan(plan), earlier_stage);
+                ids.get(earlier.index()).cloned().flatten().map(|id| format!("{kind}:{id}"))
+            })
+            .collect();
         if !after.is_empty() {
-            // submit.sh's dependency: the stage waits for its earlier stages to end, however.
-            args.push(format!("--dependency=afterany:{}", after.join(":")));
+            args.push(format!("--dependency={}", after.join(",")));
         }
         args.push(cluster.inner(&script).display().to_string());
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -311,7 +372,8 @@ fn seen_in_slurm(cluster: &Cluster, model: &Model, id: &str) -> Seen {
             Seen::Running { pool: pool_of_partition(model, &partition), domain }
         }
         Some("COMPLETED") => Seen::Finished,
-        Some("CANCELLED" | "PREEMPTED" | "TIMEOUT" | "FAILED" | "NODE_FAIL" | "DEADLINE") => Seen::Ended,
+        Some("TIMEOUT") => Seen::TimedOut,
+        Some("CANCELLED" | "PREEMPTED" | "FAILED" | "NODE_FAIL" | "DEADLINE") => Seen::Ended,
         _ => Seen::Pending,
     }
 }
@@ -334,6 +396,10 @@ fn pool_of_partition(model: &Model, partition: &str) -> String {
 pub fn model() -> Model {
     let dir = tempfile::tempdir().expect("temp dir");
     crate::copy_tree(&crate::example("cluster"), dir.path(), &[]);
+    // Vision may use the conformance plans' short-limit tier PC.
+    let teams = dir.path().join("policy/teams.kdl");
+    let declared = std::fs::read_to_string(&teams).expect("read teams.kdl");
+    std::fs::write(&teams, declared.replacen(r#"tiers "P0" "P1" "P2""#, r#"tiers "P0" "P1" "P2" "PC""#, 1)).expect("write teams.kdl");
     let plans = crate::workspace_root().join("tests/conformance/plans.kdl");
     std::fs::copy(&plans, dir.path().join("policy/conformance.kdl")).expect("copy the conformance plans");
     let build = crate::build(dir.path()).clean().unwrap_or_else(|build| {
@@ -341,5 +407,9 @@ pub fn model() -> Model {
     });
     let mut model = build.model.into_model();
     crate::slurm::shorten_for_live(&mut model);
+    // P2 is exempt for its first 20 s: a preemptor waits out an exemption.
+    for tier in model.tiers.iter_mut().filter(|tier| tier.name.as_str() == "P2") {
+        tier.exempt = Some(placid_lang::units::Duration { seconds: 20 });
+    }
     model
 }
