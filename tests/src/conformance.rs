@@ -12,7 +12,7 @@ use placid_engine::job::JobId;
 use placid_engine::plan::stage_job;
 use placid_engine::sim::{JobState, Simulation};
 use placid_engine::{Job, Neutral};
-use placid_lang::model::{Model, PlanId, TeamId};
+use placid_lang::model::{Dependency, Model, PlanId, TeamId};
 
 use crate::slurm::Cluster;
 
@@ -133,7 +133,10 @@ pub fn scenarios() -> Vec<Scenario> {
         // Items 6 and 7: a route replaces the class and the tier the job names.
         scenario(
             "a route replaces the named class and tier",
-            vec![Step { tag: Some("sweep"), ..step("c-route", "named-class", 0) }, Step { tag: Some("sweep"), ..step("c-route", "named-tier", 0) }],
+            vec![
+                Step { tag: Some("sweep"), ..step("c-route", "named-class", 0) },
+                Step { tag: Some("sweep"), ..step("c-route", "named-tier", 0) },
+            ],
             5,
         ),
         // Items 2, 4 and 8: a job that names no limit is cut at its tier's; a stage after a
@@ -147,11 +150,11 @@ pub fn scenarios() -> Vec<Scenario> {
             ],
             100,
         ),
-        // Item 1: at 20 s the first sweep may be preempted but frees too little; the second's
-        // exemption ends at 30 s, and then both are.
+        // Item 1: the P1 job is held for capacity; at 20 s the first P2 job may be preempted
+        // but frees too little; the second's exemption ends at 30 s, and then both are.
         scenario(
             "a preemptor retries when an exemption ends although a victim frees too little",
-            vec![step("c-preempt", "sweep", 0), step("c-preempt", "sweep", 10), step("c-preempt-p1", "train", 12)],
+            vec![step("c-exempt", "hold", 0), step("c-exempt", "hold", 10), step("c-preempt-p1", "train", 12)],
             120,
         ),
         // slurmctld stops a preempted job when its periodic timer (every 30 s) finds the window
@@ -238,15 +241,16 @@ fn job_of(model: &Model, scenario: &Scenario, index: usize) -> Job {
     if step.no_limit {
         job.limit = None;
     }
-    job.after = scenario.steps[..index]
-        .iter()
-        .enumerate()
-        .filter(|(_, earlier)| {
-            earlier.plan == step.plan
-                && declared.after.iter().any(|after| model.plan(plan).stages[after.value].name.as_str() == earlier.stage)
-        })
-        .map(|(earlier, _)| JobId(earlier as u32))
-        .collect();
+    // The scenario's earlier jobs of the stages it is after, each waited for as its stage says.
+    for (earlier, earlier_step) in scenario.steps[..index].iter().enumerate().filter(|(_, earlier)| earlier.plan == step.plan) {
+        let (_, earlier_stage) = stage_of(model, earlier_step);
+        if declared.after.iter().any(|after| after.value == earlier_stage) {
+            match model.plan(plan).stages[earlier_stage].waited_for() {
+                Dependency::Succeeded => job.after.push(JobId(earlier as u32)),
+                Dependency::Ended => job.after_ended.push(JobId(earlier as u32)),
+            }
+        }
+    }
     job
 }
 
@@ -256,16 +260,13 @@ pub fn predict(model: &Model, scenario: &Scenario) -> Vec<Seen> {
     let ids: Vec<JobId> = (0..scenario.steps.len()).map(|index| simulation.submit(job_of(model, scenario, index))).collect();
     simulation.run_until(scenario.look, &mut |_| {});
     ids.iter()
-        .enumerate()
-        .map(|(index, id)| match simulation.state(*id) {
+        .map(|id| match simulation.state(*id) {
             Some(JobState::Running(placement) | JobState::Draining(placement)) => Seen::Running {
                 pool: model.pool(placement.pool).name.to_string(),
                 domain: placement.domain.map(|domain| model.domain(domain).name.to_string()),
             },
-            Some(JobState::Finished) => {
-                let job = job_of(model, scenario, index);
-                if job.duration() < job.run { Seen::TimedOut } else { Seen::Finished }
-            }
+            Some(JobState::Finished) if simulation.job(*id).is_some_and(|job| job.times_out(model.tier(job.tier))) => Seen::TimedOut,
+            Some(JobState::Finished) => Seen::Finished,
             Some(JobState::Cancelled) => Seen::Ended,
             Some(JobState::Rejected(_)) => Seen::Rejected,
             _ => Seen::Pending,
@@ -294,7 +295,8 @@ pub fn observe(cluster: &Cluster, generated: &Path, model: &Model, scenario: &Sc
         let generated_script =
             std::fs::read_to_string(generated.join(format!("plans/{}/{}.sbatch", step.plan, step.stage))).expect("read the stage script");
         let limit_line = |line: &&str| line.starts_with("#SBATCH --time");
-        let written: String = generated_script.lines().filter(|line| !(step.no_limit && limit_line(line))).map(|line| format!("{line}\n")).collect();
+        let written: String =
+            generated_script.lines().filter(|line| !(step.no_limit && limit_line(line))).map(|line| format!("{line}\n")).collect();
         std::fs::write(cluster.path(&script), written).expect("write the stage script");
         let command = format!("{jobs_dir}/sleep-{}.sh", job.run);
         // Like training code, the job outlives the preemption signals (TERM, and USR1 for
@@ -322,6 +324,7 @@ pub fn observe(cluster: &Cluster, generated: &Path, model: &Model, scenario: &Sc
         let after: Vec<String> = job
             .after
             .iter()
+            .chain(&job.after_ended)
             .filter_map(|earlier| {
                 let (_, earlier_stage) = stage_of(model, &scenario.steps[earlier.index()]);
                 let kind = placid_targets::slurm::dependency_kind(model.plan(plan), earlier_stage);

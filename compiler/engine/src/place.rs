@@ -1,7 +1,8 @@
 //! Placement: which nodes of a pool can host a job (its filters), and where its gang goes at
 //! the class's locality, all or nothing. The order of candidates is the tie-break of
 //! docs/semantics.md: NVLink first for classes that prefer it, then the ranker's score
-//! (higher first), then the fewest free GPUs left on the node, then node order.
+//! (higher first), then the cheapest node, then the fewest free GPUs left on the node, then
+//! node order.
 
 use std::collections::HashMap;
 
@@ -137,6 +138,8 @@ struct FilterKey {
 struct Feasible {
     nodes: Vec<NodeId>,
     member: Vec<bool>,
+    /// Whether all of them have one placement price, so price orders none before another.
+    one_price: bool,
 }
 
 /// Reusable buffers of [`place`], so a run does not allocate per attempt, and what it learnt
@@ -166,7 +169,8 @@ impl Scratch {
             for node in &nodes {
                 member[node.index()] = true;
             }
-            Feasible { nodes, member }
+            let one_price = nodes.windows(2).all(|pair| model.node(pair[0]).placement_price() == model.node(pair[1]).placement_price());
+            Feasible { nodes, member, one_price }
         })
     }
 }
@@ -189,7 +193,11 @@ pub fn place(
     if scratch.nvlink.len() != model.nodes.len() {
         scratch.nvlink = model.nodes.iter().map(|node| node.has_nvlink()).collect();
     }
-    if job.pin.is_none() && by_whole_gpus_alone(job, &needs) && ranker.is_neutral(job) {
+    if job.pin.is_none()
+        && by_whole_gpus_alone(job, &needs)
+        && ranker.is_neutral(job)
+        && scratch.feasible(model, reach, job, &needs, pool).one_price
+    {
         let feasible = scratch.feasible(model, reach, job, &needs, pool);
         if feasible.nodes.is_empty() {
             return Err(Miss::Never(Reject::NoFeasibleNode));
@@ -251,6 +259,7 @@ pub fn place(
     }
     let (candidates, scores, nvlink) = (&scratch.candidates, &scratch.scores, &scratch.nvlink);
     let prefer = needs.prefers_nvlink();
+    let price = |node: NodeId| model.node(node).placement_price();
     let compare = |(left, left_cap): &(usize, u32), (right, right_cap): &(usize, u32)| {
         let key = |index: usize| prefer && nvlink[candidates[index].node.index()];
         key(*right)
@@ -259,6 +268,7 @@ pub fn place(
                 let (a, b) = (scores[*left].unwrap_or(f64::MIN), scores[*right].unwrap_or(f64::MIN));
                 b.total_cmp(&a)
             })
+            .then_with(|| price(candidates[*left].node).cmp(&price(candidates[*right].node)))
             .then_with(|| left_cap.cmp(right_cap))
             .then_with(|| candidates[*left].node.cmp(&candidates[*right].node))
     };

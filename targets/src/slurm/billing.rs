@@ -52,7 +52,7 @@ pub fn partition_list(model: &Model, pool: &Pool) -> String {
 }
 
 fn node_weight(node: &Node) -> u64 {
-    node.cost_per_gpu_hour.map_or(0, minor_units)
+    u64::try_from(node.placement_price()).unwrap_or(0)
 }
 
 /// A daily budget in billing-minutes. Amounts are at most [`Money::MAX_MINOR`], which leaves

@@ -185,9 +185,10 @@ pub fn node_features(model: &Model, node: &Node, accounting: bool) -> Vec<String
     features
 }
 
-/// Slurm allocates the lowest Weight first; weights are at least 1.
+/// Slurm allocates the lowest Weight first: the node's placement price ([`Node::placement_price`]),
+/// at least 1 (Slurm's weights start there; an unpriced node ranks with the cheapest).
 fn node_weight(node: &Node) -> u64 {
-    node.cost_per_gpu_hour.map_or(1, |price| u64::try_from(price.minor).unwrap_or(0).max(1))
+    u64::try_from(node.placement_price()).unwrap_or(0).max(1)
 }
 
 /// The QOS slurm.conf lets run in `pool`'s partitions (with accounting): the tiers

@@ -18,7 +18,7 @@ use std::io::Write;
 use minijinja::{Environment, ErrorKind, Value, context};
 use placid_lang::codes::Code;
 use placid_lang::diag::{Diagnostic, Diagnostics};
-use placid_lang::model::{Model, Plan, Preemption, Stage};
+use placid_lang::model::{Dependency, Model, Plan, Preemption, Stage};
 use placid_lang::span::Span;
 
 use super::{SlurmTemplates, names, promote};
@@ -157,7 +157,12 @@ pub fn render(model: &Model, templates: &SlurmTemplates, accounting: bool, span:
 /// `kill_invalid_depend`, so nothing waits forever).
 pub fn dependency_kind(plan: &Plan, earlier: usize) -> &'static str {
     let stage = &plan.stages[earlier];
-    if stage.promote.is_none() && stage.trials > 1 { "afterany" } else { "afterok" }
+    match stage.waited_for() {
+        // The promotion step itself ran after every trial ended.
+        Dependency::Ended if stage.promote.is_some() => "afterok",
+        Dependency::Ended => "afterany",
+        Dependency::Succeeded => "afterok",
+    }
 }
 
 /// The dependency of a stage on `earlier`: its kind and the submit.sh variable holding the

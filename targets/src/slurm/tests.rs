@@ -285,13 +285,16 @@ fn a_stage_without_a_run_time_gets_its_tiers_maximum_and_no_time_min() {
 fn the_site_keys_are_requirements_not_part_of_the_include() {
     let artifacts = emit_project(NODES, POLICY, &SlurmTemplates::default()).unwrap_or_default();
     let conf = file(&artifacts, "slurm/slurm.conf");
-    for key in ["SchedulerParameters=", "SlurmctldParameters=", "JobSubmitPlugins="] {
+    for key in ["SchedulerParameters=", "DependencyParameters=", "SlurmctldParameters=", "JobSubmitPlugins="] {
         assert!(!conf.lines().any(|line| line.starts_with(key)), "the include sets {key}:\n{conf}");
     }
     let required = super::site::parse(&file(&artifacts, "slurm/site-requirements.conf"));
     let keys: Vec<&str> = required.iter().map(|requirement| requirement.key).collect();
-    assert_eq!(keys, ["SchedulerParameters", "SlurmctldParameters", "JobSubmitPlugins"]);
+    assert_eq!(keys, ["SchedulerParameters", "DependencyParameters", "SlurmctldParameters", "JobSubmitPlugins"]);
     assert!(required[0].items.contains(&"bf_window=4320".to_owned()), "{required:?}");
+    // 22.05 and 24.11 read kill_invalid_depend only in DependencyParameters.
+    assert_eq!(required[1].items, ["kill_invalid_depend"]);
+    assert!(!required[0].items.iter().any(|item| item == "kill_invalid_depend"), "{required:?}");
 }
 
 #[test]

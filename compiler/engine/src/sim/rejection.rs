@@ -25,7 +25,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             Err(reason) => {
                 self.records[id.index()].state = JobState::Rejected(reason);
                 self.emit(id, EventKind::Rejected(reason));
-                self.cancel_dependents(id);
+                self.release_dependents(id, false);
             }
             Ok(pools) => {
                 let record = &mut self.records[id.index()];
@@ -103,7 +103,7 @@ fn verdict_with(model: &Model, quotas: &Quotas, job: &Job, pool: PoolId, never: 
     if job.quota_milli(mig) > quotas.limit(quotas.charge(job, pool)) {
         return Err(Reject::ExceedsQuota);
     }
-    if !Budgets::ever_fits(model, job, quotas.estimate(job, pool)) {
+    if !Budgets::ever_fits(model, job, quotas.least_cost(job, pool)) {
         return Err(Reject::ExceedsBudget);
     }
     Ok(())
