@@ -79,14 +79,6 @@ impl Quotas {
         if self.reserved[job.tier.index()][pool.index()] > 0 { Charge::Reservation(job.tier, pool) } else { Charge::Team(job.team, pool) }
     }
 
-    /// Whether `tier` reserves capacity in some pool other than `pool` and none in it: a
-    /// reserving tier runs only in its reserved pools, capped at its reservations, as its
-    /// Kueue queue and its Slurm QOS (`GrpTRES`, partition `AllowQos`) cap it.
-    pub fn outside_reservations(&self, tier: TierId, pool: PoolId) -> bool {
-        let reserved = &self.reserved[tier.index()];
-        reserved[pool.index()] == 0 && reserved.iter().any(|gpus| *gpus > 0)
-    }
-
     /// The most GPU milli `charge` may ever hold.
     pub fn limit(&self, charge: Charge) -> u64 {
         match charge {

@@ -14,7 +14,6 @@ use placid_lang::model::{Class, DomainId, Locality, Model, NvlinkNeed, PoolId, P
 
 use super::billing;
 use super::names;
-use super::reserved;
 use crate::text::lua_string;
 
 /// Renders job_submit.lua.
@@ -37,7 +36,7 @@ pub fn render(model: &Model, version: &str, accounting: bool) -> String {
                 .pools
                 .iter()
                 .enumerate()
-                .filter(|(index, _)| reserved::allowed(model, tier, PoolId::from_index(*index)))
+                .filter(|(index, _)| model.tier_may_use(tier, PoolId::from_index(*index)))
                 .map(|(_, pool)| billing::partition_list(model, pool))
                 .collect();
             lua_string(&allowed.join(","))
