@@ -157,9 +157,39 @@ pub struct Scratch {
     feasible: HashMap<FilterKey, Feasible>,
     /// Whether each node has NVLink, by node index.
     nvlink: Vec<bool>,
+    /// Each unit's place in [`Model::units_cheapest_first`], by unit index, for chassis,
+    /// NVLink domains and racks; empty until first asked.
+    unit_ranks: Vec<Vec<u32>>,
 }
 
 impl Scratch {
+    /// Fills [`Scratch::unit_ranks`] once: each unit's place in the order gangs try them
+    /// ([`Model::units_cheapest_first`]), by unit index, for chassis, domains and racks.
+    fn unit_ranks(&mut self, model: &Model, cluster: &Cluster) {
+        if !self.unit_ranks.is_empty() {
+            return;
+        }
+        for locality in [Locality::Chassis, Locality::NvlinkDomain, Locality::Rack] {
+            // The unit of each node, by its name (unique within one kind).
+            let key = |node: NodeId| -> Option<&placid_lang::name::Name> {
+                let node = model.node(node);
+                match locality {
+                    Locality::NvlinkDomain => node.domain.map(|domain| &model.domain(domain).name),
+                    Locality::Rack => node.rack.map(|rack| &model.racks[rack.index()].name),
+                    _ => node.chassis.as_ref(),
+                }
+            };
+            let order = model.units_cheapest_first(key);
+            let mut rank = vec![u32::MAX; cluster.unit_count()];
+            for node in (0..model.nodes.len()).map(NodeId::from_index) {
+                if let (Some(unit), Some(name)) = (cluster.unit(locality, node), key(node)) {
+                    rank[unit as usize] = order.iter().position(|each| *each == name).map_or(u32::MAX, |at| at as u32);
+                }
+            }
+            self.unit_ranks.push(rank);
+        }
+    }
+
     /// The nodes of `reach` (pool `pool`'s) that pass `job`'s filters, worked out once per key.
     fn feasible(&mut self, model: &Model, reach: &[NodeId], job: &Job, needs: &Needs<'_>, pool: PoolId) -> &Feasible {
         let key = FilterKey { pool, class: job.class, capacity: job.capacity, cpu: job.cpu_milli_per_gpu, memory: job.memory_mib_per_gpu };
@@ -251,6 +281,9 @@ pub fn place(
         return Err(Miss::Full);
     }
     ranker.rank(job, &scratch.candidates, &mut scratch.scores);
+    if needs.locality != Locality::Node {
+        scratch.unit_ranks(model, cluster);
+    }
     scratch.order.clear();
     for (index, candidate) in scratch.candidates.iter().enumerate() {
         if scratch.scores.get(index).copied().flatten().is_some() {
@@ -279,19 +312,38 @@ pub fn place(
         let Some((index, _)) = best else { return Err(Miss::Full) };
         shares.push(share(cluster, job, &needs, candidates[*index].node, job.gpus));
     } else {
-        // The gang goes to the unit of the best-ranked node whose unit can hold it all; only
-        // that unit's nodes need sorting.
+        // The gang goes to the best unit that can hold it all: by its best node's NVLink
+        // preference and score, then in the order units are tried, cheapest first
+        // (`Model::units_cheapest_first`, the order Slurm tries the class constraint's
+        // features in); only that unit's nodes need sorting.
         scratch.units.clear();
         scratch.units.extend(candidates.iter().map(|candidate| cluster.unit(needs.locality, candidate.node)));
         scratch.totals.resize(cluster.unit_count(), 0);
         let (units, totals) = (&scratch.units, &mut scratch.totals);
+        let ranks: &[u32] = match needs.locality {
+            Locality::Chassis => &scratch.unit_ranks[0],
+            Locality::NvlinkDomain => &scratch.unit_ranks[1],
+            Locality::Rack => &scratch.unit_ranks[2],
+            Locality::Node | Locality::Any => &[],
+        };
         for (index, cap) in &scratch.order {
             if let Some(unit) = units[*index] {
                 totals[unit as usize] += *cap;
             }
         }
         let holds = |index: usize| units[index].filter(|unit| totals[*unit as usize] >= job.gpus);
-        let best = scratch.order.iter().filter(|(index, _)| holds(*index).is_some()).min_by(|left, right| compare(left, right));
+        let rank = |index: usize| units[index].and_then(|unit| ranks.get(unit as usize).copied()).unwrap_or(u32::MAX);
+        let unit_order = |(left, _): &(usize, u32), (right, _): &(usize, u32)| {
+            let key = |index: usize| prefer && nvlink[candidates[index].node.index()];
+            key(*right)
+                .cmp(&key(*left))
+                .then_with(|| {
+                    let (a, b) = (scores[*left].unwrap_or(f64::MIN), scores[*right].unwrap_or(f64::MIN));
+                    b.total_cmp(&a)
+                })
+                .then_with(|| rank(*left).cmp(&rank(*right)))
+        };
+        let best = scratch.order.iter().filter(|(index, _)| holds(*index).is_some()).min_by(|left, right| unit_order(left, right).then_with(|| compare(left, right)));
         let chosen = best.and_then(|(index, _)| holds(*index));
         for unit in units.iter().flatten() {
             totals[*unit as usize] = 0;

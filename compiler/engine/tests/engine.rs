@@ -316,3 +316,31 @@ fn a_class_with_lanes_or_bisection_is_placed_only_where_the_links_have_them() {
     assert_eq!(placed_on("lanes"), ["b"]);
     assert_eq!(placed_on("bisected"), ["b"]);
 }
+
+#[test]
+fn a_gang_goes_to_the_first_domain_that_holds_it_cheapest_first() {
+    // docs/semantics.md §5.4: units are tried cheapest first, then in inventory order, as
+    // Slurm tries a class constraint's domains in the order job_submit.lua lists them; the
+    // fullest domain (best fit) is not preferred.
+    let domain_of_second = |inventory: &str| -> String {
+        let model = load(inventory, POLICY);
+        let gang = model.classes.iter().position(|class| class.name.as_str() == "gang").map(placid_lang::model::ClassId::from_index);
+        let mut first = job(&model, "t", "hi", 2, 0, 600);
+        first.class = gang;
+        first.pin = Some(vec![model.node_by_name("b").expect("node b")]);
+        let mut second = job(&model, "t", "hi", 2, 1, 600);
+        second.class = gang;
+        let events = simulate(&model, Neutral, vec![first, second]);
+        events
+            .iter()
+            .find_map(|event| match &event.kind {
+                EventKind::Started(placement) if event.job == JobId(1) => placement.domain.map(|domain| model.domain(domain).name.to_string()),
+                _ => None,
+            })
+            .expect("the second gang starts")
+    };
+    // One price: d1, listed first, although d2 is fuller.
+    assert_eq!(domain_of_second(INVENTORY), "d1");
+    // d2 cheaper: d2.
+    assert_eq!(domain_of_second(&INVENTORY.replacen("(usd)2", "(usd)3", 1)), "d2");
+}

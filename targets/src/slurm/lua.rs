@@ -10,7 +10,7 @@
 
 use std::fmt::Write;
 
-use placid_lang::model::{Class, DomainId, Locality, Model, NvlinkNeed, PoolId, PreemptMode, Preemption, Routing, TeamId};
+use placid_lang::model::{Class, Locality, Model, Node, NvlinkNeed, PoolId, PreemptMode, Preemption, Routing, TeamId};
 
 use super::billing;
 use super::names;
@@ -98,24 +98,31 @@ pub fn render(model: &Model, version: &str, accounting: bool) -> String {
 
 /// The Lua table of one class: a matching-OR constraint (`[a|b]`: all nodes share one of the
 /// features) for a locality wider than a node, and a plain OR of NVLink domains when NVLink
-/// is required without a locality. At nvlink-domain locality only the domains with the
-/// class's `min-bisection` are listed; `lanes` adds the `lanes_N` feature every node must have
-/// (which implies NVLink, so it replaces the OR of domains).
+/// is required without a locality. The matching OR lists the units in the order placement
+/// tries them ([`Model::units_cheapest_first`]): Slurm takes the first that fits. At
+/// nvlink-domain locality only the domains with the class's `min-bisection` are listed;
+/// `lanes` adds the `lanes_N` feature every node must have (which implies NVLink, so it
+/// replaces the OR of domains).
 fn class_rule(model: &Model, class: &Class) -> String {
     let lanes = class.lanes.as_ref().map(|lanes| names::lanes_feature(lanes.value));
     let features: Vec<String> = match class.locality {
-        Locality::NvlinkDomain => (0..model.domains.len())
-            .map(DomainId::from_index)
+        Locality::NvlinkDomain => model
+            .units_cheapest_first(|node| model.node(node).domain)
+            .into_iter()
             .filter(|id| class.min_bisection.as_ref().is_none_or(|min| model.domain_bisection(*id) >= min.value))
             .map(|id| names::domain_feature(model.domain(id)))
             .collect(),
-        Locality::Rack => model.racks.iter().map(names::rack_feature).collect(),
+        Locality::Rack => nvlink_first(model, class, model.units_cheapest_first(|node| model.node(node).rack), |node, rack| node.rack == Some(*rack))
+            .into_iter()
+            .map(|id| names::rack_feature(&model.racks[id.index()]))
+            .collect(),
         Locality::Chassis => {
-            let mut chassis: Vec<String> =
-                model.nodes.iter().filter_map(|node| node.chassis.as_ref()).map(names::chassis_feature).collect();
-            chassis.sort();
-            chassis.dedup();
-            chassis
+            nvlink_first(model, class, model.units_cheapest_first(|node| model.node(node).chassis.as_ref()), |node, chassis| {
+                node.chassis.as_ref() == Some(*chassis)
+            })
+            .into_iter()
+            .map(names::chassis_feature)
+            .collect()
         }
         Locality::Node => {
             return match lanes {
@@ -136,6 +143,15 @@ fn class_rule(model: &Model, class: &Class) -> String {
     };
     let lanes = lanes.map_or_else(String::new, |lanes| format!("&{lanes}"));
     format!("{{ constraint = {} }}", lua_string(&format!("[{}]{lanes}", features.join("|"))))
+}
+
+/// `units` (in the order placement tries them) with, for a class that prefers NVLink, the units
+/// holding an NVLink node first, as the engine ranks NVLink nodes first for such a class.
+fn nvlink_first<K>(model: &Model, class: &Class, mut units: Vec<K>, holds: impl Fn(&Node, &K) -> bool) -> Vec<K> {
+    if class.nvlink == NvlinkNeed::Preferred {
+        units.sort_by_key(|unit| !model.nodes.iter().any(|node| node.has_nvlink() && holds(node, unit)));
+    }
+    units
 }
 
 const LOGIC: &str = r#"

@@ -485,3 +485,14 @@ fn a_stage_without_a_command_runs_the_submitters_and_says_so() {
     assert!(!declared.contains("PLACID_STAGE_COMMAND"), "{declared}");
     assert!(declared.contains("#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=4\n#SBATCH --mem=1536M\n"), "{declared}");
 }
+
+#[test]
+fn a_class_constraint_lists_its_domains_in_the_order_placement_tries_them() {
+    // Domain d2 is cheaper than d1, though declared after it: Slurm takes the first feature
+    // of a matching OR that fits, so d2 comes first, as the engine tries it first.
+    let cheaper = NODES.replace("\"n1\"", "\"n2\"").replace("d1", "d2").replace("c1", "c2").replace("(usd)2.50", "(usd)1.50");
+    let policy = POLICY.to_owned() + "class \"gang\" { nvlink \"required\" }\n";
+    let artifacts = emit_project(&(NODES.to_owned() + &cheaper), &policy, &SlurmTemplates::default()).unwrap_or_default();
+    let lua = file(&artifacts, "slurm/job_submit.lua");
+    assert!(lua.contains("[\"class_gang\"] = { constraint = \"[nvlink_d2|nvlink_d1]\" },"), "{lua}");
+}
