@@ -19,12 +19,15 @@ use crate::slurm::Cluster;
 /// What became of a job at the scenario's look.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Seen {
-    /// It runs through this pool, inside this NVLink domain when all its nodes share one.
+    /// It runs through this pool on these nodes, inside this NVLink domain when all its
+    /// nodes share one.
     Running {
         /// The pool (the Slurm partition, less a price suffix).
         pool: String,
         /// The NVLink domain of all its nodes, if they share one.
         domain: Option<String>,
+        /// Its nodes, by name, sorted: the placement rule's answer (docs/semantics.md §5).
+        nodes: Vec<String>,
     },
     /// It waits (in the queue, for a dependency, or requeued after a preemption).
     Pending,
@@ -110,8 +113,8 @@ fn step(plan: &'static str, stage: &'static str, at: u64) -> Step {
     Step { plan, stage, at, team: None, gpus: None, tag: None, run: None, no_limit: false }
 }
 
-fn running(pool: &str, domain: Option<&str>) -> Seen {
-    Seen::Running { pool: pool.to_owned(), domain: domain.map(str::to_owned) }
+fn running(pool: &str, domain: Option<&str>, nodes: &[&str]) -> Seen {
+    Seen::Running { pool: pool.to_owned(), domain: domain.map(str::to_owned), nodes: nodes.iter().map(|node| (*node).to_owned()).collect() }
 }
 
 /// The scenarios of docs/semantics.md, "Agreement with Slurm".
@@ -165,7 +168,7 @@ pub fn scenarios() -> Vec<Scenario> {
             steps: vec![step("c-preempt", "sweep", 0), step("c-preempt-p1", "train", 4)],
             look: 80,
             divergence: Some(Divergence {
-                slurm: vec![running("nvl-b", Some("nvl-b")), Seen::Pending],
+                slurm: vec![running("nvl-b", Some("nvl-b"), &["rv-b-01", "rv-b-02"]), Seen::Pending],
                 releases: EVERY_RELEASE,
                 sometimes: true,
             }),
@@ -181,7 +184,7 @@ pub fn scenarios() -> Vec<Scenario> {
             steps: vec![Step { gpus: Some(16), ..step("c-borrow", "train", 0) }, step("c-p0", "finetune", 3)],
             look: 85,
             divergence: Some(Divergence {
-                slurm: vec![Seen::Pending, running("nvl-a", Some("nvl-a"))],
+                slurm: vec![Seen::Pending, running("nvl-a", Some("nvl-a"), &["rv-a-01", "rv-a-02", "rv-a-03"])],
                 releases: EVERY_RELEASE,
                 sometimes: false,
             }),
@@ -192,7 +195,7 @@ pub fn scenarios() -> Vec<Scenario> {
             look: 40,
             // Observed: 22.05 kept the short job waiting, 24.11 started it.
             divergence: Some(Divergence {
-                slurm: vec![running("x86-spot", None), Seen::Pending, Seen::Pending],
+                slurm: vec![running("x86-spot", None, &["x86-03"]), Seen::Pending, Seen::Pending],
                 releases: EVERY_RELEASE,
                 sometimes: true,
             }),
@@ -264,6 +267,12 @@ pub fn predict(model: &Model, scenario: &Scenario) -> Vec<Seen> {
             Some(JobState::Running(placement) | JobState::Draining(placement)) => Seen::Running {
                 pool: model.pool(placement.pool).name.to_string(),
                 domain: placement.domain.map(|domain| model.domain(domain).name.to_string()),
+                nodes: {
+                    let mut nodes: Vec<String> = placement.node_ids().map(|node| model.node(node).name.to_string()).collect();
+                    nodes.sort();
+                    nodes.dedup();
+                    nodes
+                },
             },
             Some(JobState::Finished) if simulation.job(*id).is_some_and(|job| job.times_out(model.tier(job.tier))) => Seen::TimedOut,
             Some(JobState::Finished) => Seen::Finished,
@@ -372,7 +381,9 @@ fn seen_in_slurm(cluster: &Cluster, model: &Model, id: &str) -> Seen {
                 })
                 .collect();
             let domain = if domains.len() == 1 { domains.into_iter().next().flatten() } else { None };
-            Seen::Running { pool: pool_of_partition(model, &partition), domain }
+            let mut nodes: Vec<String> = nodes.split_whitespace().map(str::to_owned).collect();
+            nodes.sort();
+            Seen::Running { pool: pool_of_partition(model, &partition), domain, nodes }
         }
         Some("COMPLETED") => Seen::Finished,
         Some("TIMEOUT") => Seen::TimedOut,

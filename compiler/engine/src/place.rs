@@ -343,7 +343,11 @@ pub fn place(
                 })
                 .then_with(|| rank(*left).cmp(&rank(*right)))
         };
-        let best = scratch.order.iter().filter(|(index, _)| holds(*index).is_some()).min_by(|left, right| unit_order(left, right).then_with(|| compare(left, right)));
+        let best = scratch
+            .order
+            .iter()
+            .filter(|(index, _)| holds(*index).is_some())
+            .min_by(|left, right| unit_order(left, right).then_with(|| compare(left, right)));
         let chosen = best.and_then(|(index, _)| holds(*index));
         for unit in units.iter().flatten() {
             totals[*unit as usize] = 0;

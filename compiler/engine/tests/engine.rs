@@ -334,7 +334,9 @@ fn a_gang_goes_to_the_first_domain_that_holds_it_cheapest_first() {
         events
             .iter()
             .find_map(|event| match &event.kind {
-                EventKind::Started(placement) if event.job == JobId(1) => placement.domain.map(|domain| model.domain(domain).name.to_string()),
+                EventKind::Started(placement) if event.job == JobId(1) => {
+                    placement.domain.map(|domain| model.domain(domain).name.to_string())
+                }
                 _ => None,
             })
             .expect("the second gang starts")

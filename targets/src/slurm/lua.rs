@@ -112,10 +112,12 @@ fn class_rule(model: &Model, class: &Class) -> String {
             .filter(|id| class.min_bisection.as_ref().is_none_or(|min| model.domain_bisection(*id) >= min.value))
             .map(|id| names::domain_feature(model.domain(id)))
             .collect(),
-        Locality::Rack => nvlink_first(model, class, model.units_cheapest_first(|node| model.node(node).rack), |node, rack| node.rack == Some(*rack))
-            .into_iter()
-            .map(|id| names::rack_feature(&model.racks[id.index()]))
-            .collect(),
+        Locality::Rack => {
+            nvlink_first(model, class, model.units_cheapest_first(|node| model.node(node).rack), |node, rack| node.rack == Some(*rack))
+                .into_iter()
+                .map(|id| names::rack_feature(&model.racks[id.index()]))
+                .collect()
+        }
         Locality::Chassis => {
             nvlink_first(model, class, model.units_cheapest_first(|node| model.node(node).chassis.as_ref()), |node, chassis| {
                 node.chassis.as_ref() == Some(*chassis)
