@@ -12,26 +12,32 @@ use placid_engine::job::JobId;
 use placid_engine::plan::stage_job;
 use placid_engine::sim::{JobState, Simulation};
 use placid_engine::{Job, Neutral};
-use placid_lang::model::{Model, PlanId, TeamId};
+use placid_lang::model::{Dependency, Model, PlanId, TeamId};
 
 use crate::slurm::Cluster;
 
 /// What became of a job at the scenario's look.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Seen {
-    /// It runs through this pool, inside this NVLink domain when all its nodes share one.
+    /// It runs through this pool on these nodes, inside this NVLink domain when all its
+    /// nodes share one.
     Running {
         /// The pool (the Slurm partition, less a price suffix).
         pool: String,
         /// The NVLink domain of all its nodes, if they share one.
         domain: Option<String>,
+        /// Its nodes, by name, sorted: the placement rule's answer (docs/semantics.md §5).
+        nodes: Vec<String>,
     },
     /// It waits (in the queue, for a dependency, or requeued after a preemption).
     Pending,
     /// It was refused at submission.
     Rejected,
-    /// It was stopped for good (cancelled by a preemption).
+    /// It was stopped for good (cancelled by a preemption, or because a job it runs after
+    /// can never succeed).
     Ended,
+    /// It was stopped at its time limit (Slurm's `TIMEOUT`).
+    TimedOut,
     /// It ran to its end.
     Finished,
 }
@@ -51,6 +57,12 @@ pub struct Step {
     /// (`sbatch --nodes`): a stage the checker refuses cannot be generated, but a user can
     /// still submit it.
     pub gpus: Option<u32>,
+    /// The route tag it is submitted with (`sbatch --comment`).
+    pub tag: Option<&'static str>,
+    /// Runs this long instead of the stage's `time`: longer than its limit, it is cut.
+    pub run: Option<u64>,
+    /// Names no time limit (the script's `--time` is dropped), as a hand-written job may.
+    pub no_limit: bool,
 }
 
 /// GPUs of every node of the cluster example.
@@ -72,8 +84,9 @@ pub struct Scenario {
 /// What Slurm does instead of the engine, on the releases where it does.
 #[derive(Clone, Debug)]
 pub struct Divergence {
-    /// Slurm's outcome.
-    pub slurm: Vec<Seen>,
+    /// Slurm's outcomes: any one of them (several where Slurm breaks a real tie of nodes
+    /// differently from one release to another).
+    pub slurm: Vec<Vec<Seen>>,
     /// The releases (`22.05`, `24.11`) that diverge; the others must agree with the engine.
     pub releases: &'static [&'static str],
     /// Whether Slurm does so on some runs only, and what the engine predicts on the others
@@ -87,7 +100,7 @@ impl Scenario {
     pub fn accepts(&self, release: &str, engine: &[Seen], slurm: &[Seen]) -> bool {
         match &self.divergence {
             Some(divergence) if divergence.releases.contains(&release) => {
-                slurm == divergence.slurm.as_slice() || (divergence.sometimes && slurm == engine)
+                divergence.slurm.iter().any(|outcome| slurm == outcome.as_slice()) || (divergence.sometimes && slurm == engine)
             }
             _ => slurm == engine,
         }
@@ -98,11 +111,11 @@ impl Scenario {
 const EVERY_RELEASE: &[&str] = &["22.05", "24.11"];
 
 fn step(plan: &'static str, stage: &'static str, at: u64) -> Step {
-    Step { plan, stage, at, team: None, gpus: None }
+    Step { plan, stage, at, team: None, gpus: None, tag: None, run: None, no_limit: false }
 }
 
-fn running(pool: &str, domain: Option<&str>) -> Seen {
-    Seen::Running { pool: pool.to_owned(), domain: domain.map(str::to_owned) }
+fn running(pool: &str, domain: Option<&str>, nodes: &[&str]) -> Seen {
+    Seen::Running { pool: pool.to_owned(), domain: domain.map(str::to_owned), nodes: nodes.iter().map(|node| (*node).to_owned()).collect() }
 }
 
 /// The scenarios of docs/semantics.md, "Agreement with Slurm".
@@ -115,10 +128,39 @@ pub fn scenarios() -> Vec<Scenario> {
             steps: vec![Step { gpus: Some(32), ..step("c-one-domain", "train", 0) }],
             look: 3,
             // 24.11 refuses it at submission ("Requested node configuration is not available").
-            divergence: Some(Divergence { slurm: vec![Seen::Pending], releases: &["22.05"], sometimes: false }),
+            divergence: Some(Divergence { slurm: vec![vec![Seen::Pending]], releases: &["22.05"], sometimes: false }),
         },
         scenario("tier-not-allowed", vec![Step { team: Some("research"), ..step("c-p0", "more", 0) }], 3),
         scenario("a job on a pool of two prices", vec![step("c-eval", "eval", 0)], 5),
+        // Issue 32, item 5: charged what its placement costs, not the pool's dearest price.
+        scenario("a job within its budget on the pool's cheap nodes", vec![step("c-cheap", "cheap", 0)], 5),
+        // Items 6 and 7: a route replaces the class and the tier the job names.
+        scenario(
+            "a route replaces the named class and tier",
+            vec![
+                Step { tag: Some("sweep"), ..step("c-route", "named-class", 0) },
+                Step { tag: Some("sweep"), ..step("c-route", "named-tier", 0) },
+            ],
+            5,
+        ),
+        // Items 2, 4 and 8: a job that names no limit is cut at its tier's; a stage after a
+        // job cut at its limit is cancelled (afterok, kill_invalid_depend).
+        scenario(
+            "time limits cut jobs and cancel what runs after them",
+            vec![
+                Step { no_limit: true, run: Some(150), ..step("c-limit", "open", 0) },
+                Step { run: Some(150), ..step("c-limit", "cut", 0) },
+                step("c-limit", "next", 0),
+            ],
+            100,
+        ),
+        // Item 1: the P1 job is held for capacity; at 20 s the first P2 job may be preempted
+        // but frees too little; the second's exemption ends at 30 s, and then both are.
+        scenario(
+            "a preemptor retries when an exemption ends although a victim frees too little",
+            vec![step("c-exempt", "hold", 0), step("c-exempt", "hold", 10), step("c-preempt-p1", "train", 12)],
+            120,
+        ),
         // slurmctld stops a preempted job when its periodic timer (every 30 s) finds the window
         // over, and kills it KillWait (30 s) after that signal, later still on a loaded host:
         // at the look P2 may be ended with P1 running, or still draining with P1 waiting.
@@ -127,7 +169,7 @@ pub fn scenarios() -> Vec<Scenario> {
             steps: vec![step("c-preempt", "sweep", 0), step("c-preempt-p1", "train", 4)],
             look: 80,
             divergence: Some(Divergence {
-                slurm: vec![running("nvl-b", Some("nvl-b")), Seen::Pending],
+                slurm: vec![vec![running("nvl-b", Some("nvl-b"), &["rv-b-01", "rv-b-02"]), Seen::Pending]],
                 releases: EVERY_RELEASE,
                 sometimes: true,
             }),
@@ -143,7 +185,12 @@ pub fn scenarios() -> Vec<Scenario> {
             steps: vec![Step { gpus: Some(16), ..step("c-borrow", "train", 0) }, step("c-p0", "finetune", 3)],
             look: 85,
             divergence: Some(Divergence {
-                slurm: vec![Seen::Pending, running("nvl-a", Some("nvl-a"))],
+                // The P1 job held all of nvl-a; once it is preempted, P0 takes three of the four
+                // freed nodes of one price, a real tie: 22.05 took the first three, 24.11 the last.
+                slurm: vec![
+                    vec![Seen::Pending, running("nvl-a", Some("nvl-a"), &["rv-a-01", "rv-a-02", "rv-a-03"])],
+                    vec![Seen::Pending, running("nvl-a", Some("nvl-a"), &["rv-a-02", "rv-a-03", "rv-a-04"])],
+                ],
                 releases: EVERY_RELEASE,
                 sometimes: false,
             }),
@@ -154,7 +201,7 @@ pub fn scenarios() -> Vec<Scenario> {
             look: 40,
             // Observed: 22.05 kept the short job waiting, 24.11 started it.
             divergence: Some(Divergence {
-                slurm: vec![running("x86-spot", None), Seen::Pending, Seen::Pending],
+                slurm: vec![vec![running("x86-spot", None, &["x86-03"]), Seen::Pending, Seen::Pending]],
                 releases: EVERY_RELEASE,
                 sometimes: true,
             }),
@@ -196,15 +243,23 @@ fn job_of(model: &Model, scenario: &Scenario, index: usize) -> Job {
     if let Some(gpus) = step.gpus {
         job.gpus = gpus;
     }
-    job.after = scenario.steps[..index]
-        .iter()
-        .enumerate()
-        .filter(|(_, earlier)| {
-            earlier.plan == step.plan
-                && declared.after.iter().any(|after| model.plan(plan).stages[after.value].name.as_str() == earlier.stage)
-        })
-        .map(|(earlier, _)| JobId(earlier as u32))
-        .collect();
+    job.tag = step.tag.map(str::to_owned);
+    if let Some(run) = step.run {
+        job.run = run;
+    }
+    if step.no_limit {
+        job.limit = None;
+    }
+    // The scenario's earlier jobs of the stages it is after, each waited for as its stage says.
+    for (earlier, earlier_step) in scenario.steps[..index].iter().enumerate().filter(|(_, earlier)| earlier.plan == step.plan) {
+        let (_, earlier_stage) = stage_of(model, earlier_step);
+        if declared.after.iter().any(|after| after.value == earlier_stage) {
+            match model.plan(plan).stages[earlier_stage].waited_for() {
+                Dependency::Succeeded => job.after.push(JobId(earlier as u32)),
+                Dependency::Ended => job.after_ended.push(JobId(earlier as u32)),
+            }
+        }
+    }
     job
 }
 
@@ -218,7 +273,14 @@ pub fn predict(model: &Model, scenario: &Scenario) -> Vec<Seen> {
             Some(JobState::Running(placement) | JobState::Draining(placement)) => Seen::Running {
                 pool: model.pool(placement.pool).name.to_string(),
                 domain: placement.domain.map(|domain| model.domain(domain).name.to_string()),
+                nodes: {
+                    let mut nodes: Vec<String> = placement.node_ids().map(|node| model.node(node).name.to_string()).collect();
+                    nodes.sort();
+                    nodes.dedup();
+                    nodes
+                },
             },
+            Some(JobState::Finished) if simulation.job(*id).is_some_and(|job| job.times_out(model.tier(job.tier))) => Seen::TimedOut,
             Some(JobState::Finished) => Seen::Finished,
             Some(JobState::Cancelled) => Seen::Ended,
             Some(JobState::Rejected(_)) => Seen::Rejected,
@@ -245,8 +307,12 @@ pub fn observe(cluster: &Cluster, generated: &Path, model: &Model, scenario: &Sc
         let job = job_of(model, scenario, index);
         // The stage's script, as generated, copied where the cluster (perhaps in a root) reads it.
         let script = format!("{jobs_dir}/{}.{}.sbatch", step.plan, step.stage);
-        std::fs::copy(generated.join(format!("plans/{}/{}.sbatch", step.plan, step.stage)), cluster.path(&script))
-            .expect("copy the stage script");
+        let generated_script =
+            std::fs::read_to_string(generated.join(format!("plans/{}/{}.sbatch", step.plan, step.stage))).expect("read the stage script");
+        let limit_line = |line: &&str| line.starts_with("#SBATCH --time");
+        let written: String =
+            generated_script.lines().filter(|line| !(step.no_limit && limit_line(line))).map(|line| format!("{line}\n")).collect();
+        std::fs::write(cluster.path(&script), written).expect("write the stage script");
         let command = format!("{jobs_dir}/sleep-{}.sh", job.run);
         // Like training code, the job outlives the preemption signals (TERM, and USR1 for
         // its checkpoint) until Slurm kills it at the end of the window; a bare `sleep` would
@@ -265,10 +331,23 @@ pub fn observe(cluster: &Cluster, generated: &Path, model: &Model, scenario: &Sc
         if let Some(gpus) = step.gpus {
             args.push(format!("--nodes={}", gpus / GPUS_PER_NODE));
         }
-        let after: Vec<String> = job.after.iter().filter_map(|earlier| ids.get(earlier.index()).cloned().flatten()).collect();
+        if let Some(tag) = step.tag {
+            args.push(format!("--comment={tag}"));
+        }
+        // submit.sh's dependency on each earlier stage, of the kind it gives it.
+        let (plan, _) = stage_of(model, step);
+        let after: Vec<String> = job
+            .after
+            .iter()
+            .chain(&job.after_ended)
+            .filter_map(|earlier| {
+                let (_, earlier_stage) = stage_of(model, &scenario.steps[earlier.index()]);
+                let kind = placid_targets::slurm::dependency_kind(model.plan(plan), earlier_stage);
+                ids.get(earlier.index()).cloned().flatten().map(|id| format!("{kind}:{id}"))
+            })
+            .collect();
         if !after.is_empty() {
-            // submit.sh's dependency: the stage waits for its earlier stages to end, however.
-            args.push(format!("--dependency=afterany:{}", after.join(":")));
+            args.push(format!("--dependency={}", after.join(",")));
         }
         args.push(cluster.inner(&script).display().to_string());
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -308,10 +387,13 @@ fn seen_in_slurm(cluster: &Cluster, model: &Model, id: &str) -> Seen {
                 })
                 .collect();
             let domain = if domains.len() == 1 { domains.into_iter().next().flatten() } else { None };
-            Seen::Running { pool: pool_of_partition(model, &partition), domain }
+            let mut nodes: Vec<String> = nodes.split_whitespace().map(str::to_owned).collect();
+            nodes.sort();
+            Seen::Running { pool: pool_of_partition(model, &partition), domain, nodes }
         }
         Some("COMPLETED") => Seen::Finished,
-        Some("CANCELLED" | "PREEMPTED" | "TIMEOUT" | "FAILED" | "NODE_FAIL" | "DEADLINE") => Seen::Ended,
+        Some("TIMEOUT") => Seen::TimedOut,
+        Some("CANCELLED" | "PREEMPTED" | "FAILED" | "NODE_FAIL" | "DEADLINE") => Seen::Ended,
         _ => Seen::Pending,
     }
 }
@@ -334,6 +416,10 @@ fn pool_of_partition(model: &Model, partition: &str) -> String {
 pub fn model() -> Model {
     let dir = tempfile::tempdir().expect("temp dir");
     crate::copy_tree(&crate::example("cluster"), dir.path(), &[]);
+    // Vision may use the conformance plans' short-limit tier PC.
+    let teams = dir.path().join("policy/teams.kdl");
+    let declared = std::fs::read_to_string(&teams).expect("read teams.kdl");
+    std::fs::write(&teams, declared.replacen(r#"tiers "P0" "P1" "P2""#, r#"tiers "P0" "P1" "P2" "PC""#, 1)).expect("write teams.kdl");
     let plans = crate::workspace_root().join("tests/conformance/plans.kdl");
     std::fs::copy(&plans, dir.path().join("policy/conformance.kdl")).expect("copy the conformance plans");
     let build = crate::build(dir.path()).clean().unwrap_or_else(|build| {
@@ -341,5 +427,9 @@ pub fn model() -> Model {
     });
     let mut model = build.model.into_model();
     crate::slurm::shorten_for_live(&mut model);
+    // P2 is exempt for its first 20 s: a preemptor waits out an exemption.
+    for tier in model.tiers.iter_mut().filter(|tier| tier.name.as_str() == "P2") {
+        tier.exempt = Some(placid_lang::units::Duration { seconds: 20 });
+    }
     model
 }

@@ -10,7 +10,7 @@ use placid_engine::quota::{Charge, Quotas};
 use placid_engine::sim::verdict_in;
 use placid_engine::{Reject, policy_test};
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::{CapacityKind, Model, PlanId, Preemption};
+use placid_lang::model::{Model, PlanId, Preemption};
 
 pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
     let quotas = Quotas::new(model);
@@ -50,9 +50,9 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
                 );
             }
             let tier = model.tier(stage.tier.value);
-            let may_land_on_spot = stage.capacity.is_none_or(|kind| kind == CapacityKind::Spot)
-                && quotas.reach[stage.pool.value.index()].iter().any(|node| model.node(*node).capacity == CapacityKind::Spot);
-            if tier.preemption.value == Preemption::Never && may_land_on_spot {
+            // `Model::tier_may_use` keeps such a tier out of every pool holding spot nodes, as
+            // Slurm's partitions do, whatever capacity kind the stage asks for.
+            if tier.preemption.value == Preemption::Never && tier.reservations.is_empty() && !model.tier_may_use(tier, stage.pool.value) {
                 diagnostics.push(
                     Diagnostic::error(
                         Code::NeverPreemptedOnSpot,
@@ -66,7 +66,7 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
                     )
                     .label("never preempted")
                     .with_secondary(stage.pool.span, "holds spot capacity")
-                    .help("add `capacity=\"reserved\"` or `capacity=\"on-demand\"` to the stage, move it to a pool without spot nodes, or give the tier a preemption window"),
+                    .help("move the stage to a pool without spot nodes, or give the tier a preemption window"),
                 );
             }
         }
@@ -135,8 +135,10 @@ mod tests {
     fn a_never_preempted_stage_may_not_land_on_spot() {
         let spot = policy("plan \"p\" team=\"a\" {\n    stage \"s\" tier=\"prod\" pool=\"all\" gpus=1\n}\n");
         assert_eq!(errors(&spot), [Code::NeverPreemptedOnSpot]);
+        // The tier may not use a pool that holds spot nodes at all (`Model::tier_may_use`), as
+        // Slurm's partitions, which are not split by capacity kind, cannot let it in part way.
         let restricted = policy("plan \"p\" team=\"a\" {\n    stage \"s\" tier=\"prod\" pool=\"all\" gpus=1 capacity=\"on-demand\"\n}\n");
-        assert_eq!(errors(&restricted), []);
+        assert_eq!(errors(&restricted), [Code::NeverPreemptedOnSpot]);
         let on_demand = policy("plan \"p\" team=\"a\" {\n    stage \"s\" tier=\"prod\" pool=\"od\" gpus=1\n}\n");
         assert_eq!(errors(&on_demand), []);
     }

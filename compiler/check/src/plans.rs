@@ -141,10 +141,10 @@ fn check_fit(model: &Model, stage: &Stage, diagnostics: &mut Diagnostics) {
     let Some(class) = stage.class.as_ref().map(|class| model.class(class.value)) else {
         return;
     };
-    let locality = match (class.locality, class.nvlink) {
-        (Locality::Any, NvlinkNeed::Required) => Locality::NvlinkDomain,
-        (locality, _) => locality,
-    };
+    // The class's locality as lowering resolved it (nvlink-domain by default when NVLink is
+    // required): an explicit `any` lets the gang span domains, in the engine and on both
+    // targets alike.
+    let locality = class.locality;
     let Some(units) = units(model, stage.pool.value, locality) else {
         return;
     };

@@ -1,6 +1,7 @@
 //! What a job asks for: the input of the engine, from a trace, a plan or a policy test.
 
-use placid_lang::model::{CapacityKind, ClassId, NodeId, PlanId, PoolId, ScoreId, TeamId, TierId};
+use placid_lang::model::{CapacityKind, ClassId, NodeId, PlanId, PoolId, ScoreId, TeamId, Tier, TierId};
+use placid_lang::units::Duration;
 
 /// Simulated time, in seconds since the start of the run (day 0 starts at 0).
 pub type Seconds = u64;
@@ -58,8 +59,12 @@ pub struct Job {
     pub run: Seconds,
     /// The time limit the scheduler knows (`--time`); the run is cut at it.
     pub limit: Option<Seconds>,
-    /// Jobs that must finish first (a plan's `after`).
+    /// Jobs that must finish first, within their time limit (a plan's `after` on a
+    /// single-trial stage, Slurm's `afterok`): when one cannot, this job is cancelled.
     pub after: Vec<JobId>,
+    /// Jobs that must have ended first, however (a plan's `after` on a stage of several
+    /// trials or a promoting one, Slurm's `afterany`).
+    pub after_ended: Vec<JobId>,
     /// The metric value the job reports (for Pattern C promotion).
     pub metric: Option<f64>,
     /// The score ranking its nodes (a stage's `score`).
@@ -89,6 +94,7 @@ impl Job {
             run: 3600,
             limit: None,
             after: Vec::new(),
+            after_ended: Vec::new(),
             metric: None,
             score: None,
             pin: None,
@@ -97,9 +103,15 @@ impl Job {
         }
     }
 
-    /// How long the job runs: its run, cut at its limit.
-    pub fn duration(&self) -> Seconds {
-        self.limit.map_or(self.run, |limit| self.run.min(limit))
+    /// How long the job runs at `tier` (its own): its run, cut at its time limit, the one it
+    /// names or else the tier's maximum ([`Tier::time_limit`]).
+    pub fn duration(&self, tier: &Tier) -> Seconds {
+        self.run.min(tier.time_limit(self.limit.map(|seconds| Duration { seconds })).seconds)
+    }
+
+    /// Whether the job is cut at its time limit at `tier` (Slurm's `TIMEOUT`).
+    pub fn times_out(&self, tier: &Tier) -> bool {
+        self.duration(tier) < self.run
     }
 
     /// How long the scheduler expects it to run: its limit, or its run when it has none

@@ -1,7 +1,8 @@
 //! Placement: which nodes of a pool can host a job (its filters), and where its gang goes at
 //! the class's locality, all or nothing. The order of candidates is the tie-break of
 //! docs/semantics.md: NVLink first for classes that prefer it, then the ranker's score
-//! (higher first), then the fewest free GPUs left on the node, then node order.
+//! (higher first), then the cheapest node, then the fewest free GPUs left on the node, then
+//! node order.
 
 use std::collections::HashMap;
 
@@ -137,6 +138,8 @@ struct FilterKey {
 struct Feasible {
     nodes: Vec<NodeId>,
     member: Vec<bool>,
+    /// Whether all of them have one placement price, so price orders none before another.
+    one_price: bool,
 }
 
 /// Reusable buffers of [`place`], so a run does not allocate per attempt, and what it learnt
@@ -154,9 +157,39 @@ pub struct Scratch {
     feasible: HashMap<FilterKey, Feasible>,
     /// Whether each node has NVLink, by node index.
     nvlink: Vec<bool>,
+    /// Each unit's place in [`Model::units_cheapest_first`], by unit index, for chassis,
+    /// NVLink domains and racks; empty until first asked.
+    unit_ranks: Vec<Vec<u32>>,
 }
 
 impl Scratch {
+    /// Fills [`Scratch::unit_ranks`] once: each unit's place in the order gangs try them
+    /// ([`Model::units_cheapest_first`]), by unit index, for chassis, domains and racks.
+    fn unit_ranks(&mut self, model: &Model, cluster: &Cluster) {
+        if !self.unit_ranks.is_empty() {
+            return;
+        }
+        for locality in [Locality::Chassis, Locality::NvlinkDomain, Locality::Rack] {
+            // The unit of each node, by its name (unique within one kind).
+            let key = |node: NodeId| -> Option<&placid_lang::name::Name> {
+                let node = model.node(node);
+                match locality {
+                    Locality::NvlinkDomain => node.domain.map(|domain| &model.domain(domain).name),
+                    Locality::Rack => node.rack.map(|rack| &model.racks[rack.index()].name),
+                    _ => node.chassis.as_ref(),
+                }
+            };
+            let order = model.units_cheapest_first(key);
+            let mut rank = vec![u32::MAX; cluster.unit_count()];
+            for node in (0..model.nodes.len()).map(NodeId::from_index) {
+                if let (Some(unit), Some(name)) = (cluster.unit(locality, node), key(node)) {
+                    rank[unit as usize] = order.iter().position(|each| *each == name).map_or(u32::MAX, |at| at as u32);
+                }
+            }
+            self.unit_ranks.push(rank);
+        }
+    }
+
     /// The nodes of `reach` (pool `pool`'s) that pass `job`'s filters, worked out once per key.
     fn feasible(&mut self, model: &Model, reach: &[NodeId], job: &Job, needs: &Needs<'_>, pool: PoolId) -> &Feasible {
         let key = FilterKey { pool, class: job.class, capacity: job.capacity, cpu: job.cpu_milli_per_gpu, memory: job.memory_mib_per_gpu };
@@ -166,7 +199,8 @@ impl Scratch {
             for node in &nodes {
                 member[node.index()] = true;
             }
-            Feasible { nodes, member }
+            let one_price = nodes.windows(2).all(|pair| model.node(pair[0]).placement_price() == model.node(pair[1]).placement_price());
+            Feasible { nodes, member, one_price }
         })
     }
 }
@@ -189,7 +223,11 @@ pub fn place(
     if scratch.nvlink.len() != model.nodes.len() {
         scratch.nvlink = model.nodes.iter().map(|node| node.has_nvlink()).collect();
     }
-    if job.pin.is_none() && by_whole_gpus_alone(job, &needs) && ranker.is_neutral(job) {
+    if job.pin.is_none()
+        && by_whole_gpus_alone(job, &needs)
+        && ranker.is_neutral(job)
+        && scratch.feasible(model, reach, job, &needs, pool).one_price
+    {
         let feasible = scratch.feasible(model, reach, job, &needs, pool);
         if feasible.nodes.is_empty() {
             return Err(Miss::Never(Reject::NoFeasibleNode));
@@ -243,6 +281,9 @@ pub fn place(
         return Err(Miss::Full);
     }
     ranker.rank(job, &scratch.candidates, &mut scratch.scores);
+    if needs.locality != Locality::Node {
+        scratch.unit_ranks(model, cluster);
+    }
     scratch.order.clear();
     for (index, candidate) in scratch.candidates.iter().enumerate() {
         if scratch.scores.get(index).copied().flatten().is_some() {
@@ -251,6 +292,7 @@ pub fn place(
     }
     let (candidates, scores, nvlink) = (&scratch.candidates, &scratch.scores, &scratch.nvlink);
     let prefer = needs.prefers_nvlink();
+    let price = |node: NodeId| model.node(node).placement_price();
     let compare = |(left, left_cap): &(usize, u32), (right, right_cap): &(usize, u32)| {
         let key = |index: usize| prefer && nvlink[candidates[index].node.index()];
         key(*right)
@@ -259,6 +301,7 @@ pub fn place(
                 let (a, b) = (scores[*left].unwrap_or(f64::MIN), scores[*right].unwrap_or(f64::MIN));
                 b.total_cmp(&a)
             })
+            .then_with(|| price(candidates[*left].node).cmp(&price(candidates[*right].node)))
             .then_with(|| left_cap.cmp(right_cap))
             .then_with(|| candidates[*left].node.cmp(&candidates[*right].node))
     };
@@ -269,19 +312,42 @@ pub fn place(
         let Some((index, _)) = best else { return Err(Miss::Full) };
         shares.push(share(cluster, job, &needs, candidates[*index].node, job.gpus));
     } else {
-        // The gang goes to the unit of the best-ranked node whose unit can hold it all; only
-        // that unit's nodes need sorting.
+        // The gang goes to the best unit that can hold it all: by its best node's NVLink
+        // preference and score, then in the order units are tried, cheapest first
+        // (`Model::units_cheapest_first`, the order Slurm tries the class constraint's
+        // features in); only that unit's nodes need sorting.
         scratch.units.clear();
         scratch.units.extend(candidates.iter().map(|candidate| cluster.unit(needs.locality, candidate.node)));
         scratch.totals.resize(cluster.unit_count(), 0);
         let (units, totals) = (&scratch.units, &mut scratch.totals);
+        let ranks: &[u32] = match needs.locality {
+            Locality::Chassis => &scratch.unit_ranks[0],
+            Locality::NvlinkDomain => &scratch.unit_ranks[1],
+            Locality::Rack => &scratch.unit_ranks[2],
+            Locality::Node | Locality::Any => &[],
+        };
         for (index, cap) in &scratch.order {
             if let Some(unit) = units[*index] {
                 totals[unit as usize] += *cap;
             }
         }
         let holds = |index: usize| units[index].filter(|unit| totals[*unit as usize] >= job.gpus);
-        let best = scratch.order.iter().filter(|(index, _)| holds(*index).is_some()).min_by(|left, right| compare(left, right));
+        let rank = |index: usize| units[index].and_then(|unit| ranks.get(unit as usize).copied()).unwrap_or(u32::MAX);
+        let unit_order = |(left, _): &(usize, u32), (right, _): &(usize, u32)| {
+            let key = |index: usize| prefer && nvlink[candidates[index].node.index()];
+            key(*right)
+                .cmp(&key(*left))
+                .then_with(|| {
+                    let (a, b) = (scores[*left].unwrap_or(f64::MIN), scores[*right].unwrap_or(f64::MIN));
+                    b.total_cmp(&a)
+                })
+                .then_with(|| rank(*left).cmp(&rank(*right)))
+        };
+        let best = scratch
+            .order
+            .iter()
+            .filter(|(index, _)| holds(*index).is_some())
+            .min_by(|left, right| unit_order(left, right).then_with(|| compare(left, right)));
         let chosen = best.and_then(|(index, _)| holds(*index));
         for unit in units.iter().flatten() {
             totals[*unit as usize] = 0;

@@ -2,7 +2,7 @@
 //! the stages it names in `after`, and a stage with `promote top=K by=M` reports its best K
 //! trials (Pattern C) once all of them have ended.
 
-use placid_lang::model::{Model, PlanId};
+use placid_lang::model::{Dependency, Model, PlanId};
 
 use crate::job::{Job, JobId, Seconds, StageRef};
 use crate::rank::Ranker;
@@ -42,9 +42,16 @@ pub fn submit<R: Ranker>(
     let plan = model.plan(plan_id);
     let mut stages: Vec<Vec<JobId>> = Vec::with_capacity(plan.stages.len());
     for (index, stage) in plan.stages.iter().enumerate() {
-        // `after` names earlier stages only (the checker refuses forward references, E029).
-        let after: Vec<JobId> =
-            stage.after.iter().filter(|before| before.value < index).flat_map(|before| stages[before.value].iter().copied()).collect();
+        // `after` names earlier stages only (the checker refuses forward references, E029);
+        // each is waited for as it says (`Stage::waited_for`).
+        let (mut after, mut after_ended): (Vec<JobId>, Vec<JobId>) = (Vec::new(), Vec::new());
+        for before in stage.after.iter().filter(|before| before.value < index) {
+            let jobs = stages[before.value].iter().copied();
+            match plan.stages[before.value].waited_for() {
+                Dependency::Succeeded => after.extend(jobs),
+                Dependency::Ended => after_ended.extend(jobs),
+            }
+        }
         let mut jobs = Vec::with_capacity(stage.trials as usize);
         for trial in 0..stage.trials.max(1) {
             let mut job = stage_job(model, plan_id, index, trial);
@@ -52,6 +59,7 @@ pub fn submit<R: Ranker>(
             job.run = run(index, trial);
             job.metric = metric(index, trial);
             job.after = after.clone();
+            job.after_ended = after_ended.clone();
             jobs.push(simulation.submit(job));
         }
         if let Some(promote) = &stage.promote {

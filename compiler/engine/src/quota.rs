@@ -35,8 +35,8 @@ pub struct Quotas {
     /// `[pool]`: the nodes work placed through the pool can run on (members no other fenced
     /// pool holds), sorted.
     pub reach: Vec<Vec<NodeId>>,
-    /// `[pool]`: the highest GPU-hour price of a node the pool reaches, in minor units.
-    pub dearest: Vec<i64>,
+    /// `[pool]`: the lowest GPU-hour price of a node the pool reaches, in minor units.
+    pub cheapest: Vec<i64>,
 }
 
 impl Quotas {
@@ -49,7 +49,7 @@ impl Quotas {
         let mut cohort = Vec::with_capacity(pools);
         let mut reserved = vec![vec![0; pools]; model.tiers.len()];
         let mut reach = Vec::with_capacity(pools);
-        let mut dearest = Vec::with_capacity(pools);
+        let mut cheapest = Vec::with_capacity(pools);
         for index in 0..pools {
             let pool = PoolId::from_index(index);
             let guaranteed = fences.guaranteed_gpus(pool);
@@ -62,7 +62,7 @@ impl Quotas {
             }
             cohort.push(guaranteed.iter().map(|own| u64::from(*own)).sum::<u64>() * u64::from(WHOLE_GPU_MILLI));
             let nodes: Vec<NodeId> = model.pool(pool).nodes.iter().copied().filter(|node| fences.reaches(pool, *node)).collect();
-            dearest.push(nodes.iter().filter_map(|node| model.node(*node).cost_per_gpu_hour).map(|money| money.minor).max().unwrap_or(0));
+            cheapest.push(nodes.iter().filter_map(|node| model.node(*node).cost_per_gpu_hour).map(|money| money.minor).min().unwrap_or(0));
             reach.push(nodes);
         }
         for (tier, each) in model.tiers.iter().enumerate() {
@@ -70,21 +70,13 @@ impl Quotas {
                 reserved[tier][reservation.pool.index()] += u64::from(reservation.gpus) * u64::from(WHOLE_GPU_MILLI);
             }
         }
-        Quotas { team_limit, guaranteed: guaranteed_milli, cohort, reserved, reach, dearest }
+        Quotas { team_limit, guaranteed: guaranteed_milli, cohort, reserved, reach, cheapest }
     }
 
     /// What `job` is charged to in `pool`: its tier's reservation there, if any, else its
     /// team's queue.
     pub fn charge(&self, job: &Job, pool: PoolId) -> Charge {
         if self.reserved[job.tier.index()][pool.index()] > 0 { Charge::Reservation(job.tier, pool) } else { Charge::Team(job.team, pool) }
-    }
-
-    /// Whether `tier` reserves capacity in some pool other than `pool` and none in it: a
-    /// reserving tier runs only in its reserved pools, capped at its reservations, as its
-    /// Kueue queue and its Slurm QOS (`GrpTRES`, partition `AllowQos`) cap it.
-    pub fn outside_reservations(&self, tier: TierId, pool: PoolId) -> bool {
-        let reserved = &self.reserved[tier.index()];
-        reserved[pool.index()] == 0 && reserved.iter().any(|gpus| *gpus > 0)
     }
 
     /// The most GPU milli `charge` may ever hold.
@@ -105,10 +97,11 @@ impl Quotas {
         self.cohort[pool.index()]
     }
 
-    /// The estimated cost of `job` in `pool`, in minor currency units: GPUs x estimated run
-    /// x the dearest GPU-hour price the pool reaches, so no placement in it costs more.
-    pub fn estimate(&self, job: &Job, pool: PoolId) -> i64 {
-        cost(self.dearest[pool.index()], job.gpus, job.gpu_milli, job.estimate())
+    /// The least `job` can cost in `pool`, in minor currency units: GPUs x estimated run x
+    /// the cheapest GPU-hour price the pool reaches. A job is charged what its placement
+    /// costs (docs/semantics.md §4); one whose least cost exceeds a budget can never run.
+    pub fn least_cost(&self, job: &Job, pool: PoolId) -> i64 {
+        cost(self.cheapest[pool.index()], job.gpus, job.gpu_milli, job.estimate())
     }
 }
 

@@ -316,3 +316,60 @@ fn a_class_with_lanes_or_bisection_is_placed_only_where_the_links_have_them() {
     assert_eq!(placed_on("lanes"), ["b"]);
     assert_eq!(placed_on("bisected"), ["b"]);
 }
+
+#[test]
+fn a_gang_goes_to_the_first_domain_that_holds_it_cheapest_first() {
+    // docs/semantics.md §5.4: units are tried cheapest first, then in inventory order, as
+    // Slurm tries a class constraint's domains in the order job_submit.lua lists them; the
+    // fullest domain (best fit) is not preferred.
+    let domain_of_second = |inventory: &str| -> String {
+        let model = load(inventory, POLICY);
+        let gang = model.classes.iter().position(|class| class.name.as_str() == "gang").map(placid_lang::model::ClassId::from_index);
+        let mut first = job(&model, "t", "hi", 2, 0, 600);
+        first.class = gang;
+        first.pin = Some(vec![model.node_by_name("b").expect("node b")]);
+        let mut second = job(&model, "t", "hi", 2, 1, 600);
+        second.class = gang;
+        let events = simulate(&model, Neutral, vec![first, second]);
+        events
+            .iter()
+            .find_map(|event| match &event.kind {
+                EventKind::Started(placement) if event.job == JobId(1) => {
+                    placement.domain.map(|domain| model.domain(domain).name.to_string())
+                }
+                _ => None,
+            })
+            .expect("the second gang starts")
+    };
+    // One price: d1, listed first, although d2 is fuller.
+    assert_eq!(domain_of_second(INVENTORY), "d1");
+    // d2 cheaper: d2.
+    assert_eq!(domain_of_second(&INVENTORY.replacen("(usd)2", "(usd)3", 1)), "d2");
+}
+
+#[test]
+fn a_sweep_trial_cut_at_its_limit_does_not_stop_the_plan_but_a_single_job_does() {
+    // docs/semantics.md §9: the stages after a sweep wait for its trials to end however
+    // (Slurm's afterany); the stages after a single job wait for its success (afterok).
+    let model = example("cluster");
+    let plan_named =
+        |name: &str| placid_lang::model::PlanId::from_index(model.plans.iter().position(|plan| plan.name.as_str() == name).unwrap());
+    let run_plan = |plan: placid_lang::model::PlanId, run: &dyn Fn(usize, u32) -> u64| {
+        let mut simulation = Simulation::new(&model, Neutral);
+        let stages = placid_engine::plan::submit(&mut simulation, &model, plan, 0, run, &|_, trial| Some(f64::from(trial)));
+        let mut events = Vec::new();
+        simulation.run(&mut |event| events.push(event.clone()));
+        let started = |stage: usize| {
+            events.iter().filter(|event| stages[stage].contains(&event.job) && matches!(event.kind, EventKind::Started(_))).count()
+        };
+        let cancelled =
+            |stage: usize| events.iter().filter(|event| stages[stage].contains(&event.job) && event.kind == EventKind::Cancelled).count();
+        (started(1), cancelled(1))
+    };
+    // asr-sweep: trial 3 of the sweep runs past its 90-minute limit; the 4 finalists run.
+    let sweep = run_plan(plan_named("asr-sweep"), &|stage, trial| if stage == 0 && trial == 3 { 6000 } else { 600 });
+    assert_eq!(sweep, (4, 0));
+    // vit-train: `prep` (one job, 2 h at most) runs 3 h and is cut; `train` is cancelled.
+    let train = run_plan(plan_named("vit-train"), &|stage, _| if stage == 0 { 3 * 3600 } else { 600 });
+    assert_eq!(train, (0, 1));
+}

@@ -118,6 +118,13 @@ pub struct Node {
 }
 
 impl Node {
+    /// What placement ranks the node by, cheapest first (docs/semantics.md §5.3): its GPU-hour
+    /// price in minor units, 0 when unpriced. The engine orders candidates by it and the Slurm
+    /// target writes it as the node's `Weight`, which Slurm allocates lowest first.
+    pub fn placement_price(&self) -> i64 {
+        self.cost_per_gpu_hour.map_or(0, |price| price.minor)
+    }
+
     /// Number of GPUs.
     pub fn gpu_count(&self) -> u32 {
         u32::try_from(self.gpus.len()).unwrap_or(u32::MAX)

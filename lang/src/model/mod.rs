@@ -16,6 +16,7 @@ pub mod inventory;
 mod launch;
 mod metric;
 mod migration;
+mod placement;
 mod plan;
 mod policy_test;
 mod pool;

@@ -53,7 +53,25 @@ pub struct Stage {
     pub launch: Launch,
 }
 
+/// How a later stage waits for the jobs of an earlier one (docs/semantics.md §9), as the
+/// engine runs it and the Slurm target's submit.sh writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dependency {
+    /// Until every trial has ended, however (Slurm's `afterany`): a preempted, cancelled or
+    /// cut trial of a stage of several, or of a promoting stage, must not stall the plan.
+    Ended,
+    /// Until its one job has finished within its time limit (Slurm's `afterok`): a job cut
+    /// at its limit, cancelled or rejected cancels the later stage (`kill_invalid_depend`).
+    Succeeded,
+}
+
 impl Stage {
+    /// How the stages after this one wait for its jobs: a stage of several trials or one that
+    /// promotes is waited for until every trial has ended, a single job until it succeeds.
+    pub fn waited_for(&self) -> Dependency {
+        if self.trials > 1 || self.promote.is_some() { Dependency::Ended } else { Dependency::Succeeded }
+    }
+
     /// The run-time limit of one trial on `tier` (the stage's tier): its `max-time`, else its
     /// expected `time`, else the tier's maximum, so a stage is never cut off by a
     /// scheduler's own default.

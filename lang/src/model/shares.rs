@@ -6,7 +6,7 @@
 //! that pool only (on Kubernetes they carry a reservation taint that only the pool's flavor
 //! tolerates), so an overlapping pool cannot count them. Pools overlap freely otherwise.
 
-use super::{Model, NodeId, PoolId, Team};
+use super::{CapacityKind, Model, NodeId, PoolId, Team, Tier};
 
 /// Which fenced pool, if any, holds each node: computed once, since every question about
 /// reach asks it for every node of a pool.
@@ -33,6 +33,21 @@ impl Model {
     /// Whether some tier reserves GPUs in `pool`.
     pub fn is_fenced(&self, pool: PoolId) -> bool {
         self.tiers.iter().flat_map(|tier| &tier.reservations).any(|reservation| reservation.pool == pool)
+    }
+
+    /// Whether jobs of `tier` may run in `pool` (docs/semantics.md §4): a tier that reserves
+    /// GPUs only in the pools it reserves in (capped there at its reservations); a
+    /// never-preempted tier without reservations in no pool holding a spot node, which the
+    /// provider may reclaim whatever the tier says; any other tier everywhere. The engine
+    /// rejects a job elsewhere (`tier-not-allowed`); the Slurm target lets the tier's QOS into
+    /// these pools' partitions only (`AllowQos`, job_submit.lua); the Kubernetes target gives a
+    /// reserving tier a queue over its reservations alone, and refuses a never-preempted tier
+    /// without reservations (E058), whose queue would hold nothing.
+    pub fn tier_may_use(&self, tier: &Tier, pool: PoolId) -> bool {
+        if !tier.reservations.is_empty() {
+            return tier.reservations.iter().any(|reservation| reservation.pool == pool);
+        }
+        tier.is_preemptible() || !self.pool(pool).nodes.iter().any(|node| self.node(*node).capacity == CapacityKind::Spot)
     }
 
     /// Whether `team` may use a backfill tier, and so borrow what other teams leave idle.

@@ -107,6 +107,13 @@ impl Tier {
         self.max_time.as_ref().map_or(Tier::DEFAULT_MAX_TIME, |max| max.value)
     }
 
+    /// The time limit a job of this tier runs under: the one it names, else the tier's
+    /// maximum. job_submit.lua gives a Slurm job that names none the tier's maximum; the engine
+    /// cuts the job there.
+    pub fn time_limit(&self, named: Option<Duration>) -> Duration {
+        named.unwrap_or_else(|| self.max_run_time())
+    }
+
     /// Whether the tier runs on reserved capacity alone: it reserves GPUs, or is never
     /// preempted (which only reserved capacity can promise). Kubernetes gives such a tier a
     /// ClusterQueue of its own; every other tier shares its team's.

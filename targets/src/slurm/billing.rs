@@ -52,7 +52,7 @@ pub fn partition_list(model: &Model, pool: &Pool) -> String {
 }
 
 fn node_weight(node: &Node) -> u64 {
-    node.cost_per_gpu_hour.map_or(0, minor_units)
+    u64::try_from(node.placement_price()).unwrap_or(0)
 }
 
 /// A daily budget in billing-minutes. Amounts are at most [`Money::MAX_MINOR`], which leaves
@@ -71,7 +71,7 @@ pub fn budget_minutes(budget: Money) -> u64 {
 pub fn tier_budget_gpu_minutes(model: &Model, tier: &Tier, budget: Money) -> Option<u64> {
     let dearest = (0..model.pools.len())
         .map(PoolId::from_index)
-        .filter(|pool| super::reserved::allowed(model, tier, *pool))
+        .filter(|pool| model.tier_may_use(tier, *pool))
         .flat_map(|pool| &model.pool(pool).nodes)
         .map(|id| node_weight(model.node(*id)))
         .max()

@@ -12,7 +12,6 @@ use placid_lang::model::{Model, Node, NodeId, PoolId, Preemption, Tier};
 
 use super::billing;
 use super::names;
-use super::reserved;
 use super::version::{Profile, TopologyLayout};
 
 /// Renders slurm.conf's policy part.
@@ -185,15 +184,16 @@ pub fn node_features(model: &Model, node: &Node, accounting: bool) -> Vec<String
     features
 }
 
-/// Slurm allocates the lowest Weight first; weights are at least 1.
+/// Slurm allocates the lowest Weight first: the node's placement price ([`Node::placement_price`]),
+/// at least 1 (Slurm's weights start there; an unpriced node ranks with the cheapest).
 fn node_weight(node: &Node) -> u64 {
-    node.cost_per_gpu_hour.map_or(1, |price| u64::try_from(price.minor).unwrap_or(0).max(1))
+    u64::try_from(node.placement_price()).unwrap_or(0).max(1)
 }
 
 /// The QOS slurm.conf lets run in `pool`'s partitions (with accounting): the tiers
-/// [`reserved::allowed`] there.
+/// [`Model::tier_may_use`] there.
 pub fn pool_qos(model: &Model, pool: PoolId) -> Vec<String> {
-    model.tiers.iter().filter(|tier| reserved::allowed(model, tier, pool)).map(names::qos).collect()
+    model.tiers.iter().filter(|tier| model.tier_may_use(tier, pool)).map(names::qos).collect()
 }
 
 /// The nodes of `tier`'s partition (without accounting), in inventory order: those of every
@@ -208,7 +208,7 @@ pub fn tier_partition_nodes(model: &Model, tier: &Tier) -> Vec<NodeId> {
                 .pools
                 .iter()
                 .enumerate()
-                .any(|(pool, members)| members.nodes.contains(id) && reserved::allowed(model, tier, PoolId::from_index(pool)))
+                .any(|(pool, members)| members.nodes.contains(id) && model.tier_may_use(tier, PoolId::from_index(pool)))
         })
         .collect()
 }

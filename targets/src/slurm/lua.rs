@@ -10,11 +10,10 @@
 
 use std::fmt::Write;
 
-use placid_lang::model::{Class, DomainId, Locality, Model, NvlinkNeed, PoolId, PreemptMode, Preemption, Routing, TeamId};
+use placid_lang::model::{Class, Locality, Model, Node, NvlinkNeed, PoolId, PreemptMode, Preemption, Routing, TeamId};
 
 use super::billing;
 use super::names;
-use super::reserved;
 use crate::text::lua_string;
 
 /// Renders job_submit.lua.
@@ -37,7 +36,7 @@ pub fn render(model: &Model, version: &str, accounting: bool) -> String {
                 .pools
                 .iter()
                 .enumerate()
-                .filter(|(index, _)| reserved::allowed(model, tier, PoolId::from_index(*index)))
+                .filter(|(index, _)| model.tier_may_use(tier, PoolId::from_index(*index)))
                 .map(|(_, pool)| billing::partition_list(model, pool))
                 .collect();
             lua_string(&allowed.join(","))
@@ -99,24 +98,33 @@ pub fn render(model: &Model, version: &str, accounting: bool) -> String {
 
 /// The Lua table of one class: a matching-OR constraint (`[a|b]`: all nodes share one of the
 /// features) for a locality wider than a node, and a plain OR of NVLink domains when NVLink
-/// is required without a locality. At nvlink-domain locality only the domains with the
-/// class's `min-bisection` are listed; `lanes` adds the `lanes_N` feature every node must have
-/// (which implies NVLink, so it replaces the OR of domains).
+/// is required without a locality. The matching OR lists the units in the order placement
+/// tries them ([`Model::units_cheapest_first`]): Slurm takes the first that fits. At
+/// nvlink-domain locality only the domains with the class's `min-bisection` are listed;
+/// `lanes` adds the `lanes_N` feature every node must have (which implies NVLink, so it
+/// replaces the OR of domains).
 fn class_rule(model: &Model, class: &Class) -> String {
     let lanes = class.lanes.as_ref().map(|lanes| names::lanes_feature(lanes.value));
     let features: Vec<String> = match class.locality {
-        Locality::NvlinkDomain => (0..model.domains.len())
-            .map(DomainId::from_index)
+        Locality::NvlinkDomain => model
+            .units_cheapest_first(|node| model.node(node).domain)
+            .into_iter()
             .filter(|id| class.min_bisection.as_ref().is_none_or(|min| model.domain_bisection(*id) >= min.value))
             .map(|id| names::domain_feature(model.domain(id)))
             .collect(),
-        Locality::Rack => model.racks.iter().map(names::rack_feature).collect(),
+        Locality::Rack => {
+            nvlink_first(model, class, model.units_cheapest_first(|node| model.node(node).rack), |node, rack| node.rack == Some(*rack))
+                .into_iter()
+                .map(|id| names::rack_feature(&model.racks[id.index()]))
+                .collect()
+        }
         Locality::Chassis => {
-            let mut chassis: Vec<String> =
-                model.nodes.iter().filter_map(|node| node.chassis.as_ref()).map(names::chassis_feature).collect();
-            chassis.sort();
-            chassis.dedup();
-            chassis
+            nvlink_first(model, class, model.units_cheapest_first(|node| model.node(node).chassis.as_ref()), |node, chassis| {
+                node.chassis.as_ref() == Some(*chassis)
+            })
+            .into_iter()
+            .map(names::chassis_feature)
+            .collect()
         }
         Locality::Node => {
             return match lanes {
@@ -137,6 +145,15 @@ fn class_rule(model: &Model, class: &Class) -> String {
     };
     let lanes = lanes.map_or_else(String::new, |lanes| format!("&{lanes}"));
     format!("{{ constraint = {} }}", lua_string(&format!("[{}]{lanes}", features.join("|"))))
+}
+
+/// `units` (in the order placement tries them) with, for a class that prefers NVLink, the units
+/// holding an NVLink node first, as the engine ranks NVLink nodes first for such a class.
+fn nvlink_first<K>(model: &Model, class: &Class, mut units: Vec<K>, holds: impl Fn(&Node, &K) -> bool) -> Vec<K> {
+    if class.nvlink == NvlinkNeed::Preferred {
+        units.sort_by_key(|unit| !model.nodes.iter().any(|node| node.has_nvlink() && holds(node, unit)));
+    }
+    units
 }
 
 const LOGIC: &str = r#"
@@ -197,26 +214,35 @@ local function apply_class(job_desc)
   return nil
 end
 
--- Routes a job by the tag in its --comment (kept in accounting with job_comment): sets the
--- tier (QOS, or partition without accounting) and the class. Returns the route or nil, and an
--- error text or nil.
+-- `features` without any class pseudo-feature, and the "&" that joined it.
+local function without_classes(features)
+  for token, _ in pairs(CLASSES) do
+    local replaced, found = replace_token(features, token, "")
+    while found do
+      features = replaced
+      replaced, found = replace_token(features, token, "")
+    end
+  end
+  features = string.gsub(string.gsub(string.gsub(features, "&&+", "&"), "^&", ""), "&$", "")
+  return features
+end
+
+-- Routes a job by the tag in its --comment (kept in accounting with job_comment): the route's
+-- tier (QOS, or partition without accounting) and class replace the ones the job names, as
+-- the language reference says. Returns the route or nil, and an error text or nil.
 local function apply_route(job_desc, account)
   local routes = job_desc.comment and ROUTES[job_desc.comment]
   if routes == nil then return nil, nil end
   local route = account and routes[account]
   if route == nil then return nil, "account " .. tostring(account) .. " is not a placid team" end
   if route.refuse ~= nil then return nil, route.refuse end
-  local asked
-  if TIERS_ARE == "qos" then asked = job_desc.qos else asked = job_desc.partition end
-  if asked ~= nil and asked ~= route.tier then
-    return nil, "tag " .. job_desc.comment .. " routes to tier " .. route.tier .. ", not " .. asked .. ": drop --" .. TIERS_ARE
-  end
   if TIERS_ARE == "qos" then job_desc.qos = route.tier else job_desc.partition = route.tier end
   if route.class ~= nil then
-    if job_desc.features == nil or job_desc.features == "" then
+    local features = without_classes(job_desc.features or "")
+    if features == "" then
       job_desc.features = route.class
     else
-      job_desc.features = job_desc.features .. "&" .. route.class
+      job_desc.features = features .. "&" .. route.class
     end
   end
   return route, nil

@@ -31,7 +31,7 @@ use placid_lang::diag::Diagnostics;
 
 use crate::Artifact;
 
-pub use sbatch::{STAGE_TEMPLATE, SUBMIT_TEMPLATE};
+pub use sbatch::{STAGE_TEMPLATE, SUBMIT_TEMPLATE, dependency_kind};
 
 /// Admin overrides of the built-in sbatch templates, read by the compiler from the project's
 /// `templates=` directory: file name (`stage.sbatch.j2`) -> template source.

@@ -18,7 +18,7 @@ use std::io::Write;
 use minijinja::{Environment, ErrorKind, Value, context};
 use placid_lang::codes::Code;
 use placid_lang::diag::{Diagnostic, Diagnostics};
-use placid_lang::model::{Model, Plan, Preemption, Stage};
+use placid_lang::model::{Dependency, Model, Plan, Preemption, Stage};
 use placid_lang::span::Span;
 
 use super::{SlurmTemplates, names, promote};
@@ -149,21 +149,27 @@ pub fn render(model: &Model, templates: &SlurmTemplates, accounting: bool, span:
     }
 }
 
-/// How a stage waits for the earlier stage `earlier`: for the promotion step of a promoting
-/// stage, which must have succeeded (`afterok`); for every trial of a stage of several,
-/// however they ended (`afterany`: a preempted or cancelled trial must not stall the plan);
-/// for a single-trial stage, its success (`afterok`; a dependency that can never be met is
-/// cancelled by `kill_invalid_depend`, so nothing waits forever).
-fn dependency(plan: &Plan, earlier: usize) -> Value {
+/// How stage `stage` of `plan` waits for its earlier stage `earlier` (the `--dependency`
+/// kind submit.sh gives it): for the promotion step of a promoting stage, which must have
+/// succeeded, `afterok`; for every trial of a stage of several, however they ended,
+/// `afterany` (a preempted or cancelled trial must not stall the plan); for a single-trial
+/// stage, its success, `afterok` (a dependency that can never be met is cancelled by
+/// `kill_invalid_depend`, so nothing waits forever).
+pub fn dependency_kind(plan: &Plan, earlier: usize) -> &'static str {
     let stage = &plan.stages[earlier];
-    let (kind, job) = if stage.promote.is_some() {
-        ("afterok", format!("promote_{earlier}"))
-    } else if stage.trials > 1 {
-        ("afterany", format!("job_{earlier}"))
-    } else {
-        ("afterok", format!("job_{earlier}"))
-    };
-    context! { kind, job }
+    match stage.waited_for() {
+        // The promotion step itself ran after every trial ended.
+        Dependency::Ended if stage.promote.is_some() => "afterok",
+        Dependency::Ended => "afterany",
+        Dependency::Succeeded => "afterok",
+    }
+}
+
+/// The dependency of a stage on `earlier`: its kind and the submit.sh variable holding the
+/// job it waits for (the promotion step of a promoting stage).
+fn dependency(plan: &Plan, earlier: usize) -> Value {
+    let job = if plan.stages[earlier].promote.is_some() { format!("promote_{earlier}") } else { format!("job_{earlier}") };
+    context! { kind => dependency_kind(plan, earlier), job }
 }
 
 /// minijinja drops a template's final newline; scripts end with one.

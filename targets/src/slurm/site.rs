@@ -1,5 +1,5 @@
 //! The keys the policy needs in the site's own slurm.conf. `SchedulerParameters`,
-//! `SlurmctldParameters` and `JobSubmitPlugins` are single keys whose value is a comma
+//! `DependencyParameters`, `SlurmctldParameters` and `JobSubmitPlugins` are single keys whose value is a comma
 //! list, and slurmctld keeps only the last line of a key, so the policy part cannot set them
 //! without replacing what the site set. Instead the policy's items are written to
 //! `site-requirements.conf` (same syntax as slurm.conf, never included) and [`merge`] adds
@@ -26,18 +26,18 @@ pub struct Requirement {
 pub fn requirements(model: &Model) -> Vec<Requirement> {
     let longest = model.tiers.iter().map(Tier::max_run_time).max().unwrap_or(Tier::DEFAULT_MAX_TIME);
     // bf_window (minutes) covers the longest run time so backfill can plan the longest job;
-    // max_switch_wait bounds how long `--switches` may hold a job for a tighter placement;
-    // kill_invalid_depend cancels a plan's stage whose dependency can never be met (a failed
-    // promotion step) instead of leaving it pending for good.
+    // max_switch_wait bounds how long `--switches` may hold a job for a tighter placement.
     let scheduler = ["bf_continue".to_owned(), format!("bf_window={}", longest.seconds.div_ceil(60))]
         .into_iter()
-        .chain(
-            ["bf_resolution=300", "bf_interval=30", "bf_max_job_test=1000", "max_switch_wait=3600", "kill_invalid_depend"]
-                .map(str::to_owned),
-        )
+        .chain(["bf_resolution=300", "bf_interval=30", "bf_max_job_test=1000", "max_switch_wait=3600"].map(str::to_owned))
         .collect();
     vec![
         Requirement { key: "SchedulerParameters", items: scheduler },
+        // kill_invalid_depend cancels a plan's stage whose dependency can never be met (a
+        // trial cut at its limit, a failed promotion step) instead of leaving it pending for
+        // good. Every supported release reads it here only: in SchedulerParameters it is
+        // ignored (observed on 22.05: the stage pended for good).
+        Requirement { key: "DependencyParameters", items: vec!["kill_invalid_depend".to_owned()] },
         // Sends the job's own --signal (the checkpoint signal) at preemption time rather than
         // only at the end of GraceTime. This spelling is parsed by every supported release.
         Requirement { key: "SlurmctldParameters", items: vec!["preempt_send_user_signal".to_owned()] },
@@ -70,7 +70,7 @@ pub fn parse(text: &str) -> Vec<Requirement> {
         .collect()
 }
 
-const KNOWN_KEYS: &[&str] = &["SchedulerParameters", "SlurmctldParameters", "JobSubmitPlugins"];
+const KNOWN_KEYS: &[&str] = &["SchedulerParameters", "DependencyParameters", "SlurmctldParameters", "JobSubmitPlugins"];
 
 /// A required item the site sets to another value: the site's value is kept.
 #[derive(Clone, Debug, PartialEq, Eq)]

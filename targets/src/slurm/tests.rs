@@ -285,13 +285,16 @@ fn a_stage_without_a_run_time_gets_its_tiers_maximum_and_no_time_min() {
 fn the_site_keys_are_requirements_not_part_of_the_include() {
     let artifacts = emit_project(NODES, POLICY, &SlurmTemplates::default()).unwrap_or_default();
     let conf = file(&artifacts, "slurm/slurm.conf");
-    for key in ["SchedulerParameters=", "SlurmctldParameters=", "JobSubmitPlugins="] {
+    for key in ["SchedulerParameters=", "DependencyParameters=", "SlurmctldParameters=", "JobSubmitPlugins="] {
         assert!(!conf.lines().any(|line| line.starts_with(key)), "the include sets {key}:\n{conf}");
     }
     let required = super::site::parse(&file(&artifacts, "slurm/site-requirements.conf"));
     let keys: Vec<&str> = required.iter().map(|requirement| requirement.key).collect();
-    assert_eq!(keys, ["SchedulerParameters", "SlurmctldParameters", "JobSubmitPlugins"]);
+    assert_eq!(keys, ["SchedulerParameters", "DependencyParameters", "SlurmctldParameters", "JobSubmitPlugins"]);
     assert!(required[0].items.contains(&"bf_window=4320".to_owned()), "{required:?}");
+    // 22.05 and 24.11 read kill_invalid_depend only in DependencyParameters.
+    assert_eq!(required[1].items, ["kill_invalid_depend"]);
+    assert!(!required[0].items.iter().any(|item| item == "kill_invalid_depend"), "{required:?}");
 }
 
 #[test]
@@ -481,4 +484,15 @@ fn a_stage_without_a_command_runs_the_submitters_and_says_so() {
     assert!(declared.ends_with("exec train --lr 0.1\n"), "{declared}");
     assert!(!declared.contains("PLACID_STAGE_COMMAND"), "{declared}");
     assert!(declared.contains("#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=4\n#SBATCH --mem=1536M\n"), "{declared}");
+}
+
+#[test]
+fn a_class_constraint_lists_its_domains_in_the_order_placement_tries_them() {
+    // Domain d2 is cheaper than d1, though declared after it: Slurm takes the first feature
+    // of a matching OR that fits, so d2 comes first, as the engine tries it first.
+    let cheaper = NODES.replace("\"n1\"", "\"n2\"").replace("d1", "d2").replace("c1", "c2").replace("(usd)2.50", "(usd)1.50");
+    let policy = POLICY.to_owned() + "class \"gang\" { nvlink \"required\" }\n";
+    let artifacts = emit_project(&(NODES.to_owned() + &cheaper), &policy, &SlurmTemplates::default()).unwrap_or_default();
+    let lua = file(&artifacts, "slurm/job_submit.lua");
+    assert!(lua.contains("[\"class_gang\"] = { constraint = \"[nvlink_d2|nvlink_d1]\" },"), "{lua}");
 }

@@ -42,8 +42,8 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             self.records[id.index()].preempting = None;
         }
         let job = &self.records[id.index()].job;
-        let estimate = self.quotas.estimate(job, pool);
-        if !self.budgets.has_room(model, job, estimate, self.now) {
+        // Not even its cheapest placement fits today's budget: no need to search one.
+        if !self.budgets.has_room(model, job, self.quotas.least_cost(job, pool), self.now) {
             return Err(Wait::plain(Hold::Budget));
         }
         let charge = self.quotas.charge(job, pool);
@@ -109,6 +109,13 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         };
         match placed {
             Ok(placement) => {
+                // Charged what its placement costs: the cheapest nodes come first (§5.3), so
+                // when this one is over the budget, none of the pool fits it now.
+                let record = &self.records[id.index()];
+                let cost = placement_cost(model, &record.job, &placement, record.estimate_left);
+                if !self.budgets.has_room(model, &record.job, cost, self.now) {
+                    return Err(Wait::plain(Hold::Budget));
+                }
                 self.dequeue(id);
                 self.start(id, placement);
                 Ok(())

@@ -1,6 +1,7 @@
 //! Ends, docs/semantics.md §8: a job ends at its start plus its remaining run (cut at its
 //! limit). What it held is released at that instant, before the pass, so the pass at the same
-//! instant can use it, and the jobs that run after it enter the queue then.
+//! instant can use it, and the jobs that run after it enter the queue then (or are cancelled,
+//! when they needed it to succeed and it was cut at its limit).
 
 use super::{JobState, Simulation};
 use crate::event::EventKind;
@@ -16,15 +17,10 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             return;
         }
         self.release(id);
-        self.records[id.index()].state = JobState::Finished;
+        let record = &mut self.records[id.index()];
+        record.state = JobState::Finished;
+        let succeeded = !record.job.times_out(self.model.tier(record.job.tier));
         self.emit(id, EventKind::Finished);
-        for dependent in self.dependents[id.index()].clone() {
-            let record = &mut self.records[dependent.index()];
-            record.waiting_on = record.waiting_on.saturating_sub(1);
-            if record.waiting_on == 0 && record.state == JobState::Waiting {
-                self.enqueue(dependent);
-            }
-        }
-        self.check_promotions();
+        self.release_dependents(id, succeeded);
     }
 }

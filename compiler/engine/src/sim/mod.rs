@@ -33,7 +33,7 @@ mod rejection;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
 
-use placid_lang::model::{Model, NodeId, PoolId};
+use placid_lang::model::{Dependency, Model, NodeId, PoolId};
 
 use crate::cluster::Cluster;
 use crate::event::{Event, EventKind, Hold, Placement, Reject};
@@ -110,7 +110,7 @@ pub struct Simulation<'m, R: Ranker> {
     budgets: Budgets,
     now: Seconds,
     records: Vec<Record>,
-    dependents: Vec<Vec<JobId>>,
+    dependents: Vec<Vec<(JobId, Dependency)>>,
     wakes: BinaryHeap<Reverse<(Seconds, Wake)>>,
     retries: BTreeSet<Seconds>,
     /// Pending jobs by tier priority (highest first), then team, then submission.
@@ -250,17 +250,26 @@ impl<'m, R: Ranker> Simulation<'m, R> {
     }
 
     /// Submits `job`, routed by its tag (`routing`); it arrives at its `submit` time (now, if
-    /// that is past). Its `after` must name jobs submitted before it; others are ignored.
+    /// that is past). Its `after` and `after_ended` must name jobs submitted before it; others
+    /// are ignored.
     pub fn submit(&mut self, mut job: Job) -> JobId {
         crate::routing::apply(self.model, &mut job);
         let id = self.next_id();
-        let waiting_on = job.after.iter().filter(|before| before.index() < self.records.len()).count();
-        for before in job.after.iter().filter(|before| before.index() < self.records.len()) {
-            self.dependents[before.index()].push(id);
+        let known = self.records.len();
+        let waits = job
+            .after
+            .iter()
+            .map(|before| (*before, Dependency::Succeeded))
+            .chain(job.after_ended.iter().map(|before| (*before, Dependency::Ended)))
+            .filter(|(before, _)| before.index() < known);
+        let mut waiting_on = 0;
+        for (before, dependency) in waits {
+            self.dependents[before.index()].push((id, dependency));
+            waiting_on += 1;
         }
         let arrive = job.submit.max(self.now);
         self.records.push(Record {
-            work_left: job.duration(),
+            work_left: job.duration(self.model.tier(job.tier)),
             estimate_left: job.estimate(),
             job,
             state: JobState::Future,
@@ -298,7 +307,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                 Ok(placement) => {
                     let id = self.next_id();
                     self.records.push(Record {
-                        work_left: job.duration(),
+                        work_left: job.duration(self.model.tier(job.tier)),
                         estimate_left: job.estimate(),
                         job,
                         state: JobState::Future,

@@ -1,6 +1,9 @@
 //! Plans at run time, docs/semantics.md §9 (`crate::plan` makes the stages' jobs): a job that
-//! can never run cancels the jobs waiting for it, as Slurm's `kill_invalid_depend` does, and a
-//! Pattern C promotion is reported once all its trials have ended.
+//! ends without succeeding cancels the jobs waiting for its success, as Slurm's `afterok` with
+//! `kill_invalid_depend` does, and releases those waiting for it to end however (`afterany`);
+//! a Pattern C promotion is reported once all its trials have ended.
+
+use placid_lang::model::Dependency;
 
 use super::{JobState, Simulation};
 use crate::event::EventKind;
@@ -8,16 +11,28 @@ use crate::job::JobId;
 use crate::rank::Ranker;
 
 impl<'m, R: Ranker> Simulation<'m, R> {
-    /// Cancels the jobs that wait, directly or through others, for `id`, which can never
-    /// finish now (rejected or cancelled).
-    pub(super) fn cancel_dependents(&mut self, id: JobId) {
-        let mut stack = self.dependents[id.index()].clone();
-        while let Some(dependent) = stack.pop() {
-            let record = &mut self.records[dependent.index()];
-            if matches!(record.state, JobState::Waiting | JobState::Future) {
-                record.state = JobState::Cancelled;
-                self.emit(dependent, EventKind::Cancelled);
-                stack.extend(self.dependents[dependent.index()].iter().copied());
+    /// `id` has ended, `succeeded` (finished within its time limit) or not (cut at its limit,
+    /// rejected, cancelled): the jobs waiting for it to end, however, wait for one job less and
+    /// enter the queue when none is left; those waiting for its success are cancelled, and so
+    /// in turn are the jobs waiting for theirs.
+    pub(super) fn release_dependents(&mut self, id: JobId, succeeded: bool) {
+        let mut stack = vec![(id, succeeded)];
+        while let Some((ended, succeeded)) = stack.pop() {
+            for (dependent, dependency) in self.dependents[ended.index()].clone() {
+                let record = &mut self.records[dependent.index()];
+                if !matches!(record.state, JobState::Waiting | JobState::Future) {
+                    continue;
+                }
+                if succeeded || dependency == Dependency::Ended {
+                    record.waiting_on = record.waiting_on.saturating_sub(1);
+                    if record.waiting_on == 0 && record.state == JobState::Waiting {
+                        self.enqueue(dependent);
+                    }
+                } else {
+                    record.state = JobState::Cancelled;
+                    self.emit(dependent, EventKind::Cancelled);
+                    stack.push((dependent, false));
+                }
             }
         }
         self.check_promotions();

@@ -87,9 +87,11 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         let model = self.model;
         let reach = &self.quotas.reach[pool.index()];
         let victims = self.victims(id, |_, placement| placement.node_ids().any(|node| reach.binary_search(&node).is_ok()));
+        // Victims still exempt are tried again when the first exemption ends, whether those
+        // that may be taken now free too little or there are none.
+        let retry = victims.exempt_until;
         if victims.ready.is_empty() {
-            // Victims still exempt are tried again when the first exemption ends.
-            if let Some(at) = victims.exempt_until {
+            if let Some(at) = retry {
                 self.retry_at(at);
             }
             return;
@@ -126,7 +128,12 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         });
         self.retake(&mut trial, &taken);
         self.cluster = trial;
-        let Some(placement) = found else { return };
+        let Some(placement) = found else {
+            if let Some(at) = retry {
+                self.retry_at(at);
+            }
+            return;
+        };
         let used: BTreeSet<NodeId> = placement.node_ids().collect();
         let victims: Vec<JobId> = taken
             .into_iter()
@@ -235,7 +242,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             _ => {
                 self.records[id.index()].state = JobState::Cancelled;
                 self.emit(id, EventKind::Cancelled);
-                self.cancel_dependents(id);
+                self.release_dependents(id, false);
             }
         }
     }

@@ -30,7 +30,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             Err(reason) => {
                 self.records[id.index()].state = JobState::Rejected(reason);
                 self.emit(id, EventKind::Rejected(reason));
-                self.cancel_dependents(id);
+                self.release_dependents(id, false);
             }
             Ok(pools) => {
                 let record = &mut self.records[id.index()];
@@ -57,7 +57,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             Some(pool) => vec![pool],
             None => (0..model.pools.len()).map(PoolId::from_index).collect(),
         };
-        let pools: Vec<PoolId> = pools.into_iter().filter(|pool| !self.quotas.outside_reservations(job.tier, *pool)).collect();
+        let pools: Vec<PoolId> = pools.into_iter().filter(|pool| self.model.tier_may_use(self.model.tier(job.tier), *pool)).collect();
         if pools.is_empty() {
             return Err(Reject::TierNotAllowed);
         }
@@ -98,7 +98,7 @@ pub fn verdict_in(model: &Model, quotas: &Quotas, empty: &Cluster, job: &Job, po
 
 /// [`verdict_in`], asking `never` whether the hardware can ever hold the job.
 fn verdict_with(model: &Model, quotas: &Quotas, job: &Job, pool: PoolId, never: impl FnOnce() -> Option<Reject>) -> Result<(), Reject> {
-    if quotas.outside_reservations(job.tier, pool) {
+    if !model.tier_may_use(model.tier(job.tier), pool) {
         return Err(Reject::TierNotAllowed);
     }
     if let Some(reason) = never() {
@@ -108,7 +108,7 @@ fn verdict_with(model: &Model, quotas: &Quotas, job: &Job, pool: PoolId, never: 
     if job.quota_milli(mig) > quotas.limit(quotas.charge(job, pool)) {
         return Err(Reject::ExceedsQuota);
     }
-    if !Budgets::ever_fits(model, job, quotas.estimate(job, pool)) {
+    if !Budgets::ever_fits(model, job, quotas.least_cost(job, pool)) {
         return Err(Reject::ExceedsBudget);
     }
     Ok(())

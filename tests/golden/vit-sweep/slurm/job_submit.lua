@@ -93,26 +93,35 @@ local function apply_class(job_desc)
   return nil
 end
 
--- Routes a job by the tag in its --comment (kept in accounting with job_comment): sets the
--- tier (QOS, or partition without accounting) and the class. Returns the route or nil, and an
--- error text or nil.
+-- `features` without any class pseudo-feature, and the "&" that joined it.
+local function without_classes(features)
+  for token, _ in pairs(CLASSES) do
+    local replaced, found = replace_token(features, token, "")
+    while found do
+      features = replaced
+      replaced, found = replace_token(features, token, "")
+    end
+  end
+  features = string.gsub(string.gsub(string.gsub(features, "&&+", "&"), "^&", ""), "&$", "")
+  return features
+end
+
+-- Routes a job by the tag in its --comment (kept in accounting with job_comment): the route's
+-- tier (QOS, or partition without accounting) and class replace the ones the job names, as
+-- the language reference says. Returns the route or nil, and an error text or nil.
 local function apply_route(job_desc, account)
   local routes = job_desc.comment and ROUTES[job_desc.comment]
   if routes == nil then return nil, nil end
   local route = account and routes[account]
   if route == nil then return nil, "account " .. tostring(account) .. " is not a placid team" end
   if route.refuse ~= nil then return nil, route.refuse end
-  local asked
-  if TIERS_ARE == "qos" then asked = job_desc.qos else asked = job_desc.partition end
-  if asked ~= nil and asked ~= route.tier then
-    return nil, "tag " .. job_desc.comment .. " routes to tier " .. route.tier .. ", not " .. asked .. ": drop --" .. TIERS_ARE
-  end
   if TIERS_ARE == "qos" then job_desc.qos = route.tier else job_desc.partition = route.tier end
   if route.class ~= nil then
-    if job_desc.features == nil or job_desc.features == "" then
+    local features = without_classes(job_desc.features or "")
+    if features == "" then
       job_desc.features = route.class
     else
-      job_desc.features = job_desc.features .. "&" .. route.class
+      job_desc.features = features .. "&" .. route.class
     end
   end
   return route, nil
