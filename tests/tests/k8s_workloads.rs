@@ -8,7 +8,7 @@ mod k8s_support;
 
 use std::collections::BTreeSet;
 
-use k8s_support::{Emitted, emitted, kubernetes_examples, of_kind, parsed};
+use k8s_support::{Emitted, emitted, kubernetes_examples, of_kind, parsed, strings};
 use placid_lang::expr::JobParam;
 use placid_lang::model::{Locality, Preemption};
 use placid_scoring::kube::{KubePod, pod_params};
@@ -415,7 +415,7 @@ fn meets(labels: &std::collections::BTreeMap<String, String>, requirement: &Valu
 
 /// The number of stages of `model` whose class asks for lanes or bisection; panics where a
 /// stage's template reaches other nodes than the pool's nodes with the class's lanes and
-/// bisection.
+/// bisection (its node affinity and its node selector together).
 fn check_nvlink_affinity(model: &placid_lang::model::Model, objects: &[Emitted]) -> usize {
     let marks = k8s_support::nfd_marks(objects);
     let mut restricted = 0;
@@ -429,6 +429,7 @@ fn check_nvlink_affinity(model: &placid_lang::model::Model, objects: &[Emitted])
             let reached: BTreeSet<&str> = marks
                 .iter()
                 .filter(|(_, (labels, _))| requirements.iter().all(|requirement| meets(labels, requirement)))
+                .filter(|(_, (labels, _))| strings(&pod["spec"]["nodeSelector"]).iter().all(|(key, value)| labels.get(key) == Some(value)))
                 .map(|(node, _)| node.as_str())
                 .collect();
             let class = stage.class.as_ref().map(|class| model.class(class.value));

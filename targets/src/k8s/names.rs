@@ -188,6 +188,12 @@ impl PlacidKeys {
         self.key("cell", self.prefix_span)
     }
 
+    /// `<prefix>/class-<class>=true` on every node that passes the class's NVLink node filter
+    /// ([`super::layout::fits`]): the `nodeSelector` key of the class's pods.
+    pub fn class(&self, class: &ObjectName, class_span: Span) -> Result<LabelKey, Diagnostic> {
+        self.key(&format!("class-{class}"), class_span)
+    }
+
     /// `<prefix>/pool-<pool>` on every node of the pool. One key per pool, because pools may
     /// overlap and a single `pool` key could hold only one of them.
     pub fn pool(&self, pool: &ObjectName, pool_span: Span) -> Result<LabelKey, Diagnostic> {

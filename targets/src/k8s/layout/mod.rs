@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use placid_lang::checked::Checked;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::{KubernetesSettings, Model, Node, NodeId, PoolId, TierId};
+use placid_lang::model::{Class, KubernetesSettings, Model, Node, NodeId, PoolId, TierId};
 use placid_lang::name::LabelKey;
 
 pub mod cells;
@@ -242,6 +242,11 @@ impl Layout {
         if let Some(cell) = self.cells.of_node[node_id.index()] {
             labels.insert(self.cell_label.clone(), LabelValue::from_object(&self.cells.cells[cell].name));
         }
+        // The node label a class's pods select on, where the class filters nodes.
+        for class in model.classes.iter().filter(|class| filters_nodes(class) && fits(model, class, node)) {
+            let name = ObjectName::map(&class.name, class.span, "class")?;
+            labels.insert(self.keys.class(&name, class.span)?, LabelValue::yes());
+        }
         let mut taints = Vec::new();
         for (pool, layout) in model.pools.iter().zip(&self.pools) {
             if pool.nodes.contains(&node_id) {
@@ -263,6 +268,21 @@ impl Layout {
     pub fn pool(&self, pool: PoolId) -> &PoolLayout {
         &self.pools[pool.index()]
     }
+}
+
+/// Whether `node` passes `class`'s NVLink node filter: at least `lanes` links per GPU pair and
+/// an NVLink domain of at least `min-bisection`, as the engine's filter and the Slurm target's
+/// features ask. A class without either filter fits every node.
+pub fn fits(model: &Model, class: &Class, node: &Node) -> bool {
+    let lanes = class.lanes.as_ref().is_none_or(|lanes| node.nvlink_lanes().is_some_and(|has| has >= lanes.value));
+    let bisection =
+        class.min_bisection.as_ref().is_none_or(|min| node.domain.is_some_and(|domain| model.domain_bisection(domain) >= min.value));
+    lanes && bisection
+}
+
+/// Whether `class` filters nodes at all (then [`fits`] decides which carry its label).
+pub fn filters_nodes(class: &Class) -> bool {
+    class.lanes.is_some() || class.min_bisection.is_some()
 }
 
 /// The label value of `fact` on `node`, `None` when placid writes no such label there. Nodes
