@@ -9,242 +9,38 @@
 //! message, and a tagged workload is routed to its tier and its class's placement (or refused
 //! where its team may not use that tier).
 //!
-//! What cel-rust lacks of Kubernetes' CEL (docs/targets/kubernetes.md, "Admission in tests"):
-//! message construction (`Object{...}`, which a MutatingAdmissionPolicy's ApplyConfiguration
-//! returns) is parsed but not evaluated, so [`apply_configuration`] evaluates the same
-//! expression with every constructor spelled as a map literal; and none of
-//! Kubernetes' library functions (`quantity`, `url`, `regex` extensions, `authorizer`), which
-//! placid's policies do not call. Every other construct they use (`has`, `in`, `map`, `all`,
-//! list concatenation, the conditional operator) is standard CEL that cel-rust evaluates.
+//! The evaluation is placid-admission's (compiler/admission), which says what cel-rust lacks of
+//! Kubernetes' CEL.
 
 mod k8s_support;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
-use cel::{Context, Program};
-use k8s_support::{Emitted, Project, example_projects, generated_projects, strings};
+use k8s_support::{Project, example_projects, generated_projects, strings};
+use placid_admission::apply::{configuration, merge};
+use placid_admission::{Policies, cel_value, evaluate};
 use placid_lang::model::{Routing, TeamId};
 use serde_json::Value;
 
-/// A JSON value as Kubernetes' CEL sees it: integers are `int`.
-fn cel_value(value: &Value) -> cel::Value {
-    match value {
-        Value::Null => cel::Value::Null,
-        Value::Bool(flag) => cel::Value::Bool(*flag),
-        Value::Number(number) => number.as_i64().map_or_else(|| cel::Value::Float(number.as_f64().unwrap_or_default()), cel::Value::Int),
-        Value::String(text) => cel::Value::String(Arc::new(text.clone())),
-        Value::Array(items) => cel::Value::List(Arc::new(items.iter().map(cel_value).collect())),
-        Value::Object(fields) => {
-            fields.iter().map(|(key, value)| (key.clone(), cel_value(value))).collect::<HashMap<String, cel::Value>>().into()
-        }
-    }
-}
-
-/// Evaluates `expression` on `object` with `variables`.
-fn evaluate(expression: &str, object: &cel::Value, variables: &HashMap<String, cel::Value>) -> Result<cel::Value, String> {
-    let program = Program::compile(expression).map_err(|error| format!("`{expression}` does not parse: {error}"))?;
-    let mut context = Context::default();
-    context.add_variable_from_value("object", object.clone());
-    context.add_variable_from_value("variables", variables.clone());
-    program.execute(&context).map_err(|error| format!("`{expression}` fails: {error}"))
-}
-
-/// A policy's `variables`, evaluated in order (each may read the earlier ones).
-fn variables(spec: &Value, object: &cel::Value) -> Result<HashMap<String, cel::Value>, String> {
-    let mut values = HashMap::new();
-    for variable in spec["variables"].as_array().into_iter().flatten() {
-        let value = evaluate(variable["expression"].as_str().unwrap_or_default(), object, &values)?;
-        values.insert(variable["name"].as_str().unwrap_or_default().to_owned(), value);
-    }
-    Ok(values)
-}
-
-/// Whether a policy's match constraints and conditions select `object`.
-fn matches(spec: &Value, object: &Value) -> Result<bool, String> {
-    let api_version = object["apiVersion"].as_str().unwrap_or_default();
-    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
-    let resource = format!("{}s", object["kind"].as_str().unwrap_or_default().to_ascii_lowercase());
-    let listed = spec["matchConstraints"]["resourceRules"].as_array().into_iter().flatten().any(|rule| {
-        let has = |field: &str, value: &str| rule[field].as_array().into_iter().flatten().any(|item| item == value || item == "*");
-        has("apiGroups", group) && has("resources", &resource) && has("operations", "CREATE")
-    });
-    if !listed {
-        return Ok(false);
-    }
-    let cel_object = cel_value(object);
-    for condition in spec["matchConditions"].as_array().into_iter().flatten() {
-        if evaluate(condition["expression"].as_str().unwrap_or_default(), &cel_object, &HashMap::new())? != cel::Value::Bool(true) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-/// `expression` with message construction (`Object{...}`, `Object.spec.template{...}`, which
-/// cel-rust does not evaluate) spelled as map literals: each constructor's `{` opens a map and
-/// its field names, which follow that `{` or a `, ` inside it, become string keys.
-fn constructors_as_maps(expression: &str) -> String {
-    let mut out = String::new();
-    // For each open brace: whether it opened a constructor.
-    let mut braces: Vec<bool> = Vec::new();
-    let mut rest = expression;
-    while let Some(character) = rest.chars().next() {
-        if rest.starts_with("Object") && !out.ends_with(|previous: char| previous.is_alphanumeric() || previous == '_' || previous == '.') {
-            let end = rest.find(|next: char| !(next.is_alphanumeric() || next == '.' || next == '_')).unwrap_or(rest.len());
-            if rest[end..].starts_with('{') {
-                out.push('{');
-                braces.push(true);
-                rest = &rest[end + 1..];
-                quote_field(&mut out, &mut rest);
-                continue;
-            }
-        }
-        match character {
-            '\'' => {
-                // A string literal, copied whole (placid escapes `\` and `'` in it).
-                let mut escaped = false;
-                let end = rest[1..]
-                    .char_indices()
-                    .find(|(_, next)| {
-                        let closes = *next == '\'' && !escaped;
-                        escaped = *next == '\\' && !escaped;
-                        closes
-                    })
-                    .map_or(rest.len(), |(index, _)| index + 2);
-                out.push_str(&rest[..end]);
-                rest = &rest[end..];
-                continue;
-            }
-            '{' => braces.push(false),
-            '}' => _ = braces.pop(),
-            ',' if braces.last() == Some(&true) => {
-                out.push(',');
-                rest = &rest[1..];
-                quote_field(&mut out, &mut rest);
-                continue;
-            }
-            _ => {}
-        }
-        out.push(character);
-        rest = &rest[character.len_utf8()..];
-    }
-    out
-}
-
-/// Quotes the field name at the start of `rest` (after spaces), if any, into `out`.
-fn quote_field(out: &mut String, rest: &mut &str) {
-    let trimmed = rest.trim_start();
-    out.push_str(&rest[..rest.len() - trimmed.len()]);
-    let end = trimmed.find(|next: char| !(next.is_alphanumeric() || next == '_')).unwrap_or(trimmed.len());
-    if end > 0 && trimmed[end..].starts_with(':') {
-        out.push_str(&format!("'{}'", &trimmed[..end]));
-        *rest = &trimmed[end..];
-    } else {
-        *rest = trimmed;
-    }
-}
-
-/// An ApplyConfiguration's expression evaluated, constructors as maps: the fields set, as JSON.
-fn apply_configuration(expression: &str, object: &cel::Value, variables: &HashMap<String, cel::Value>) -> Result<Value, String> {
-    let maps = constructors_as_maps(expression);
-    assert!(!maps.contains("Object"), "a constructor this test does not spell: {expression}");
-    let applied = evaluate(&maps, object, variables)?;
-    applied.json().map_err(|error| format!("`{expression}` gives no JSON: {error}"))
-}
-
-/// Merges an applied configuration into `object` as server-side apply does: maps key by key,
-/// lists of named items (`replicatedJobs`, a list map keyed by `name`) item by item, anything
-/// else replaced.
-fn merge(object: &mut Value, applied: &Value) {
-    match (object, applied) {
-        (Value::Object(into), Value::Object(fields)) => {
-            for (key, value) in fields {
-                merge(into.entry(key.clone()).or_insert(Value::Null), value);
-            }
-        }
-        (Value::Array(into), Value::Array(items)) if items.iter().all(|item| item["name"].is_string()) => {
-            for item in items {
-                match into.iter_mut().find(|existing| existing["name"] == item["name"]) {
-                    Some(existing) => merge(existing, item),
-                    None => into.push(item.clone()),
-                }
-            }
-        }
-        (slot, value) => *slot = value.clone(),
-    }
-}
-
-/// The admission policies of a build, with the labels of the namespaces their bindings select.
+/// The build's admission policies.
 struct Admission<'a> {
-    project: &'a Project,
+    policies: Policies<'a>,
 }
 
 /// What admission made of an object: the mutated object, or the refusals' messages and the
 /// object as the validations saw it.
 type Verdict = Result<Value, (Vec<String>, Value)>;
 
-impl Admission<'_> {
-    /// Whether the binding of policy `name` (of `kind`) selects `namespace`.
-    fn bound(&self, kind: &str, name: &str, namespace: &str) -> bool {
-        let labels = self
-            .project
-            .objects
-            .iter()
-            .find(|object| object.kind() == "Namespace" && object.name() == namespace)
-            .map(|object| strings(&object.object["metadata"]["labels"]))
-            .unwrap_or_default();
-        self.project.objects.iter().filter(|object| object.kind() == kind && object.object["spec"]["policyName"] == name).any(|binding| {
-            strings(&binding.object["spec"]["matchResources"]["namespaceSelector"]["matchLabels"])
-                .iter()
-                .all(|(key, value)| labels.get(key) == Some(value))
-        })
+impl<'a> Admission<'a> {
+    fn new(project: &'a Project) -> Admission<'a> {
+        Admission { policies: Policies::new(project.objects.iter().map(|object| &object.object)) }
     }
 
-    fn policies<'p>(&'p self, kind: &'p str, namespace: &'p str) -> impl Iterator<Item = &'p Emitted> + 'p {
-        self.project
-            .objects
-            .iter()
-            .filter(move |policy| policy.kind() == kind && self.bound(&format!("{kind}Binding"), policy.name(), namespace))
-    }
-
-    /// Admits `object` into its namespace: mutations, then validations.
     fn admit(&self, object: &Value) -> Verdict {
-        let namespace = object["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
-        let mut object = object.clone();
-        let mut refusals = Vec::new();
-        for policy in self.policies("MutatingAdmissionPolicy", &namespace) {
-            let spec = &policy.object["spec"];
-            if !matches(spec, &object).unwrap_or_else(|error| panic!("{}: {error}", policy.path)) {
-                continue;
-            }
-            for mutation in spec["mutations"].as_array().into_iter().flatten() {
-                let cel_object = cel_value(&object);
-                let values = variables(spec, &cel_object).unwrap_or_else(|error| panic!("{}: {error}", policy.path));
-                let expression = mutation["applyConfiguration"]["expression"].as_str().unwrap_or_default();
-                let applied =
-                    apply_configuration(expression, &cel_object, &values).unwrap_or_else(|error| panic!("{}: {error}", policy.path));
-                merge(&mut object, &applied);
-            }
+        match self.policies.admit(object).unwrap_or_else(|error| panic!("{error}")) {
+            placid_admission::Verdict::Admitted(admitted) => Ok(admitted),
+            placid_admission::Verdict::Refused { messages, seen } => Err((messages, seen)),
         }
-        for policy in self.policies("ValidatingAdmissionPolicy", &namespace) {
-            let spec = &policy.object["spec"];
-            if !matches(spec, &object).unwrap_or_else(|error| panic!("{}: {error}", policy.path)) {
-                continue;
-            }
-            let cel_object = cel_value(&object);
-            let values = variables(spec, &cel_object).unwrap_or_else(|error| panic!("{}: {error}", policy.path));
-            for validation in spec["validations"].as_array().into_iter().flatten() {
-                let expression = validation["expression"].as_str().unwrap_or_default();
-                match evaluate(expression, &cel_object, &values) {
-                    Ok(cel::Value::Bool(true)) => {}
-                    Ok(cel::Value::Bool(false)) => refusals.push(validation["message"].as_str().unwrap_or_default().to_owned()),
-                    // failurePolicy: Fail, as every placid policy says.
-                    other => refusals.push(format!("{}: error {other:?}", policy.path)),
-                }
-            }
-        }
-        if refusals.is_empty() { Ok(object) } else { Err((refusals, object)) }
     }
 }
 
@@ -295,7 +91,7 @@ fn team_of(project: &Project, object: &Value) -> TeamId {
 }
 
 fn check(project: &Project, compared: &mut usize) -> Vec<String> {
-    let admission = Admission { project };
+    let admission = Admission::new(project);
     let mut problems = Vec::new();
     let workloads = workloads(project);
     assert!(!workloads.is_empty(), "{}: no workloads", project.name);
@@ -468,8 +264,12 @@ fn a_policy_refuses_and_a_mutation_sets_what_it_says() {
     let object = serde_json::json!({"kind": "Job", "metadata": {"labels": {"a/tag": "x"}}, "spec": {"template": {"spec": {"terminationGracePeriodSeconds": 120}}}});
     let cel_object = cel_value(&object);
     let none = HashMap::new();
-    assert_eq!(evaluate("object.spec.template.spec.terminationGracePeriodSeconds >= 180", &cel_object, &none), Ok(cel::Value::Bool(false)));
-    let applied = apply_configuration(
+    assert_eq!(
+        evaluate("p", "object.spec.template.spec.terminationGracePeriodSeconds >= 180", &cel_object, &none),
+        Ok(cel_value(&Value::Bool(false)))
+    );
+    let applied = configuration(
+        "p",
         "object.metadata.labels['a/tag'] == 'x' ? Object{metadata: Object.metadata{labels: {'q': 'p2'}}} : Object{}",
         &cel_object,
         &none,
