@@ -499,6 +499,18 @@ fn routes(project: &Project, problems: &mut Vec<String>) {
     }
 }
 
+/// Node selectors: every workload's `nodeSelector` (a class's node label) is met by some node
+/// the build's NodeFeatureRule labels, so no pod waits for a label nothing writes.
+fn node_selectors(project: &Project, pods: &[PodTemplate], problems: &mut Vec<String>) {
+    let marks = k8s_support::nfd_marks(&project.objects);
+    for pod in pods.iter().filter(|pod| pod.workload) {
+        let selector = strings(&pod.spec["nodeSelector"]);
+        if !marks.values().any(|(labels, _)| selector.iter().all(|(key, value)| labels.get(key) == Some(value))) {
+            problems.push(format!("{}: {}: no node carries the labels of its nodeSelector {selector:?}", project.name, pod.at));
+        }
+    }
+}
+
 fn closed(project: &Project) -> Vec<String> {
     let pods = pod_templates(&project.objects);
     let mut problems = Vec::new();
@@ -511,6 +523,7 @@ fn closed(project: &Project) -> Vec<String> {
     extender_labels(project, &pods, &mut problems);
     kueue_names(project, &mut problems);
     routes(project, &mut problems);
+    node_selectors(project, &pods, &mut problems);
     problems
 }
 

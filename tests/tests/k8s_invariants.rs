@@ -215,7 +215,10 @@ fn the_cluster_example_quotas_match_a_hand_computation() {
 #[test]
 fn every_node_label_a_scoring_plugin_reads_is_written_by_nfd() {
     // In the extender's `nodeCacheCapable: false` mode the plugins read node facts from
-    // labels; placid's own labels must be on every node (a price only where there is one).
+    // labels; placid's own label is on a node exactly where the inventory gives the feature (a
+    // price only where there is one, an NVLink domain only on a domain's nodes), so a plugin
+    // sees what `placid score` sees.
+    let mut features = 0;
     for example in kubernetes_examples() {
         let model = build_clean(&example).model;
         let Some(kubernetes) = &model.project.kubernetes else { continue };
@@ -227,19 +230,19 @@ fn every_node_label_a_scoring_plugin_reads_is_written_by_nfd() {
             if !key.starts_with(&prefix) {
                 continue;
             }
+            features += 1;
             for node in &model.nodes {
-                if *feature == placid_lang::expr::NodeFeature::CostPerGpuHour && node.cost_per_gpu_hour.is_none() {
-                    continue;
-                }
-                let labels = marks.get(node.name.as_str()).map(|(labels, _)| labels);
-                assert!(
-                    labels.is_some_and(|labels| labels.contains_key(key)),
-                    "{example}: node {} lacks label {key}, which the scoring plugins read",
+                let labelled = marks.get(node.name.as_str()).is_some_and(|(labels, _)| labels.contains_key(key));
+                assert_eq!(
+                    labelled,
+                    feature.inventory_provides(&model, node),
+                    "{example}: node {}: label {key}, which the scoring plugins read, against the inventory",
                     node.name
                 );
             }
         }
     }
+    assert!(features > 0);
 }
 
 // The engine's conformance facts (docs/semantics.md), as properties of the Kubernetes output.

@@ -8,7 +8,7 @@ mod k8s_support;
 
 use std::collections::BTreeSet;
 
-use k8s_support::{Emitted, emitted, kubernetes_examples, of_kind, parsed};
+use k8s_support::{Emitted, emitted, kubernetes_examples, of_kind, parsed, strings};
 use placid_lang::expr::JobParam;
 use placid_lang::model::{Locality, Preemption};
 use placid_scoring::kube::{KubePod, pod_params};
@@ -366,6 +366,39 @@ fn the_score_of_a_stage_gives_its_template_pod_a_finite_score_on_a_fitting_node(
     assert!(score.is_finite() && scores.failed[index] == 0, "rv-b-01 scores {score} (filters failed: {:b})", scores.failed[index]);
 }
 
+/// The `nvlink-domain` label the scoring plugins read from nodes says what the inventory says:
+/// only a node of an NVLink domain carries it (a PCIe node's feature is missing, as
+/// `placid score` has it), while every node carries every level of the Topology, a PCIe node
+/// being its own NVLink domain there, so Kueue counts it in TAS capacity.
+#[test]
+fn only_nvlink_nodes_carry_a_domain_and_every_node_every_topology_level() {
+    let mut pcie = 0;
+    for example in kubernetes_examples() {
+        let model = build_clean(&example).model;
+        let objects = emitted(&example);
+        let marks = k8s_support::nfd_marks(&objects);
+        let prefix = model.project.kubernetes.as_ref().map(|settings| settings.label_prefix.value.clone()).unwrap_or_default();
+        let levels: Vec<String> = of_kind(&objects, "Topology")[0].object["spec"]["levels"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|level| level["nodeLabel"].as_str())
+            .filter(|label| *label != "kubernetes.io/hostname")
+            .map(str::to_owned)
+            .collect();
+        for node in &model.nodes {
+            let (labels, _) = &marks[node.name.as_str()];
+            let domain = node.domain.map(|domain| model.domain(domain).name.as_str().to_ascii_lowercase());
+            assert_eq!(labels.get(&format!("{prefix}/nvlink-domain")), domain.as_ref(), "{example}: node {}", node.name);
+            pcie += usize::from(domain.is_none());
+            for level in &levels {
+                assert!(labels.contains_key(level), "{example}: node {} lacks Topology level {level}", node.name);
+            }
+        }
+    }
+    assert!(pcie > 0, "no example has a node outside an NVLink domain");
+}
+
 /// Where the inventory names chassis, the Topology has a chassis level between NVLink domain
 /// and node, and a `locality "chassis"` class's templates require it (the cluster example's
 /// `eval` class, made chassis-local here).
@@ -378,7 +411,7 @@ fn a_chassis_class_requires_the_topologys_chassis_level() {
     let topology = &of_kind(&objects, "Topology")[0].object;
     let levels: Vec<&str> =
         topology["spec"]["levels"].as_array().into_iter().flatten().filter_map(|level| level["nodeLabel"].as_str()).collect();
-    assert_eq!(levels, ["placid.dev/rack", "placid.dev/nvlink-domain", "placid.dev/chassis", "kubernetes.io/hostname"]);
+    assert_eq!(levels, ["placid.dev/rack", "placid.dev/nvlink-domain-level", "placid.dev/chassis", "kubernetes.io/hostname"]);
     let mut seen = 0;
     for plan in &model.plans {
         for stage in
@@ -415,7 +448,7 @@ fn meets(labels: &std::collections::BTreeMap<String, String>, requirement: &Valu
 
 /// The number of stages of `model` whose class asks for lanes or bisection; panics where a
 /// stage's template reaches other nodes than the pool's nodes with the class's lanes and
-/// bisection.
+/// bisection (its node affinity and its node selector together).
 fn check_nvlink_affinity(model: &placid_lang::model::Model, objects: &[Emitted]) -> usize {
     let marks = k8s_support::nfd_marks(objects);
     let mut restricted = 0;
@@ -429,6 +462,7 @@ fn check_nvlink_affinity(model: &placid_lang::model::Model, objects: &[Emitted])
             let reached: BTreeSet<&str> = marks
                 .iter()
                 .filter(|(_, (labels, _))| requirements.iter().all(|requirement| meets(labels, requirement)))
+                .filter(|(_, (labels, _))| strings(&pod["spec"]["nodeSelector"]).iter().all(|(key, value)| labels.get(key) == Some(value)))
                 .map(|(node, _)| node.as_str())
                 .collect();
             let class = stage.class.as_ref().map(|class| model.class(class.value));

@@ -31,6 +31,7 @@ pub mod layout;
 pub mod names;
 pub mod nfd;
 pub mod objects;
+pub mod placement;
 pub mod priority;
 pub mod rollouts;
 pub mod route_mutation;

@@ -167,6 +167,14 @@ impl PlacidKeys {
         self.key("chassis", self.prefix_span)
     }
 
+    /// `<prefix>/nvlink-domain-level` on every node, the Topology's NVLink-domain level: the
+    /// node's NVLink domain, or the node itself outside one (Kueue leaves a node lacking a level
+    /// label out of TAS capacity). Not the `nvlink-domain` fact the scoring plugins read, which
+    /// only nodes of a domain carry, as the inventory says.
+    pub fn domain_level(&self) -> Result<LabelKey, Diagnostic> {
+        self.key("nvlink-domain-level", self.prefix_span)
+    }
+
     /// `<prefix>/tag` on a workload: the tag a route (`route tag= tier=`) maps to a tier.
     pub fn tag(&self) -> Result<LabelKey, Diagnostic> {
         self.key("tag", self.prefix_span)
@@ -186,6 +194,12 @@ impl PlacidKeys {
     /// ResourceFlavor selects on, so that Kueue's flavor matching sees a pod's pool affinity.
     pub fn cell(&self) -> Result<LabelKey, Diagnostic> {
         self.key("cell", self.prefix_span)
+    }
+
+    /// `<prefix>/class-<class>=true` on every node that passes the class's NVLink node filter
+    /// ([`super::layout::fits`]): the `nodeSelector` key of the class's pods.
+    pub fn class(&self, class: &ObjectName, class_span: Span) -> Result<LabelKey, Diagnostic> {
+        self.key(&format!("class-{class}"), class_span)
     }
 
     /// `<prefix>/pool-<pool>` on every node of the pool. One key per pool, because pools may

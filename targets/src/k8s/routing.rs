@@ -1,6 +1,7 @@
 //! Tag-based tier routing (`route tag= tier= [class=]`) as one ValidatingAdmissionPolicy (+
 //! binding) per team, emitted when the policy has routes, and, from Kubernetes 1.34, a
-//! MutatingAdmissionPolicy that sets the routed labels first ([`super::route_mutation`]).
+//! MutatingAdmissionPolicy that sets the routed labels and the class's placement first
+//! ([`super::route_mutation`]).
 //!
 //! A workload of a [`MANAGED`](super::admission) kind that carries the tag label
 //! (`<label-prefix>/tag`, [`PlacidKeys::tag`](super::names::PlacidKeys::tag)) must carry the
@@ -24,6 +25,7 @@ use crate::k8s::admission::{cel_string, label_variable, managed_resources, push_
 use crate::k8s::layout::Layout;
 use crate::k8s::names::{LabelValue, ObjectName};
 use crate::k8s::objects::ObjectList;
+use crate::k8s::placement;
 use crate::k8s::route_mutation::{self, Routed};
 use crate::k8s::workloads::{PRIORITY_LABEL, QUEUE_LABEL};
 
@@ -46,9 +48,11 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
     for route in &model.routes {
         let tag = LabelValue::from_name(&route.tag.value, route.tag.span);
         let class = route.class.as_ref().map(|class| ObjectName::map(&model.class(class.value).name, class.span, "class")).transpose();
-        match (tag, class) {
-            (Ok(tag), Ok(class)) => routes.push((route, tag, class)),
-            (tag, class) => Extend::extend(diagnostics, tag.err().into_iter().chain(class.err())),
+        let placement =
+            route.class.as_ref().map(|class| placement::of_class(layout, Some(model.class(class.value)), class.span)).transpose();
+        match (tag, class, placement) {
+            (Ok(tag), Ok(class), Ok(placement)) => routes.push((route, tag, class, placement)),
+            (tag, class, placement) => Extend::extend(diagnostics, tag.err().into_iter().chain(class.err()).chain(placement.err())),
         }
     }
     if routes.len() != model.routes.len() {
@@ -65,7 +69,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
         };
         let mut validations = Vec::new();
         let mut routed = Vec::new();
-        for (route, tag, class) in &routes {
+        for (route, tag, class, placement) in &routes {
             let untagged = format!("variables.tag != {}", cel_string(tag.as_str()));
             let declared = match class {
                 Some(class) => {
@@ -77,11 +81,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
                 // Not reached: the tag is the route's own.
                 Routing::Unrouted => {}
                 Routing::Routed { tier, .. } => {
-                    routed.push(Routed {
-                        tag: tag.as_str(),
-                        tier: layout.tier(tier).object.as_str(),
-                        class: class.as_ref().map(ObjectName::as_str),
-                    });
+                    routed.push(Routed { tag: tag.as_str(), tier: layout.tier(tier).object.as_str(), placement: placement.clone() });
                     let tier_object = cel_string(layout.tier(tier).object.as_str());
                     let mut expression = format!("variables.queue == {tier_object} && variables.priorityClass == {tier_object}");
                     let mut labels = format!("{QUEUE_LABEL}={0} and {PRIORITY_LABEL}={0}", layout.tier(tier).object);
@@ -131,7 +131,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
         };
         push_team_policy(list, diagnostics, layout, names, team, &policy_name, policy);
         if mutates && !routed.is_empty() {
-            route_mutation::push(list, diagnostics, layout, (team, names), (tag_label.as_str(), &class_label), &routed);
+            route_mutation::push(list, diagnostics, layout, (team, names), tag_label.as_str(), &routed);
         }
     }
 }

@@ -6,10 +6,11 @@
 //! A template carries everything the policy decides, what the stage runs among it (its image,
 //! command, working directory, environment and CPU and memory requests, [`Model::launch`], with
 //! `PLACID_TRIAL` set per trial by the workflow): the LocalQueue and WorkloadPriorityClass labels of the
-//! stage's tier (what the admission policy checks), the Topology Aware Scheduling annotation at
-//! the class's locality, required node affinity to the cells of the stage's pool (the key
-//! Kueue's flavor assigner matches, [`super::layout::cells`]), the pod labels the stage's score reads
-//! ([`crate::wasm::sources::param_source`], the same spelling the extender reads),
+//! stage's tier (what the admission policy checks), the class's placement
+//! ([`super::placement::of_class`], which a route's mutation writes too: the Topology Aware
+//! Scheduling annotation at the class's locality, the class's node label as a `nodeSelector`,
+//! the pod labels the stage's score reads), required node affinity to the cells of the stage's
+//! pool (the key Kueue's flavor assigner matches, [`super::layout::cells`]),
 //! `terminationGracePeriodSeconds` = the tier's preemption window, the checkpoint cadence in
 //! the environment variables the Slurm target exports, MIG resource names for MIG classes, and
 //! the stage's run-time limit (`max-time`, as the Slurm target's `--time`) as
@@ -29,31 +30,22 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use placid_lang::diag::{Diagnostic, Diagnostics};
-use placid_lang::expr::JobParam;
-use placid_lang::model::{Class, KubernetesSettings, Locality, Model, NvlinkNeed, Plan, Preemption, Promote, Stage, env as placid_env};
-use placid_lang::name::LabelKey;
+use placid_lang::model::{KubernetesSettings, Model, Plan, Preemption, Promote, Stage, env as placid_env};
 use placid_lang::span::Spanned;
 use serde::Serialize;
 
-use crate::facts::NodeFact;
 use crate::k8s::kinds::{self, Kind};
 use crate::k8s::layout::Layout;
 use crate::k8s::names::ObjectName;
 use crate::k8s::objects::{Layer, NewObject, ObjectList, WithSpec};
+use crate::k8s::placement;
 use crate::k8s::scheduler::SCHEDULER_NAME;
 use crate::text::shell_word;
-use crate::wasm::meta::Source;
-use crate::wasm::sources::param_source;
 
 /// Kueue's LocalQueue label.
 pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 /// Kueue's WorkloadPriorityClass label.
 pub const PRIORITY_LABEL: &str = "kueue.x-k8s.io/priority-class";
-/// Kueue's TAS annotations: all pods of the pod set in one unit of the level, or as few as can.
-const REQUIRED_TOPOLOGY: &str = "kueue.x-k8s.io/podset-required-topology";
-const PREFERRED_TOPOLOGY: &str = "kueue.x-k8s.io/podset-preferred-topology";
-/// The well-known hostname label, the Topology's finest level.
-const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 /// The name of the one container a template has.
 const CONTAINER: &str = "main";
 
@@ -332,28 +324,6 @@ impl Results {
     }
 }
 
-/// A class's `lanes=N` and `min-bisection=` as node affinity on the labels NFD writes: at
-/// least `N` lanes is `Gt N-1`, as the engine's filter and the Slurm `lanes_N` feature ask.
-/// Kueue's flavor assigner ignores these keys (they are no flavor's), kube-scheduler enforces
-/// them. The bisection label is whole GB/s rounded down and the bar rounded up, so a node that
-/// matches has the bandwidth; a domain within 1 GB/s above a fractional bar is passed over.
-fn nvlink_requirements(layout: &Layout, class: &Class) -> Result<Vec<NodeSelectorRequirement>, Diagnostic> {
-    let at_least = |key: LabelKey, minimum: u64| NodeSelectorRequirement {
-        key: key.as_str().to_owned(),
-        operator: "Gt".to_owned(),
-        values: Some(vec![minimum.saturating_sub(1).to_string()]),
-    };
-    let mut requirements = Vec::new();
-    if let Some(lanes) = &class.lanes {
-        requirements.push(at_least(layout.keys.fact(NodeFact::NvlinkLanes)?, u64::from(lanes.value)));
-    }
-    if let Some(bisection) = &class.min_bisection {
-        let gbps = bisection.value.whole_gigabytes_per_second(true);
-        requirements.push(at_least(layout.keys.fact(NodeFact::NvlinkBisectionGbps)?, gbps));
-    }
-    Ok(requirements)
-}
-
 /// The DAG task of a stage: the stage's name mapped to a DNS label, which Argo accepts.
 fn task_name(stage: &Stage) -> String {
     stage.name.as_str().to_ascii_lowercase().replace(['_', '.'], "-")
@@ -421,47 +391,17 @@ fn pod_template(
         (keys.pod("plan", stage.span)?, plan_name.as_str().to_owned()),
         (keys.pod("stage", stage.span)?, stage_name.as_str().to_owned()),
     ]);
-    if let Some(class) = class {
-        labels.insert(keys.pod("class", stage.span)?, ObjectName::map(&class.name, class.span, "class")?.as_str().to_owned());
-    }
-    // The job parameters the score reads from pod labels, where the policy knows them.
-    for param in JobParam::ALL {
-        let Source::PodLabel(key) = param_source(*param, keys.prefix()).from else { continue };
-        let value = match (param, class) {
-            (JobParam::Comm, Some(class)) => Some(class.comm.as_str().to_owned()),
-            (JobParam::NvlinkRequired, class) => Some((class.is_some_and(|class| class.nvlink == NvlinkNeed::Required)).to_string()),
-            (JobParam::CommGbps, Some(class)) => class.min_bandwidth.map(|bandwidth| bandwidth.gigabytes_per_second().to_string()),
-            // Whole GPUs: the share label is for sharing jobs, which plans do not declare.
-            (JobParam::GpuMilli, _) => Some("1000".to_owned()),
-            _ => None,
-        };
-        if let Some(value) = value {
-            labels.insert(key, value);
-        }
-    }
-    let annotations = class.and_then(|class| {
-        let (key, level) = match (class.locality, class.nvlink) {
-            (Locality::Node, _) => (REQUIRED_TOPOLOGY, HOSTNAME_LABEL),
-            (Locality::NvlinkDomain, _) => (REQUIRED_TOPOLOGY, layout.domain_label.as_str()),
-            (Locality::Rack, _) => (REQUIRED_TOPOLOGY, layout.rack_label.as_str()),
-            // An inventory naming no chassis has no chassis level to require.
-            (Locality::Chassis, _) => (REQUIRED_TOPOLOGY, layout.chassis_label.as_ref()?.as_str()),
-            (Locality::Any, NvlinkNeed::Preferred) => (PREFERRED_TOPOLOGY, layout.domain_label.as_str()),
-            (Locality::Any, _) => return None,
-        };
-        Some(BTreeMap::from([(key.to_owned(), level.to_owned())]))
-    });
+    let placement = placement::of_class(layout, class, stage.span)?;
+    labels.extend(placement.labels);
+    let annotations = (!placement.annotations.is_empty()).then_some(placement.annotations);
     let cells: Vec<String> = layout
         .cells
         .of_pool(stage.pool.value)
         .filter(|(_, cell)| stage.capacity.is_none_or(|kind| cell.capacity == kind))
         .map(|(_, cell)| cell.name.as_str().to_owned())
         .collect();
-    let mut requirements =
+    let requirements =
         vec![NodeSelectorRequirement { key: layout.cell_label.as_str().to_owned(), operator: "In".to_owned(), values: Some(cells) }];
-    if let Some(class) = class {
-        requirements.extend(nvlink_requirements(layout, class)?);
-    }
     let affinity = Affinity {
         node_affinity: Some(NodeAffinity {
             required_during_scheduling_ignored_during_execution: Some(NodeSelector {
@@ -515,6 +455,7 @@ fn pod_template(
         spec: Some(PodSpec {
             affinity: Some(affinity),
             containers: vec![container],
+            node_selector: (!placement.node_selector.is_empty()).then_some(placement.node_selector),
             restart_policy: Some("Never".to_owned()),
             // Only the extender's own score places pods: another stage score is not served
             // there (the checker warns, E146), and without an extender no scheduler runs.

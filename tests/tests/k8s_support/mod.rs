@@ -167,7 +167,8 @@ fn edit(path: &Path, from: &str, to: &str) {
 }
 
 /// The cluster example with label prefix `prefix`, its tiers renamed to `tiers`, the eval
-/// class without an image (its stage names one), and the extender reading telemetry.
+/// class without an image (its stage names one), a route to the model-parallel class, and the
+/// extender reading telemetry.
 pub fn generated(prefix: &str, tiers: [&str; 3]) -> Project {
     let dir = tempfile::tempdir().expect("a temp dir");
     copy_tree(&example("cluster"), dir.path(), &["broken", "traces"]);
@@ -182,6 +183,12 @@ pub fn generated(prefix: &str, tiers: [&str; 3]) -> Project {
     edit(&root, "label-prefix=\"placid.dev\"", &format!("label-prefix=\"{prefix}\""));
     edit(&root, "score=\"cost-aware\"", "score=\"cost-aware\" prometheus=\"prometheus-operated.monitoring.svc:9090\"");
     edit(&policy.join("classes.kdl"), "    image \"ghcr.io/acme/eval:2.4\"\n", "");
+    // A route to a class that filters nodes (lanes), so a routed workload gets a node selector.
+    edit(
+        &policy.join("routes.kdl"),
+        "route tag=\"prod-sla\"",
+        &format!("route tag=\"gang\" tier=\"{}\" class=\"model-parallel\"\nroute tag=\"prod-sla\"", tiers[1]),
+    );
     edit(
         &policy.join("plans.kdl"),
         "\"--metric\" \"eval-loss\"\n",

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use placid_lang::checked::Checked;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::{KubernetesSettings, Model, Node, NodeId, PoolId, TierId};
+use placid_lang::model::{Class, KubernetesSettings, Model, Node, NodeId, PoolId, TierId};
 use placid_lang::name::LabelKey;
 
 pub mod cells;
@@ -92,7 +92,8 @@ pub struct Layout {
     pub team_label: LabelKey,
     /// The rack label key (a Topology level).
     pub rack_label: LabelKey,
-    /// The NVLink domain label key (a Topology level).
+    /// The Topology's NVLink-domain level label key ([`PlacidKeys::domain_level`]), on every
+    /// node; not the `nvlink-domain` fact, which only nodes of a domain carry.
     pub domain_label: LabelKey,
     /// The node label of the chassis, the Topology level between NVLink domain and node;
     /// `None` when no node of the inventory names a chassis.
@@ -121,7 +122,7 @@ impl Layout {
         let namespace = take(&mut diagnostics, ObjectName::map(&settings.namespace, settings.span, "namespace"));
         let team_label = take(&mut diagnostics, keys.team());
         let rack_label = take(&mut diagnostics, keys.fact(NodeFact::Rack));
-        let domain_label = take(&mut diagnostics, keys.fact(NodeFact::NvlinkDomain));
+        let domain_label = take(&mut diagnostics, keys.domain_level());
         let chassis_label = match model.nodes.iter().any(|node| node.chassis.is_some()) {
             true => take(&mut diagnostics, keys.chassis()).map(Some),
             false => Some(None),
@@ -233,14 +234,24 @@ impl Layout {
                 labels.insert(key.clone(), value);
             }
         }
-        // A node outside any chassis is its own, as a PCIe node is its own NVLink domain: Kueue
-        // leaves nodes lacking a level label out of TAS capacity.
+        // A PCIe node is its own NVLink domain at the Topology's level, and a node outside any
+        // chassis its own chassis: Kueue leaves nodes lacking a level label out of TAS capacity.
+        let domain = match node.domain {
+            Some(domain) => LabelValue::from_name(&model.domain(domain).name, model.domain(domain).span)?,
+            None => LabelValue::from_name(&node.name, node.span)?,
+        };
+        labels.insert(self.domain_label.clone(), domain);
         if let Some(chassis_label) = &self.chassis_label {
             let value = LabelValue::from_name(node.chassis.as_ref().unwrap_or(&node.name), node.span)?;
             labels.insert(chassis_label.clone(), value);
         }
         if let Some(cell) = self.cells.of_node[node_id.index()] {
             labels.insert(self.cell_label.clone(), LabelValue::from_object(&self.cells.cells[cell].name));
+        }
+        // The node label a class's pods select on, where the class filters nodes.
+        for class in model.classes.iter().filter(|class| filters_nodes(class) && fits(model, class, node)) {
+            let name = ObjectName::map(&class.name, class.span, "class")?;
+            labels.insert(self.keys.class(&name, class.span)?, LabelValue::yes());
         }
         let mut taints = Vec::new();
         for (pool, layout) in model.pools.iter().zip(&self.pools) {
@@ -265,10 +276,25 @@ impl Layout {
     }
 }
 
+/// Whether `node` passes `class`'s NVLink node filter: at least `lanes` links per GPU pair and
+/// an NVLink domain of at least `min-bisection`, as the engine's filter and the Slurm target's
+/// features ask. A class without either filter fits every node.
+pub fn fits(model: &Model, class: &Class, node: &Node) -> bool {
+    let lanes = class.lanes.as_ref().is_none_or(|lanes| node.nvlink_lanes().is_some_and(|has| has >= lanes.value));
+    let bisection =
+        class.min_bisection.as_ref().is_none_or(|min| node.domain.is_some_and(|domain| model.domain_bisection(domain) >= min.value));
+    lanes && bisection
+}
+
+/// Whether `class` filters nodes at all (then [`fits`] decides which carry its label).
+pub fn filters_nodes(class: &Class) -> bool {
+    class.lanes.is_some() || class.min_bisection.is_some()
+}
+
 /// The label value of `fact` on `node`, `None` when placid writes no such label there. Nodes
-/// without a rack or NVLink domain get their own name as the value (a rackless node of a domain
-/// the domain's): Kueue leaves nodes that
-/// lack a Topology level label out of TAS capacity, and a PCIe node is its own NVLink domain.
+/// without a rack get their own name as the value (a rackless node of a domain the domain's),
+/// since the rack is a Topology level too: Kueue leaves nodes that lack a Topology level label
+/// out of TAS capacity. A node outside an NVLink domain has no `nvlink-domain`.
 /// The other facts are what the scoring plugins read from Node labels when the extender is not
 /// given the inventory; a node without a price gets no cost label (the feature is then missing).
 fn fact_value(model: &Model, node: &Node, fact: NodeFact) -> Result<Option<LabelValue>, Diagnostic> {
@@ -281,9 +307,11 @@ fn fact_value(model: &Model, node: &Node, fact: NodeFact) -> Result<Option<Label
             (None, Some(domain)) => LabelValue::from_name(&model.domain(domain).name, model.domain(domain).span)?,
             (None, None) => own_name()?,
         },
+        // Only a node of a domain has one, as the inventory (and so the plugins) say; the
+        // Topology's level is another label ([`PlacidKeys::domain_level`]).
         NodeFact::NvlinkDomain => match node.domain {
             Some(domain) => LabelValue::from_name(&model.domain(domain).name, model.domain(domain).span)?,
-            None => own_name()?,
+            None => return Ok(None),
         },
         NodeFact::CostPerGpuHour => match node.cost_per_gpu_hour {
             Some(price) => LabelValue::from_plain(price.major().to_string()),
