@@ -21,13 +21,17 @@ fn node(name: &str, gpus: usize, price: &str) -> String {
 
 #[test]
 fn reservations_adding_up_past_u32_exceed_their_pool() {
-    // 65537 reservations of the whole 65536-GPU pool: 2^32 + 65536 GPUs, which a u32 sum
-    // wrapped to 65536, exactly the pool, so E022 passed.
-    let gpus = 1 << 16;
-    let reserves: String = (0..=gpus).map(|_| format!("    reserve pool=\"all\" gpus={gpus}\n")).collect();
+    // 21,846 reservations of the whole 196,608-GPU pool (three nodes of 65,536): 2^32 +
+    // 131,072 GPUs, which a u32 sum wrapped to 131,072, inside the pool, so E022 passed. (Few
+    // enough lines for a policy file's 1 MiB.)
+    let per_node = 1 << 16;
+    let pool = 3 * per_node;
+    let count = (1u64 << 32) / pool as u64 + 1;
+    let reserves: String = (0..count).map(|_| format!("    reserve pool=\"all\" gpus={pool}\n")).collect();
     let policy =
         format!("pool \"all\" {{ select arch=\"x86_64\" }}\ntier \"t\" {{\n    priority 1\n    preemption \"never\"\n{reserves}}}\n");
-    assert_eq!(errors(&node("n1", gpus, "1"), &policy), [Code::ReservationsExceedPool]);
+    let inventory: String = (1..=3).map(|index| node(&format!("n{index}"), per_node, "1")).collect();
+    assert_eq!(errors(&inventory, &policy), [Code::ReservationsExceedPool]);
 }
 
 /// A cost center with a budget of `center`, and `teams` teams of `each` a day.

@@ -99,9 +99,8 @@ proptest! {
     }
 }
 
-/// Where the first trial of each scored stage of vit-sweep lands, alone on an empty cluster.
-fn placed(mut ranker: impl Ranker) -> Vec<Vec<NodeId>> {
-    let model = &*VIT;
+/// Where the first trial of each scored stage of `model` lands, alone on an empty cluster.
+fn placed(model: &Checked, mut ranker: impl Ranker) -> Vec<Vec<NodeId>> {
     let mut places = Vec::new();
     for (job, _) in scored_stages(model) {
         let job_name = (job.gpus, job.pool);
@@ -119,7 +118,7 @@ fn placed(mut ranker: impl Ranker) -> Vec<Vec<NodeId>> {
 #[test]
 fn the_stage_score_decides_where_its_trials_land() {
     let model = &*VIT;
-    let through_plugin = placed(StageScores::new(model).expect("the plugins load"));
+    let through_plugin = placed(model, StageScores::new(model).expect("the plugins load"));
     // On an empty cluster the single-GPU trial goes to the best node by the native score.
     let (job, reach) = scored_stages(model).into_iter().next().expect("a scored stage");
     let mut ranker = StageScores::new(model).expect("the plugins load");
@@ -131,8 +130,19 @@ fn the_stage_score_decides_where_its_trials_land() {
     let node = through_plugin[0][0];
     let position = reach.iter().position(|each| *each == node).expect("placed in its pool");
     assert_eq!(scores[position], Some(best), "placed on {} though a node scores better", model.node(node).name);
-    // And the score matters: the tie-break alone would have chosen differently.
-    assert_ne!(placed(Neutral), through_plugin, "the score changed nothing on this example");
+}
+
+/// A stage score that prefers the dearest node overrides the engine's own cheapest-first
+/// order: the score decides, the order only breaks its ties.
+const DEAREST: &str = "score \"dearest\" {\n    prefer \"max\"\n    expr \"node.cost_per_gpu_hour\"\n}\nplan \"dear\" team=\"vision\" {\n    stage \"eval\" tier=\"P2\" class=\"eval\" pool=\"x86\" gpus=1 score=\"dearest\" time=\"20m\" max-time=\"1h\" {\n        command \"true\"\n    }\n}\n";
+
+#[test]
+fn a_score_overrides_the_cheapest_first_order() {
+    let model = support::example_with(&[("policy/dear.kdl", DEAREST)], "dearest").model;
+    let scored = placed(&model, StageScores::new(&model).expect("the plugins load"));
+    let neutral = placed(&model, Neutral);
+    let price = |places: &[Vec<NodeId>]| model.node(places[0][0]).cost_per_gpu_hour.map(|price| price.minor);
+    assert!(price(&scored) > price(&neutral), "scored on {:?}, unscored on {:?}", scored, neutral);
 }
 
 /// The cluster example with telemetry and a stage scored on `domain.nvlink_utilization`
