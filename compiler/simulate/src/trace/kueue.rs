@@ -12,7 +12,7 @@ use placid_lang::span::{FileId, Span};
 use placid_targets::k8s::layout::Layout;
 use serde_json::Value;
 
-use super::{History, MAX_JOBS, MAX_SECONDS, TraceJob};
+use super::{History, MAX_JOBS, MAX_SECONDS, TraceJob, from_first_submission};
 
 /// The resource a pod asks GPUs by.
 const GPU: &str = "nvidia.com/gpu";
@@ -53,15 +53,7 @@ pub fn read(model: &Checked, file: FileId, text: &str) -> Result<History, Diagno
             Err(reason) => *history.left_out.entry(reason).or_default() += 1,
         }
     }
-    let origin = jobs.iter().map(|(submit, _)| *submit).min().unwrap_or(0);
-    jobs.sort_by_key(|(submit, _)| *submit);
-    history.jobs = jobs
-        .into_iter()
-        .map(|(submit, mut job)| {
-            job.submit = u64::try_from(submit - origin).unwrap_or(0).min(MAX_SECONDS);
-            job
-        })
-        .collect();
+    history.jobs = from_first_submission(jobs);
     Ok(history)
 }
 

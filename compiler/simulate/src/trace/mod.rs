@@ -468,6 +468,19 @@ pub struct History {
     pub requeued: usize,
 }
 
+/// A history's jobs with their recorded submission times (seconds since the epoch) as a
+/// trace: in submission order, submitted from the first submission on.
+fn from_first_submission(mut jobs: Vec<(i64, TraceJob)>) -> Vec<TraceJob> {
+    let origin = jobs.iter().map(|(submit, _)| *submit).min().unwrap_or(0);
+    jobs.sort_by_key(|(submit, _)| *submit);
+    jobs.into_iter()
+        .map(|(submit, mut job)| {
+            job.submit = u64::try_from(submit - origin).unwrap_or(0).min(MAX_SECONDS);
+            job
+        })
+        .collect()
+}
+
 pub mod kueue;
 pub mod sacct;
 

@@ -17,7 +17,7 @@ use placid_lang::model::{Model, PoolId, TeamId, TierId};
 use placid_lang::span::{FileId, Span};
 use placid_targets::slurm::names;
 
-use super::{History, MAX_JOBS, MAX_SECONDS, TraceJob};
+use super::{History, MAX_JOBS, MAX_SECONDS, TraceJob, from_first_submission};
 
 /// The `--format` fields the reader needs; `Comment` (the job's tag) may be left out.
 pub const FIELDS: [&str; 12] =
@@ -208,16 +208,7 @@ fn jobs(model: &Model, records: &[Record<'_>], diagnostics: &mut Diagnostics) ->
             },
         ));
     }
-    // The trace starts at the first submission, and is submitted in time order.
-    let origin = jobs.iter().map(|(submit, _)| *submit).min().unwrap_or(0);
-    jobs.sort_by_key(|(submit, _)| *submit);
-    history.jobs = jobs
-        .into_iter()
-        .map(|(submit, mut job)| {
-            job.submit = u64::try_from(submit - origin).unwrap_or(0).min(MAX_SECONDS);
-            job
-        })
-        .collect();
+    history.jobs = from_first_submission(jobs);
     history
 }
 
