@@ -293,14 +293,16 @@ pub fn place(
     let (candidates, scores, nvlink) = (&scratch.candidates, &scratch.scores, &scratch.nvlink);
     let prefer = needs.prefers_nvlink();
     let price = |node: NodeId| model.node(node).placement_price();
-    let compare = |(left, left_cap): &(usize, u32), (right, right_cap): &(usize, u32)| {
+    // First the class's NVLink preference, then the score: for nodes and for units alike.
+    let preferred = |left: usize, right: usize| {
         let key = |index: usize| prefer && nvlink[candidates[index].node.index()];
-        key(*right)
-            .cmp(&key(*left))
-            .then_with(|| {
-                let (a, b) = (scores[*left].unwrap_or(f64::MIN), scores[*right].unwrap_or(f64::MIN));
-                b.total_cmp(&a)
-            })
+        key(right).cmp(&key(left)).then_with(|| {
+            let (a, b) = (scores[left].unwrap_or(f64::MIN), scores[right].unwrap_or(f64::MIN));
+            b.total_cmp(&a)
+        })
+    };
+    let compare = |(left, left_cap): &(usize, u32), (right, right_cap): &(usize, u32)| {
+        preferred(*left, *right)
             .then_with(|| price(candidates[*left].node).cmp(&price(candidates[*right].node)))
             .then_with(|| left_cap.cmp(right_cap))
             .then_with(|| candidates[*left].node.cmp(&candidates[*right].node))
@@ -333,16 +335,8 @@ pub fn place(
         }
         let holds = |index: usize| units[index].filter(|unit| totals[*unit as usize] >= job.gpus);
         let rank = |index: usize| units[index].and_then(|unit| ranks.get(unit as usize).copied()).unwrap_or(u32::MAX);
-        let unit_order = |(left, _): &(usize, u32), (right, _): &(usize, u32)| {
-            let key = |index: usize| prefer && nvlink[candidates[index].node.index()];
-            key(*right)
-                .cmp(&key(*left))
-                .then_with(|| {
-                    let (a, b) = (scores[*left].unwrap_or(f64::MIN), scores[*right].unwrap_or(f64::MIN));
-                    b.total_cmp(&a)
-                })
-                .then_with(|| rank(*left).cmp(&rank(*right)))
-        };
+        let unit_order =
+            |(left, _): &(usize, u32), (right, _): &(usize, u32)| preferred(*left, *right).then_with(|| rank(*left).cmp(&rank(*right)));
         let best = scratch
             .order
             .iter()
