@@ -250,6 +250,14 @@ pub fn mixed_pool_jobs_are_billed_at_their_nodes_price(cluster: &Cluster) {
         assert!(billed, "the job on {node} is not billed {expected}: sacct AllocTRES {recorded:?}");
     }
     cluster.cancel_all();
+    // A job of a class that prefers NVLink tries the pool's partitions with NVLink nodes first
+    // (the engine ranks NVLink nodes first for it), then the others cheapest first.
+    let held = cluster
+        .sbatch(&["-A", "speech", "--qos=p2", "-p", "mixed", "--constraint=class_data-parallel", "--hold", "--gpus=1", "--wrap", "true"])
+        .expect("a held data-parallel job");
+    let partitions = cluster.show("job", &held).get("Partition").cloned().unwrap_or_default();
+    assert_eq!(partitions, "mixed_420,mixed_70,mixed_190", "job_submit.lua's partition order for class data-parallel");
+    cluster.cancel_all();
 }
 
 /// Plan asr-sweep (Pattern C, as [`crate::slurm::test_model`] shrinks it: 4 sweep trials,
@@ -296,8 +304,12 @@ pub fn plan_finishes_when_a_trial_is_cancelled(cluster: &Cluster, generated: &st
 /// last checkpoint and finishes; then the promotion ranks the sweep's real results and the
 /// finalists continue the two best trials.
 ///
-/// The cluster runs [`plans_for_live`]'s model, whose Slurm artifacts are in `generated`.
-pub fn plans_run_real_work_through_a_preemption(cluster: &Cluster, generated: &std::path::Path) {
+/// The engine, given the same submissions and the trials' reported results, predicts the same
+/// run ([`PredictedPlanRun`]): as many sweep trials preempted, each requeued and finished,
+/// nothing else preempted, the same winners, the finalists after the whole sweep.
+///
+/// The cluster runs `model` ([`plans_for_live`]'s), whose Slurm artifacts are in `generated`.
+pub fn plans_run_real_work_through_a_preemption(cluster: &Cluster, generated: &std::path::Path, model: &Model) {
     let sweep_plan = copy_plan(cluster, generated, "asr-sweep");
     let finetune_plan = copy_plan(cluster, generated, "prod-finetune");
     let trainer = std::fs::read_to_string(crate::workspace_root().join("policy-examples/workloads/placid-trainer")).expect("the trainer");
@@ -317,6 +329,7 @@ pub fn plans_run_real_work_through_a_preemption(cluster: &Cluster, generated: &s
             .unwrap_or_else(|| panic!("no {stage} job in {printed}"))
             .to_owned()
     };
+    let submitted = std::time::Instant::now();
     let printed = submit("asr-sweep");
     let (sweep, finalists) = (job_of(&printed, "sweep"), job_of(&printed, "finalists"));
     let finetune = job_of(&submit("prod-finetune"), "finetune");
@@ -325,11 +338,14 @@ pub fn plans_run_real_work_through_a_preemption(cluster: &Cluster, generated: &s
     let state = |job: &str| cluster.show("job", job).get("JobState").cloned().unwrap_or_default();
     let running = wait_until(Duration::from_secs(120), || (0..4).all(|task| state(&trial(task)) == "RUNNING"));
     assert!(running, "the sweep's trials did not all run:\n{}", cluster.stdout("squeue", &[]));
-    // A few steps in: the middle of the sweep. A P1 job takes a whole spot node, where the
-    // sweep's trials run (the cheapest nodes of their pool), so it must preempt.
+    let placed: Vec<String> = (0..4).map(|task| cluster.show("job", &trial(task)).get("NodeList").cloned().unwrap_or_default()).collect();
+    // A few steps in: the middle of the sweep. A P1 job takes three whole nodes of nvl-b,
+    // where the sweep's trials run (their class prefers NVLink), two per node on two nodes: it
+    // must preempt the two trials of one of them.
     std::thread::sleep(Duration::from_secs(5));
+    let preemptor_at = submitted.elapsed().as_secs();
     let preemptor = cluster
-        .sbatch(&["-A", "vision", "--qos=p1", "-p", "x86-spot", "-N", "1", "--gpus-per-node=4", "-t", "5", "--wrap", "sleep 15"])
+        .sbatch(&["-A", "vision", "--qos=p1", "-p", PREEMPTOR_POOL, "-N", "3", "--gpus-per-node=4", "-t", "5", "--wrap", "sleep 15"])
         .expect("the P1 job");
     assert_eq!(cluster.wait_job(&preemptor, &["RUNNING"], Duration::from_secs(60)), "RUNNING", "P1 preempts its way in");
     let node = cluster.show("job", &preemptor).get("NodeList").cloned().unwrap_or_default();
@@ -355,6 +371,8 @@ pub fn plans_run_real_work_through_a_preemption(cluster: &Cluster, generated: &s
     let preempted: Vec<usize> =
         (0..4).filter(|task| cluster.show("job", &trial(*task)).get("Restarts").is_some_and(|restarts| restarts != "0")).collect();
     assert!(!preempted.is_empty(), "the P1 job preempted no sweep trial on {node}:\n{}", history_of(&results));
+    let preempted_count = preempted.len();
+    assert_eq!(cluster.show("job", &finetune).get("Restarts").map(String::as_str), Some("0"), "the P0 finetune was preempted");
     for task in preempted {
         let history = std::fs::read_to_string(results.join(format!("sweep/checkpoints/{task}/history"))).unwrap_or_default();
         resumed_where_it_saved(&history);
@@ -383,6 +401,30 @@ pub fn plans_run_real_work_through_a_preemption(cluster: &Cluster, generated: &s
         let continued = learning_rate(format!("finalists/{task}.result"));
         assert!(continued.is_some(), "finalist {task} reported no learning rate");
         assert_eq!(continued, learning_rate(format!("sweep/{winner}.result")), "finalist {task} did not continue trial {winner}");
+    }
+
+    // The engine predicts the same run, given the same submissions and the trials' results.
+    let metrics: Vec<f64> = {
+        let mut by_trial = reported.clone();
+        by_trial.sort_by_key(|(_, trial)| *trial);
+        by_trial.into_iter().map(|(value, _)| value).collect()
+    };
+    let predicted = PredictedPlanRun::of(model, preemptor_at, &metrics);
+    assert_eq!(predicted.placed, placed, "the engine places the sweep's trials on other nodes than Slurm did");
+    assert_eq!(predicted.preempted.len(), preempted_count, "the engine preempts other sweep trials than Slurm did: {predicted:?}");
+    assert!(predicted.others_preempted.is_empty(), "the engine preempts jobs outside the sweep: {predicted:?}");
+    assert!(predicted.preempted.iter().all(|trial| predicted.requeued.contains(trial)), "the engine requeues every victim: {predicted:?}");
+    assert!(predicted.unfinished.is_empty(), "the engine leaves jobs unfinished: {predicted:?}");
+    let predicted_winners: Vec<String> = predicted.promoted.iter().map(u32::to_string).collect();
+    assert_eq!(predicted_winners, best, "the engine promotes other trials: {predicted:?}");
+    assert!(predicted.finalists_after_sweep, "the engine starts a finalist before the sweep ends: {predicted:?}");
+    // Slurm ran the finalists after the whole sweep too (scontrol's times are ISO 8601, so
+    // they order as strings).
+    let time = |job: &str, field: &str| cluster.show("job", job).get(field).cloned().unwrap_or_default();
+    let sweep_end = (0..4).map(|task| time(&trial(task), "EndTime")).max().unwrap_or_default();
+    for task in 0..2 {
+        let start = time(&format!("{finalists}_{task}"), "StartTime");
+        assert!(start >= sweep_end, "finalist {task} started at {start}, before the sweep ended at {sweep_end}");
     }
     cluster.cancel_all();
     for plan in [sweep_plan, finetune_plan] {
@@ -419,6 +461,108 @@ pub fn plans_for_live(model: &mut Model) {
             }
             stage.time = None;
             stage.max_time = Some(placid_lang::span::Spanned::new(placid_lang::units::Duration { seconds: 900 }, stage.span));
+        }
+    }
+}
+
+/// The pool of the P1 job that preempts sweep trials in [`plans_run_real_work_through_a_preemption`].
+const PREEMPTOR_POOL: &str = "nvl-b";
+
+/// What the engine predicts for [`plans_run_real_work_through_a_preemption`]'s run: both
+/// plans submitted at 0, each stage running as long as its command's `--steps` times
+/// `--step-seconds`, the sweep's trials reporting `metrics`, and the P1 job (12 GPUs of
+/// [`PREEMPTOR_POOL`] for 15 s) submitted at `preemptor_at`.
+#[derive(Debug)]
+pub struct PredictedPlanRun {
+    /// The node each sweep trial first started on.
+    pub placed: Vec<String>,
+    /// The sweep trials preempted.
+    pub preempted: Vec<u32>,
+    /// The sweep trials requeued after their preemption.
+    pub requeued: Vec<u32>,
+    /// Jobs outside the sweep that were preempted, by stage name.
+    pub others_preempted: Vec<String>,
+    /// Jobs that never finished (rejected, cancelled or still queued), by stage name.
+    pub unfinished: Vec<String>,
+    /// The promoted sweep trials, best first.
+    pub promoted: Vec<u32>,
+    /// Whether every finalist started after the last sweep trial ended.
+    pub finalists_after_sweep: bool,
+}
+
+impl PredictedPlanRun {
+    pub fn of(model: &Model, preemptor_at: u64, metrics: &[f64]) -> PredictedPlanRun {
+        use placid_engine::{EventKind, Job, Neutral, Simulation};
+        use placid_lang::model::{PlanId, PoolId, TeamId, TierId};
+
+        let plan_named = |name: &str| PlanId::from_index(model.plans.iter().position(|plan| plan.name.as_str() == name).expect("the plan"));
+        let (sweep_plan, finetune_plan) = (plan_named("asr-sweep"), plan_named("prod-finetune"));
+        let seconds = |plan: PlanId, stage: usize| {
+            let command = &model.plan(plan).stages[stage].launch.command.as_ref().expect("a command").value;
+            let flag = |name: &str| command.iter().position(|arg| arg == name).and_then(|at| command.get(at + 1)?.parse::<u64>().ok());
+            flag("--steps").unwrap_or(0) * flag("--step-seconds").unwrap_or(1)
+        };
+        let mut simulation = Simulation::new(model, Neutral);
+        let metric = |stage: usize, trial: u32| (stage == 0).then(|| metrics.get(trial as usize).copied()).flatten();
+        let sweep = placid_engine::plan::submit(&mut simulation, model, sweep_plan, 0, &|stage, _| seconds(sweep_plan, stage), &metric);
+        let finetune =
+            placid_engine::plan::submit(&mut simulation, model, finetune_plan, 0, &|stage, _| seconds(finetune_plan, stage), &|_, _| None);
+        let named = |names: &[String], name: &str| names.iter().position(|candidate| candidate == name).expect("named in the model");
+        let teams: Vec<String> = model.teams.iter().map(|team| team.name.as_str().to_owned()).collect();
+        let tiers: Vec<String> = model.tiers.iter().map(|tier| tier.name.as_str().to_owned()).collect();
+        let pools: Vec<String> = model.pools.iter().map(|pool| pool.name.as_str().to_owned()).collect();
+        let mut preemptor = Job::new(TeamId::from_index(named(&teams, "vision")), TierId::from_index(named(&tiers, "P1")), 12);
+        preemptor.pool = Some(PoolId::from_index(named(&pools, PREEMPTOR_POOL)));
+        preemptor.submit = preemptor_at;
+        preemptor.run = 15;
+        preemptor.limit = Some(300);
+        simulation.submit(preemptor);
+        let mut events = Vec::new();
+        simulation.run(&mut |event| events.push(event.clone()));
+
+        let stage_of = |job| {
+            let stage = simulation.job(job).and_then(|job| job.stage)?;
+            Some((stage, model.plan(stage.plan).stages[stage.stage].name.as_str().to_owned()))
+        };
+        let trial_of = |job| sweep[0].iter().position(|trial| *trial == job).map(|trial| trial as u32);
+        let of_kind = |wanted: fn(&EventKind) -> bool| events.iter().filter(move |event| wanted(&event.kind)).map(|event| event.job);
+        let preempted_jobs: Vec<_> = of_kind(|kind| matches!(kind, EventKind::Preempted { .. })).collect();
+        let finished: BTreeSet<_> = of_kind(|kind| *kind == EventKind::Finished).collect();
+        let all: Vec<_> = sweep.iter().chain(&finetune).flatten().copied().collect();
+        let sweep_end = sweep[0]
+            .iter()
+            .filter_map(|job| events.iter().rfind(|event| event.job == *job && event.kind == EventKind::Finished))
+            .map(|event| event.time)
+            .max();
+        let finalists_start = sweep[1]
+            .iter()
+            .filter_map(|job| events.iter().find(|event| event.job == *job && matches!(event.kind, EventKind::Started(_))))
+            .map(|event| event.time)
+            .min();
+        let placed = sweep[0]
+            .iter()
+            .map(|job| {
+                events.iter().find_map(|event| match &event.kind {
+                    EventKind::Started(placement) if event.job == *job => {
+                        placement.nodes.first().map(|share| model.node(share.node).name.as_str().to_owned())
+                    }
+                    _ => None,
+                })
+            })
+            .map(Option::unwrap_or_default)
+            .collect();
+        PredictedPlanRun {
+            placed,
+            preempted: preempted_jobs.iter().filter_map(|job| trial_of(*job)).collect(),
+            requeued: of_kind(|kind| *kind == EventKind::Requeued).filter_map(trial_of).collect(),
+            others_preempted: preempted_jobs
+                .iter()
+                .filter(|job| trial_of(**job).is_none())
+                .map(|job| stage_of(*job).map_or_else(|| "the P1 job".to_owned(), |(_, name)| name))
+                .collect(),
+            unfinished: all.iter().filter(|job| !finished.contains(job)).filter_map(|job| stage_of(*job).map(|(_, name)| name)).collect(),
+            promoted: of_kind(|kind| *kind == EventKind::Promoted).filter_map(trial_of).collect(),
+            finalists_after_sweep: matches!((sweep_end, finalists_start), (Some(end), Some(start)) if start >= end),
         }
     }
 }

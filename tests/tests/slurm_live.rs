@@ -110,8 +110,29 @@ fn slurm_22_05_runs_plans_to_their_end_through_a_preemption() {
     write_slurm(&model, generated.path());
     let cluster = start_with_accounting(generated.path(), 120);
     checks::accounts_sh_is_idempotent(&cluster);
-    checks::plans_run_real_work_through_a_preemption(&cluster, generated.path());
+    checks::plans_run_real_work_through_a_preemption(&cluster, generated.path(), &model);
     checks::log_is_clean(&cluster, "while running the plans");
+}
+
+/// The engine side of [`slurm_22_05_runs_plans_to_their_end_through_a_preemption`], without
+/// Slurm: the sweep's trials (class data-parallel, which prefers NVLink) fill two nodes of
+/// nvl-b rather than the cheaper spot nodes of their pool; a P1 job taking three whole nodes
+/// there five seconds into the sweep preempts the two trials of one of them, which are requeued
+/// and finish; the plans end, the best two trials are promoted and the finalists start after
+/// the sweep.
+#[test]
+fn the_engine_predicts_the_live_plan_run() {
+    let mut model = test_model();
+    cap_p0_for_live(&mut model);
+    checks::plans_for_live(&mut model);
+    let predicted = checks::PredictedPlanRun::of(&model, 5, &[0.4, 0.2, 0.3, 0.1]);
+    assert_eq!(predicted.placed, ["rv-b-01", "rv-b-01", "rv-b-02", "rv-b-02"], "{predicted:?}");
+    assert_eq!(predicted.preempted.len(), 2, "{predicted:?}");
+    let sorted = |trials: &[u32]| trials.iter().copied().collect::<BTreeSet<u32>>();
+    assert_eq!(sorted(&predicted.requeued), sorted(&predicted.preempted), "{predicted:?}");
+    assert!(predicted.others_preempted.is_empty() && predicted.unfinished.is_empty(), "{predicted:?}");
+    assert_eq!(predicted.promoted, [3, 1], "{predicted:?}");
+    assert!(predicted.finalists_after_sweep, "{predicted:?}");
 }
 
 /// 22.05 has no block topology: each NVLink domain is a leaf switch under its rack.

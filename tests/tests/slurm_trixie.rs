@@ -198,7 +198,7 @@ fn slurm_24_11_runs_plans_to_their_end_through_a_preemption() {
     let generated = tempfile::tempdir().expect("tempdir");
     let cluster = start_cluster(&model, &generated, 150);
     checks::accounts_sh_is_idempotent(&cluster);
-    checks::plans_run_real_work_through_a_preemption(&cluster, generated.path());
+    checks::plans_run_real_work_through_a_preemption(&cluster, generated.path(), &model);
     checks::log_is_clean(&cluster, "while running the plans");
 }
 

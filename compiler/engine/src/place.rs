@@ -36,7 +36,7 @@ impl<'m> Needs<'m> {
     }
 
     fn prefers_nvlink(&self) -> bool {
-        self.class.is_some_and(|class| class.nvlink == NvlinkNeed::Preferred)
+        self.class.is_some_and(Class::prefers_nvlink)
     }
 }
 

@@ -1,9 +1,18 @@
 //! The order placement tries units of one kind (docs/semantics.md §5.4): the one the engine
 //! breaks ties between units by, and the one the Slurm target lists a class constraint's
-//! features in, so that Slurm, which takes the first feature that fits, follows it too. The
-//! node order is [`Node::placement_price`](super::Node::placement_price), written as Slurm's node `Weight`.
+//! features and a pool's price partitions in, so that Slurm, which takes the first feature
+//! (and the first partition) that fits, follows it too. The node order is
+//! [`Node::placement_price`](super::Node::placement_price), written as Slurm's node `Weight`.
 
-use super::{Model, NodeId};
+use super::{Class, Model, Node, NodeId, NvlinkNeed};
+
+impl Class {
+    /// Whether placement tries NVLink nodes first for this class (§5.3.1): it prefers NVLink
+    /// without requiring it.
+    pub fn prefers_nvlink(&self) -> bool {
+        self.nvlink == NvlinkNeed::Preferred
+    }
+}
 
 impl Model {
     /// The units of one kind (`unit` gives a node's, by id: its NVLink domain, rack or chassis) in
@@ -20,5 +29,17 @@ impl Model {
         }
         units.sort_by_key(|(_, price, first)| (*price, *first));
         units.into_iter().map(|(key, ..)| key).collect()
+    }
+
+    /// `units` (in the order placement tries them otherwise) with, for a class that prefers
+    /// NVLink, the units holding an NVLink node first: the engine ranks NVLink nodes first for
+    /// such a class (§5.3.1), so every list a target orders for Slurm's first-fit (the units of
+    /// a class constraint, the price partitions of a stage) puts them first too. The sort is
+    /// stable: each group keeps the given order.
+    pub fn nvlink_preferred_first<K>(&self, class: Option<&Class>, mut units: Vec<K>, holds: impl Fn(&Node, &K) -> bool) -> Vec<K> {
+        if class.is_some_and(Class::prefers_nvlink) {
+            units.sort_by_key(|unit| !self.nodes.iter().any(|node| node.has_nvlink() && holds(node, unit)));
+        }
+        units
     }
 }

@@ -12,7 +12,7 @@
 //! every job is billed at the price of the nodes it runs on. A job of the pool names all of
 //! them (`--partition=mixed_70,mixed_190,mixed_420`) and starts in whichever can run it first.
 
-use placid_lang::model::{Model, Node, NodeId, Pool, PoolId, Tier};
+use placid_lang::model::{Class, Model, Node, NodeId, Pool, PoolId, Tier};
 use placid_lang::units::Money;
 
 use super::names;
@@ -46,9 +46,15 @@ pub fn partitions(model: &Model, pool: &Pool) -> Vec<PricePartition> {
     groups
 }
 
-/// The partitions of `pool` as one `--partition` list.
-pub fn partition_list(model: &Model, pool: &Pool) -> String {
-    partitions(model, pool).into_iter().map(|partition| partition.name).collect::<Vec<_>>().join(",")
+/// The partitions of `pool` as one `--partition` list for a job of `class`, in the order
+/// placement tries them: cheapest first, and for a class that prefers NVLink the partitions
+/// holding an NVLink node before the others ([`Model::nvlink_preferred_first`]). Slurm starts
+/// a job in the first listed partition that can run it, so the order is the engine's.
+pub fn partition_list(model: &Model, pool: &Pool, class: Option<&Class>) -> String {
+    let ordered = model.nvlink_preferred_first(class, partitions(model, pool), |node, partition| {
+        partition.nodes.iter().any(|id| std::ptr::eq(model.node(*id), node))
+    });
+    ordered.into_iter().map(|partition| partition.name).collect::<Vec<_>>().join(",")
 }
 
 fn node_weight(node: &Node) -> u64 {

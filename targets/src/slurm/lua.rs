@@ -10,7 +10,7 @@
 
 use std::fmt::Write;
 
-use placid_lang::model::{Class, Locality, Model, Node, NvlinkNeed, PoolId, PreemptMode, Preemption, Routing, TeamId};
+use placid_lang::model::{Class, Locality, Model, NvlinkNeed, PoolId, PreemptMode, Preemption, Routing, TeamId};
 
 use super::billing;
 use super::names;
@@ -37,7 +37,7 @@ pub fn render(model: &Model, version: &str, accounting: bool) -> String {
                 .iter()
                 .enumerate()
                 .filter(|(index, _)| model.tier_may_use(tier, PoolId::from_index(*index)))
-                .map(|(_, pool)| billing::partition_list(model, pool))
+                .map(|(_, pool)| billing::partition_list(model, pool, None))
                 .collect();
             lua_string(&allowed.join(","))
         } else {
@@ -56,9 +56,9 @@ pub fn render(model: &Model, version: &str, accounting: bool) -> String {
             team.tiers.iter().map(|tier| format!("[{}] = true", lua_string(&names::qos(model.tier(tier.value))))).collect();
         let _ = writeln!(out, "  [{}] = {{ {} }},", lua_string(&names::team_account(team)), tiers.join(", "));
     }
-    out.push_str("}\n\n-- class pseudo-feature -> { constraint = text | nil, one_node = true | nil }\nlocal CLASSES = {\n");
+    out.push_str("}\n\n-- class pseudo-feature -> { constraint = text | nil, one_node = true | nil,\n--   pools = pool -> its partitions in the order this class tries them | nil }\nlocal CLASSES = {\n");
     for class in &model.classes {
-        let _ = writeln!(out, "  [{}] = {},", lua_string(&names::class_feature(class)), class_rule(model, class));
+        let _ = writeln!(out, "  [{}] = {},", lua_string(&names::class_feature(class)), class_rule(model, class, accounting));
     }
     out.push_str(
         "}\n\n-- administrators' accounts: their jobs skip the rules below (Slurm's own limits still apply)\nlocal ADMIN_ACCOUNTS = {\n",
@@ -85,7 +85,7 @@ pub fn render(model: &Model, version: &str, accounting: bool) -> String {
     out.push_str("}\n\n-- pool -> its partitions, for pools split by GPU price (a job naming the pool may use any)\nlocal POOLS = {\n");
     if accounting {
         for pool in &model.pools {
-            let partitions = billing::partition_list(model, pool);
+            let partitions = billing::partition_list(model, pool, None);
             if partitions != names::partition(pool) {
                 let _ = writeln!(out, "  [{}] = {},", lua_string(&names::partition(pool)), lua_string(&partitions));
             }
@@ -96,15 +96,40 @@ pub fn render(model: &Model, version: &str, accounting: bool) -> String {
     out
 }
 
-/// The Lua table of one class: a matching-OR constraint (`[a|b]`: all nodes share one of the
+/// The Lua table of one class: with accounting, `pools`, the order to try a pool's price
+/// partitions in where the class's differs from the pool's own (a class that prefers NVLink
+/// tries the partitions with NVLink nodes first, as [`billing::partition_list`] lists them for
+/// a stage); and a matching-OR constraint (`[a|b]`: all nodes share one of the
 /// features) for a locality wider than a node, and a plain OR of NVLink domains when NVLink
 /// is required without a locality. The matching OR lists the units in the order placement
 /// tries them ([`Model::units_cheapest_first`]): Slurm takes the first that fits. At
 /// nvlink-domain locality only the domains with the class's `min-bisection` are listed;
 /// `lanes` adds the `lanes_N` feature every node must have (which implies NVLink, so it
 /// replaces the OR of domains).
-fn class_rule(model: &Model, class: &Class) -> String {
+fn class_rule(model: &Model, class: &Class, accounting: bool) -> String {
+    let mut fields = class_placement(model, class);
+    if accounting {
+        let pools: Vec<String> = model
+            .pools
+            .iter()
+            .filter_map(|pool| {
+                let ordered = billing::partition_list(model, pool, Some(class));
+                (ordered != billing::partition_list(model, pool, None))
+                    .then(|| format!("[{}] = {}", lua_string(&names::partition(pool)), lua_string(&ordered)))
+            })
+            .collect();
+        if !pools.is_empty() {
+            fields.push(format!("pools = {{ {} }}", pools.join(", ")));
+        }
+    }
+    if fields.is_empty() { "{}".to_owned() } else { format!("{{ {} }}", fields.join(", ")) }
+}
+
+/// The fields of [`class_rule`] that say where the class's jobs may go: `one_node`, and the
+/// constraint that keeps a gang in one unit.
+fn class_placement(model: &Model, class: &Class) -> Vec<String> {
     let lanes = class.lanes.as_ref().map(|lanes| names::lanes_feature(lanes.value));
+    let constraint = |text: &str| format!("constraint = {}", lua_string(text));
     let features: Vec<String> = match class.locality {
         Locality::NvlinkDomain => model
             .units_cheapest_first(|node| model.node(node).domain)
@@ -112,48 +137,38 @@ fn class_rule(model: &Model, class: &Class) -> String {
             .filter(|id| class.min_bisection.as_ref().is_none_or(|min| model.domain_bisection(*id) >= min.value))
             .map(|id| names::domain_feature(model.domain(id)))
             .collect(),
-        Locality::Rack => {
-            nvlink_first(model, class, model.units_cheapest_first(|node| model.node(node).rack), |node, rack| node.rack == Some(*rack))
-                .into_iter()
-                .map(|id| names::rack_feature(&model.racks[id.index()]))
-                .collect()
-        }
-        Locality::Chassis => {
-            nvlink_first(model, class, model.units_cheapest_first(|node| model.node(node).chassis.as_ref()), |node, chassis| {
+        Locality::Rack => model
+            .nvlink_preferred_first(Some(class), model.units_cheapest_first(|node| model.node(node).rack), |node, rack| {
+                node.rack == Some(*rack)
+            })
+            .into_iter()
+            .map(|id| names::rack_feature(&model.racks[id.index()]))
+            .collect(),
+        Locality::Chassis => model
+            .nvlink_preferred_first(Some(class), model.units_cheapest_first(|node| model.node(node).chassis.as_ref()), |node, chassis| {
                 node.chassis.as_ref() == Some(*chassis)
             })
             .into_iter()
             .map(names::chassis_feature)
-            .collect()
-        }
+            .collect(),
         Locality::Node => {
-            return match lanes {
-                Some(lanes) => format!("{{ one_node = true, constraint = {} }}", lua_string(&lanes)),
-                None => "{ one_node = true }".to_owned(),
-            };
+            let mut fields = vec!["one_node = true".to_owned()];
+            fields.extend(lanes.as_deref().map(constraint));
+            return fields;
         }
         Locality::Any => {
             return match lanes {
-                Some(lanes) => format!("{{ constraint = {} }}", lua_string(&lanes)),
+                Some(lanes) => vec![constraint(&lanes)],
                 None if class.nvlink == NvlinkNeed::Required => {
                     let domains: Vec<String> = model.domains.iter().map(names::domain_feature).collect();
-                    format!("{{ constraint = {} }}", lua_string(&domains.join("|")))
+                    vec![constraint(&domains.join("|"))]
                 }
-                None => "{}".to_owned(),
+                None => Vec::new(),
             };
         }
     };
     let lanes = lanes.map_or_else(String::new, |lanes| format!("&{lanes}"));
-    format!("{{ constraint = {} }}", lua_string(&format!("[{}]{lanes}", features.join("|"))))
-}
-
-/// `units` (in the order placement tries them) with, for a class that prefers NVLink, the units
-/// holding an NVLink node first, as the engine ranks NVLink nodes first for such a class.
-fn nvlink_first<K>(model: &Model, class: &Class, mut units: Vec<K>, holds: impl Fn(&Node, &K) -> bool) -> Vec<K> {
-    if class.nvlink == NvlinkNeed::Preferred {
-        units.sort_by_key(|unit| !model.nodes.iter().any(|node| node.has_nvlink() && holds(node, unit)));
-    }
-    units
+    vec![constraint(&format!("[{}]{lanes}", features.join("|")))]
 }
 
 const LOGIC: &str = r#"
@@ -181,15 +196,16 @@ local function replace_token(features, token, replacement)
   end
 end
 
--- Applies the class named by a class_<name> pseudo-feature; returns an error text or nil.
+-- Applies the class named by a class_<name> pseudo-feature; returns its rule or nil, and an
+-- error text or nil.
 local function apply_class(job_desc)
   local features = job_desc.features
-  if features == nil then return nil end
+  if features == nil then return nil, nil end
   for token, rule in pairs(CLASSES) do
     local replaced, found = replace_token(features, token, "\1")
     if found then
       if rule.constraint ~= nil and string.find(rule.constraint, "[", 1, true) and string.find(replaced, "[", 1, true) then
-        return "class constraint " .. rule.constraint .. " cannot be combined with another [..] group"
+        return nil, "class constraint " .. rule.constraint .. " cannot be combined with another [..] group"
       end
       if rule.one_node then
         job_desc.min_nodes = 1
@@ -205,13 +221,13 @@ local function apply_class(job_desc)
       -- An empty string clears the constraint: Slurm's setter reads a string (luaL_checkstring),
       -- so assigning nil raises a Lua error and leaves the class pseudo-feature in place.
       job_desc.features = replaced
-      return nil
+      return rule, nil
     end
   end
   if string.find(features, "class_", 1, true) then
-    return "unknown class in constraint " .. features
+    return nil, "unknown class in constraint " .. features
   end
-  return nil
+  return nil, nil
 end
 
 -- `features` without any class pseudo-feature, and the "&" that joined it.
@@ -276,7 +292,7 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   if not team[tier_name] then
     return reject("team %s may not use tier %s", account, tier_name)
   end
-  local class_error = apply_class(job_desc)
+  local class_rule, class_error = apply_class(job_desc)
   if class_error ~= nil then
     return reject("%s", class_error)
   end
@@ -290,7 +306,7 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   if job_desc.partition ~= nil then
     local expanded = {}
     for partition in string.gmatch(job_desc.partition, "[^,]+") do
-      table.insert(expanded, POOLS[partition] or partition)
+      table.insert(expanded, (class_rule and class_rule.pools and class_rule.pools[partition]) or POOLS[partition] or partition)
     end
     job_desc.partition = table.concat(expanded, ",")
   end

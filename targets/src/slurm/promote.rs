@@ -43,7 +43,7 @@ pub fn render(model: &Model, plan: &Plan, stage: &Stage, promote: &Promote, acco
     // team may run anyway.
     if accounting {
         let _ = writeln!(out, "#SBATCH --qos={}", shell_word(&names::qos(tier)));
-        let _ = writeln!(out, "#SBATCH --partition={}", super::billing::partition_list(model, model.pool(stage.pool.value)));
+        let _ = writeln!(out, "#SBATCH --partition={}", super::billing::partition_list(model, model.pool(stage.pool.value), None));
     } else {
         let _ = writeln!(out, "#SBATCH --partition={}", shell_word(&names::qos(tier)));
     }

@@ -192,7 +192,7 @@ fn stage_context(model: &Model, plan: &Plan, stage: &Stage, accounting: bool) ->
     let team = model.team(plan.team.value);
     let mut constraint: Vec<String> = Vec::new();
     let (qos, partition) = if accounting {
-        (Some(names::qos(tier)), super::billing::partition_list(model, pool))
+        (Some(names::qos(tier)), super::billing::partition_list(model, pool, stage.class.as_ref().map(|class| model.class(class.value))))
     } else {
         constraint.push(names::pool_feature(pool));
         (None, names::qos(tier))

@@ -197,7 +197,7 @@ fn partitions(model: &Model, domain: &Domain) -> Option<String> {
     }
     let pool =
         model.pools.iter().filter(|pool| domain.nodes.iter().all(|node| pool.nodes.contains(node))).min_by_key(|pool| pool.nodes.len())?;
-    Some(billing::partition_list(model, pool))
+    Some(billing::partition_list(model, pool, None))
 }
 
 /// A `v1` List of the domain's Jobs, one per node; `None` when a name is no Kubernetes name

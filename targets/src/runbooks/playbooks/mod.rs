@@ -124,7 +124,7 @@ fn slurm_partitions(model: &Model, pools: &[String]) -> String {
         .pools
         .iter()
         .filter(|pool| slurm_accounting(model) && pools.iter().any(|name| name == pool.name.as_str()))
-        .map(|pool| billing::partition_list(model, pool))
+        .map(|pool| billing::partition_list(model, pool, None))
         .collect();
     partitions.join(",")
 }

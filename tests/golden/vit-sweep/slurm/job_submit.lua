@@ -17,7 +17,8 @@ local TEAMS = {
   ["vision-interns"] = { ["sweep-low"] = true },
 }
 
--- class pseudo-feature -> { constraint = text | nil, one_node = true | nil }
+-- class pseudo-feature -> { constraint = text | nil, one_node = true | nil,
+--   pools = pool -> its partitions in the order this class tries them | nil }
 local CLASSES = {
   ["class_vit-small"] = { one_node = true },
   ["class_vit-large"] = { constraint = "[nvlink_nvl72-a|nvlink_nvl72-b]" },
@@ -60,15 +61,16 @@ local function replace_token(features, token, replacement)
   end
 end
 
--- Applies the class named by a class_<name> pseudo-feature; returns an error text or nil.
+-- Applies the class named by a class_<name> pseudo-feature; returns its rule or nil, and an
+-- error text or nil.
 local function apply_class(job_desc)
   local features = job_desc.features
-  if features == nil then return nil end
+  if features == nil then return nil, nil end
   for token, rule in pairs(CLASSES) do
     local replaced, found = replace_token(features, token, "\1")
     if found then
       if rule.constraint ~= nil and string.find(rule.constraint, "[", 1, true) and string.find(replaced, "[", 1, true) then
-        return "class constraint " .. rule.constraint .. " cannot be combined with another [..] group"
+        return nil, "class constraint " .. rule.constraint .. " cannot be combined with another [..] group"
       end
       if rule.one_node then
         job_desc.min_nodes = 1
@@ -84,13 +86,13 @@ local function apply_class(job_desc)
       -- An empty string clears the constraint: Slurm's setter reads a string (luaL_checkstring),
       -- so assigning nil raises a Lua error and leaves the class pseudo-feature in place.
       job_desc.features = replaced
-      return nil
+      return rule, nil
     end
   end
   if string.find(features, "class_", 1, true) then
-    return "unknown class in constraint " .. features
+    return nil, "unknown class in constraint " .. features
   end
-  return nil
+  return nil, nil
 end
 
 -- `features` without any class pseudo-feature, and the "&" that joined it.
@@ -155,7 +157,7 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   if not team[tier_name] then
     return reject("team %s may not use tier %s", account, tier_name)
   end
-  local class_error = apply_class(job_desc)
+  local class_rule, class_error = apply_class(job_desc)
   if class_error ~= nil then
     return reject("%s", class_error)
   end
@@ -169,7 +171,7 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   if job_desc.partition ~= nil then
     local expanded = {}
     for partition in string.gmatch(job_desc.partition, "[^,]+") do
-      table.insert(expanded, POOLS[partition] or partition)
+      table.insert(expanded, (class_rule and class_rule.pools and class_rule.pools[partition]) or POOLS[partition] or partition)
     end
     job_desc.partition = table.concat(expanded, ",")
   end
