@@ -208,7 +208,9 @@ fn read_to_close(stream: &mut TcpStream) -> (Vec<u8>, Duration) {
 
 #[test]
 fn a_full_extender_answers_503_at_once() {
-    let server = start(Settings { concurrency: 1, ..SETTINGS });
+    // The held request's deadline is far beyond the test's patience: on a loaded machine the
+    // retries below may be slow, and a deadline that passed would give the place back early.
+    let server = start(Settings { concurrency: 1, timeout: Duration::from_secs(120), ..SETTINGS });
     let body = json!({"Pod": pod(), "NodeNames": ["rv-a-01"]}).to_string();
     // The first request takes the only place and holds it by sending half its body.
     let mut slow = raw(server.address);
@@ -220,7 +222,7 @@ fn a_full_extender_answers_503_at_once() {
     let started = Instant::now();
     let refused = loop {
         let reply = post(server.address, "/filter", body.as_bytes());
-        if reply.0 != 200 || started.elapsed() > PATIENCE {
+        if reply.0 != 200 || started.elapsed() > 6 * PATIENCE {
             break reply;
         }
         std::thread::sleep(Duration::from_millis(10));
