@@ -10,8 +10,10 @@ use std::path::PathBuf;
 
 use placid_driver::build::Selection;
 use placid_driver::render::{self, Choice, Format};
+use placid_driver::test_admission::Judge;
 use placid_engine::coverage::{Coverage, coverage};
 use placid_engine::policy_test::{self, Mismatch, TestResult};
+use placid_lang::checked::Checked;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::escape::html as escape;
 use placid_lang::model::{Model, PolicyTest};
@@ -81,11 +83,18 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
         Ok(ranker) => ranker,
         Err(exit) => return exit,
     };
+    // The build's Kubernetes objects, for the admission expectations: one that cannot be built
+    // is the project's error, as `placid build` would report it.
+    let judge = match Judge::new(&clean.model) {
+        Ok(judge) => judge,
+        Err(diagnostics) => return pipeline::report(out, format, &clean.sources, &diagnostics, pipeline::Fields::new()),
+    };
     let model: &Model = &clean.model;
     let selected: Vec<&PolicyTest> =
         model.tests.iter().filter(|test| args.filter.as_deref().is_none_or(|filter| test.name.as_str().contains(filter))).collect();
     let filtered_out = model.tests.len() - selected.len();
-    let ran: Vec<Ran<'_>> = selected.into_iter().map(|test| Ran { test, failures: failures(model, test, &mut ranker) }).collect();
+    let ran: Vec<Ran<'_>> =
+        selected.into_iter().map(|test| Ran { test, failures: failures(&clean.model, test, &mut ranker, &judge) }).collect();
     pipeline::warn_ranking_failures(out, &clean.sources, ranker.failures());
     let failed = ran.iter().filter(|each| !each.failures.is_empty()).count();
     let covered = args.coverage.then(|| coverage(model, ran.iter().map(|each| each.test)));
@@ -114,23 +123,31 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
     if failed > 0 { Exit::Failure } else { Exit::Ok }
 }
 
-/// Runs one test; each failed expectation (or an unrunnable starting state) is a diagnostic.
-fn failures(model: &Model, test: &PolicyTest, ranker: &mut StageScores<'_>) -> Diagnostics {
+/// Runs one test; each failed expectation (or an unrunnable starting state, or a workload the
+/// admission policies could not judge) is a diagnostic.
+fn failures(model: &Checked, test: &PolicyTest, ranker: &mut StageScores<'_>, judge: &Judge) -> Diagnostics {
     let mut diagnostics = Diagnostics::new();
+    match judge.verdicts(model, test) {
+        Ok(verdicts) => {
+            for mismatch in policy_test::admission(model, test, &verdicts) {
+                diagnostics.push(failed(
+                    test,
+                    mismatch,
+                    "docs/targets/kubernetes.md (\"Admission in tests\") says how the build's admission policies are run; fix the policy or the expectation",
+                ));
+            }
+        }
+        Err(unjudged) => diagnostics.extend(unjudged),
+    }
     match policy_test::run(model, test, ranker) {
         TestResult::Passed => {}
         TestResult::Failed(mismatches) => {
-            for Mismatch { span, expected, actual } in mismatches {
-                diagnostics.push(
-                    Diagnostic::error(
-                        Code::TestFailed,
-                        span,
-                        format!("test `{}`: expected {expected}, but the job is {actual}", test.name),
-                    )
-                    .label(format!("expected: {expected}"))
-                    .with_secondary(test.span, format!("actual: {actual}"))
-                    .help("docs/semantics.md says how the engine decides; fix the policy or the expectation"),
-                );
+            for mismatch in mismatches {
+                diagnostics.push(failed(
+                    test,
+                    mismatch,
+                    "docs/semantics.md says how the engine decides; fix the policy or the expectation",
+                ));
             }
         }
         TestResult::Unrunnable { span, message } => {
@@ -142,6 +159,14 @@ fn failures(model: &Model, test: &PolicyTest, ranker: &mut StageScores<'_>) -> D
         }
     }
     diagnostics
+}
+
+/// The diagnostic of an expectation that did not hold (E105): expected against actual.
+fn failed(test: &PolicyTest, Mismatch { span, expected, actual }: Mismatch, help: &str) -> Diagnostic {
+    Diagnostic::error(Code::TestFailed, span, format!("test `{}`: expected {expected}, but the job is {actual}", test.name))
+        .label(format!("expected: {expected}"))
+        .with_secondary(test.span, format!("actual: {actual}"))
+        .help(help)
 }
 
 fn text(out: &mut Output, sources: &Sources, ran: &[Ran<'_>], filtered_out: usize) {

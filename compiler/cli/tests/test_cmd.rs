@@ -1,5 +1,6 @@
 //! `placid test` as users and CI run it: every bundled example passes; a wrong expectation
-//! fails with exit 1 and expected against actual; JSON and JUnit reports parse; `--filter`.
+//! fails with exit 1 and expected against actual; JSON and JUnit reports parse; `--filter`;
+//! admission expectations are judged by the build's own admission policies.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -46,7 +47,7 @@ fn a_wrong_expectation_fails_with_expected_and_actual() {
     assert!(stdout.contains("expected: rejected (tier-not-allowed)"), "{stdout}");
     assert!(stdout.contains("actual: placed in pool x86"), "{stdout}");
     assert!(stdout.contains("policy/extra.kdl:3:5"), "the failure points at the expectation: {stdout}");
-    assert!(stdout.contains("test result: FAILED. 12 passed; 1 failed; 0 filtered out"), "{stdout}");
+    assert!(stdout.contains("test result: FAILED. 15 passed; 1 failed; 0 filtered out"), "{stdout}");
 }
 
 #[test]
@@ -55,7 +56,7 @@ fn filter_runs_only_matching_tests() {
     let output = placid(&["test", dir.path().join("p").to_str().expect("utf-8 path"), "--filter", "domain"]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("test result: ok. 4 passed; 0 failed; 9 filtered out"), "{stdout}");
+    assert!(stdout.contains("test result: ok. 4 passed; 0 failed; 12 filtered out"), "{stdout}");
 }
 
 #[test]
@@ -64,7 +65,7 @@ fn json_report_parses_with_the_failure() {
     let output = placid(&["test", dir.path().join("p").to_str().expect("utf-8 path"), "--format", "json"]);
     assert_eq!(output.status.code(), Some(1));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("one JSON document");
-    assert_eq!(report["passed"], 12);
+    assert_eq!(report["passed"], 15);
     assert_eq!(report["failed"], 1);
     let failed: Vec<&serde_json::Value> =
         report["tests"].as_array().expect("tests").iter().filter(|test| test["passed"] == false).collect();
@@ -83,9 +84,89 @@ fn junit_report_is_well_formed_xml() {
     assert_eq!(output.status.code(), Some(1));
     let xml = String::from_utf8(output.stdout).expect("UTF-8");
     let elements = well_formed(&xml).unwrap_or_else(|error| panic!("{error}\n{xml}"));
-    assert_eq!(elements.iter().filter(|name| *name == "testcase").count(), 13);
+    assert_eq!(elements.iter().filter(|name| *name == "testcase").count(), 16);
     assert_eq!(elements.iter().filter(|name| *name == "failure").count(), 1);
     assert!(xml.contains("<testcase name=\"spot-job-is-refused\" classname=\"ml-training\">"), "{xml}");
+}
+
+/// Admission expectations the build's admission policies do not meet: a forbidden job
+/// expected admitted, a refusal expected with a message no policy gives, and an allowed job
+/// expected refused.
+const WRONG_ADMISSION: &str = "test \"research-p1-admitted\" {\n    job team=\"research\" tier=\"P1\" gpus=1 pool=\"x86\"\n    expect \"admitted\"\n}\n\
+test \"research-p1-wrong-message\" {\n    job team=\"research\" tier=\"P1\" gpus=1 pool=\"x86\"\n    expect \"refused-by-admission\" message=\"grace period\"\n}\n\
+test \"vision-p2-refused\" {\n    job \"sweep\" team=\"vision\" tier=\"P2\" gpus=4 pool=\"x86\"\n    expect \"refused-by-admission\" job=\"sweep\"\n}\n";
+
+#[test]
+fn a_wrong_admission_expectation_fails_with_the_policy_message() {
+    let dir = cluster_with(WRONG_ADMISSION);
+    let project = dir.path().join("p");
+    let output = placid(&["test", project.to_str().expect("utf-8 path")]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    for name in ["research-p1-admitted", "research-p1-wrong-message", "vision-p2-refused"] {
+        assert!(stdout.contains(&format!("test {name} ... FAILED")), "{stdout}");
+    }
+    // The example's own admission tests still pass.
+    assert!(stdout.contains("test research-is-refused-p1-by-admission ... ok"), "{stdout}");
+    assert!(stdout.contains("test vision-p1-is-admitted ... ok"), "{stdout}");
+    assert!(stdout.contains("test result: FAILED. 15 passed; 3 failed; 0 filtered out"), "{stdout}");
+    assert!(stdout.contains("placid::E105"), "{stdout}");
+    assert!(stdout.contains("expected: admitted"), "{stdout}");
+    assert!(stdout.contains("actual: refused by admission: \"team research may not use tier P1"), "{stdout}");
+    assert!(stdout.contains("expected: refused by admission with a message containing \"grace period\""), "{stdout}");
+    assert!(stdout.contains("expected: refused by admission\n") || stdout.contains("expected: refused by admission "), "{stdout}");
+    assert!(stdout.contains("actual: admitted"), "{stdout}");
+    assert!(stdout.contains("policy/extra.kdl:3:5"), "the failure points at the expectation: {stdout}");
+
+    let json = placid(&["test", project.to_str().expect("utf-8 path"), "--format", "json"]);
+    assert_eq!(json.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON document");
+    assert_eq!((report["passed"].as_u64(), report["failed"].as_u64()), (Some(15), Some(3)));
+    let failed: Vec<&serde_json::Value> =
+        report["tests"].as_array().expect("tests").iter().filter(|test| test["passed"] == false).collect();
+    assert_eq!(failed[0]["name"], "research-p1-admitted");
+    assert_eq!(failed[0]["failures"][0]["code"], "placid::E105");
+    let message = failed[0]["failures"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("expected admitted, but the job is refused by admission: \"team research may not use tier P1"), "{message}");
+
+    let junit = placid(&["test", project.to_str().expect("utf-8 path"), "--format", "junit"]);
+    assert_eq!(junit.status.code(), Some(1));
+    let xml = String::from_utf8(junit.stdout).expect("UTF-8");
+    let elements = well_formed(&xml).unwrap_or_else(|error| panic!("{error}\n{xml}"));
+    assert_eq!(elements.iter().filter(|name| *name == "failure").count(), 3);
+    assert!(xml.contains("<testcase name=\"research-p1-wrong-message\" classname=\"ml-training\">"), "{xml}");
+    assert!(xml.contains("message containing &quot;grace period&quot;"), "{xml}");
+}
+
+#[test]
+fn an_admission_expectation_without_a_kubernetes_target_is_a_project_error() {
+    let dir = cluster_with("test \"admitted\" {\n    job team=\"vision\" tier=\"P1\" gpus=1\n    expect \"admitted\"\n}\n");
+    let project = dir.path().join("p/placid.kdl");
+    let text = std::fs::read_to_string(&project).expect("read placid.kdl");
+    let start = text.find("target \"kubernetes\"").expect("a kubernetes target");
+    let end = start + text[start..].find("\n}\n").expect("its block") + 3;
+    std::fs::write(&project, format!("{}{}", &text[..start], &text[end..])).expect("write placid.kdl");
+    // The example's own admission tests go too, so that only the new one is reported.
+    std::fs::write(dir.path().join("p/policy/tests.kdl"), "").expect("write tests.kdl");
+    let output = placid(&["test", dir.path().join("p").to_str().expect("utf-8 path")]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("placid::E035"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("test admitted ... ok"));
+    let json = placid(&["test", dir.path().join("p").to_str().expect("utf-8 path"), "--format", "json"]);
+    assert_eq!(json.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON document");
+    let messages: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter(|diagnostic| diagnostic["code"] == "placid::E035")
+        .filter_map(|diagnostic| diagnostic["message"].as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        ["`expect \"admitted\"` is judged by the Kubernetes target's admission policies, and this project has no Kubernetes target"]
+    );
 }
 
 #[test]
@@ -167,8 +248,8 @@ fn coverage_reports_what_the_tests_exercise() {
     let text = placid(&["test", cluster.to_str().expect("utf-8 path"), "--coverage"]);
     assert_eq!(text.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&text.stdout);
-    assert!(stdout.contains("\ncoverage: tiers 3/3, teams 3/3, pools 4/6, classes 2/3, routes 0/2, plan stages 2/6\n"), "{stdout}");
-    assert!(stdout.contains("  routes not covered: prod-sla, sweep\n"), "{stdout}");
+    assert!(stdout.contains("\ncoverage: tiers 3/3, teams 3/3, pools 4/6, classes 2/3, routes 1/2, plan stages 2/6\n"), "{stdout}");
+    assert!(stdout.contains("  routes not covered: sweep\n"), "{stdout}");
     // Without the flag, no coverage.
     let plain = placid(&["test", cluster.to_str().expect("utf-8 path")]);
     assert!(!String::from_utf8_lossy(&plain.stdout).contains("coverage"));

@@ -1,7 +1,8 @@
 //! placid's driver: everything between the files of a project and the pure crates. It reads
 //! projects through [`world::FsWorld`], runs load -> check -> emit ([`build::compile`]),
 //! writes output trees atomically with their manifest ([`output`]), lays a broken example over its
-//! example ([`overlay`]), merges probed inventories and renders
+//! example ([`overlay`]), merges probed inventories, runs policy tests' workloads through the
+//! build's admission policies ([`test_admission`]) and renders
 //! diagnostics ([`render`]: miette for people, JSON for machines).
 //!
 //! Invariant: the driver does IO and returns values; it never prints and never picks an
@@ -12,6 +13,7 @@ pub mod merge;
 pub mod output;
 pub mod overlay;
 pub mod render;
+pub mod test_admission;
 mod unchanged;
 pub mod untrusted;
 mod up_to_date;

@@ -1,10 +1,13 @@
 //! Policy tests run through the engine: the starting state, the jobs in sequence, a look at
 //! the chosen time, and each expectation compared with what happened. `placid test` reports
-//! the results; the checker asks [`impossible`] which expectations no run can meet.
+//! the results; the checker asks [`impossible`] which expectations no run can meet. An
+//! admission expectation (`refused-by-admission`, `admitted`) is judged by the build's
+//! Kubernetes admission policies, which the engine does not run: the caller evaluates them and
+//! [`admission`] compares its verdicts with the expectations.
 
 use std::collections::BTreeSet;
 
-use placid_lang::model::{Expectation, Model, NodeId, Outcome, PolicyTest, PoolId, TestJob, Where};
+use placid_lang::model::{Admission, Expectation, Model, NodeId, Outcome, PolicyTest, PoolId, TestJob, Where};
 use placid_lang::span::Span;
 
 use crate::cluster::Cluster;
@@ -105,6 +108,8 @@ pub fn run<R: Ranker>(model: &Model, test: &PolicyTest, ranker: R) -> TestResult
     let mismatches: Vec<Mismatch> = test
         .expects
         .iter()
+        // Admission expectations are [`admission`]'s: the engine has no admission policies.
+        .filter(|expect| !expect.outcome.is_admission())
         .filter_map(|expect| {
             let id = ids[expect.job];
             let state = simulation.state(id)?;
@@ -118,6 +123,7 @@ pub fn run<R: Ranker>(model: &Model, test: &PolicyTest, ranker: R) -> TestResult
                 }
                 Outcome::Rejected(reason) => matches!(state, JobState::Rejected(actual) if actual.name() == reason.value.as_str()),
                 Outcome::Preempts(expected) => expected.iter().map(|victim| victim.value).collect::<BTreeSet<usize>>() == victims,
+                Outcome::RefusedByAdmission(_) | Outcome::Admitted => true,
             };
             (!holds).then(|| Mismatch {
                 span: expect.span,
@@ -178,7 +184,41 @@ pub fn expected(model: &Model, test: &PolicyTest, expect: &Expectation) -> Strin
             let names: Vec<String> = victims.iter().map(|victim| job_name(test, victim.value)).collect();
             format!("preempts {}", names.join(" "))
         }
+        Outcome::RefusedByAdmission(message) => message.as_ref().map_or_else(
+            || "refused by admission".to_owned(),
+            |message| format!("refused by admission with a message containing \"{}\"", message.value),
+        ),
+        Outcome::Admitted => "admitted".to_owned(),
     }
+}
+
+/// The admission expectations of `test` that `verdicts` (what the build's admission policies
+/// made of each job's workload, by job index; `None` where it was not evaluated) do not meet.
+/// An expectation whose job has no verdict fails: a test that was not run must not pass.
+pub fn admission(model: &Model, test: &PolicyTest, verdicts: &[Option<Admission>]) -> Vec<Mismatch> {
+    test.expects
+        .iter()
+        .filter(|expect| expect.outcome.is_admission())
+        .filter_map(|expect| {
+            let verdict = verdicts.get(expect.job).and_then(Option::as_ref);
+            let holds = match (&expect.outcome, verdict) {
+                (Outcome::Admitted, Some(Admission::Admitted)) => true,
+                (Outcome::RefusedByAdmission(message), Some(Admission::Refused(messages))) => {
+                    message.as_ref().is_none_or(|message| messages.iter().any(|refusal| refusal.contains(message.value.as_str())))
+                }
+                _ => false,
+            };
+            let actual = match verdict {
+                None => "not evaluated by admission".to_owned(),
+                Some(Admission::Admitted) => "admitted".to_owned(),
+                Some(Admission::Refused(messages)) => {
+                    let quoted: Vec<String> = messages.iter().map(|message| format!("\"{message}\"")).collect();
+                    format!("refused by admission: {}", quoted.join("; "))
+                }
+            };
+            (!holds).then(|| Mismatch { span: expect.span, expected: expected(model, test, expect), actual })
+        })
+        .collect()
 }
 
 /// What happened to the expectation's job, in the words of [`expected`].
@@ -271,4 +311,69 @@ pub fn impossible(model: &Model, test: &PolicyTest) -> Vec<(Span, String)> {
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use placid_lang::model::{Admission, Expectation, Model, Outcome, PolicyTest, TeamId, TestJob, TierId};
+    use placid_lang::name::Name;
+    use placid_lang::span::{Span, Spanned};
+
+    fn test_of(outcomes: Vec<Outcome>) -> PolicyTest {
+        let job = TestJob {
+            span: Span::DETACHED,
+            name: None,
+            running: false,
+            team: Spanned::new(TeamId::from_index(0), Span::DETACHED),
+            tier: Spanned::new(TierId::from_index(0), Span::DETACHED),
+            class: None,
+            gpus: 1,
+            pool: None,
+            nodes: Vec::new(),
+            at: None,
+            run: None,
+            tag: None,
+        };
+        let expects = outcomes.into_iter().map(|outcome| Expectation { span: Span::DETACHED, job: 0, outcome }).collect();
+        PolicyTest {
+            name: Name::new("t").unwrap_or_else(|error| panic!("{error}")),
+            span: Span::DETACHED,
+            jobs: vec![job],
+            at: None,
+            expects,
+        }
+    }
+
+    fn refused(message: Option<&str>) -> Outcome {
+        Outcome::RefusedByAdmission(message.map(|message| Spanned::new(message.to_owned(), Span::DETACHED)))
+    }
+
+    #[test]
+    fn admission_expectations_are_held_to_the_verdicts() {
+        let model = Model::default();
+        let forbidden = Some(Admission::Refused(vec!["team a may not use tier t".to_owned()]));
+        let mismatches = |outcome: Outcome, verdict: &Option<Admission>| {
+            super::admission(&model, &test_of(vec![outcome]), std::slice::from_ref(verdict))
+                .into_iter()
+                .map(|mismatch| (mismatch.expected, mismatch.actual))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(mismatches(refused(None), &forbidden), []);
+        assert_eq!(mismatches(refused(Some("may not use tier")), &forbidden), []);
+        assert_eq!(mismatches(Outcome::Admitted, &Some(Admission::Admitted)), []);
+        assert_eq!(
+            mismatches(refused(Some("grace period")), &forbidden),
+            [(
+                "refused by admission with a message containing \"grace period\"".to_owned(),
+                "refused by admission: \"team a may not use tier t\"".to_owned()
+            )]
+        );
+        assert_eq!(
+            mismatches(Outcome::Admitted, &forbidden),
+            [("admitted".to_owned(), "refused by admission: \"team a may not use tier t\"".to_owned())]
+        );
+        assert_eq!(mismatches(refused(None), &Some(Admission::Admitted)), [("refused by admission".to_owned(), "admitted".to_owned())]);
+        // Not evaluated is never a pass.
+        assert_eq!(mismatches(Outcome::Admitted, &None), [("admitted".to_owned(), "not evaluated by admission".to_owned())]);
+    }
 }

@@ -604,6 +604,11 @@ fn expectation(model: &Model, test: &PolicyTest, expect: &Expectation) -> String
                 .collect();
             format!("preempts {}", names.join(" "))
         }
+        Outcome::RefusedByAdmission(message) => match message {
+            Some(message) => format!("refused by admission ({})", message.value),
+            None => "refused by admission".to_owned(),
+        },
+        Outcome::Admitted => "admitted".to_owned(),
     };
     if test.jobs.iter().filter(|job| !job.running).count() > 1
         && let Some(name) = &test.jobs[*job].name

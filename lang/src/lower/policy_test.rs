@@ -162,8 +162,18 @@ fn find_job(cx: &mut Cx, all: &Jobs<'_>, reference: &Spanned<Name>) -> Option<us
 fn lower_expect(cx: &mut Cx, model: &Model, tables: &Tables, jobs: &Jobs<'_>, child: &NodeReader<'_>) -> Option<Expectation> {
     let props = child.props(cx, schema::TEST_EXPECT.properties);
     let grandchildren = child.children(cx, schema::TEST_EXPECT.children);
-    let outcome = child.expect_args(cx, 1, 1, "placed, queued, rejected or preempts").and_then(|args| {
-        args[0].keyword(cx, &[("placed", "placed"), ("queued", "queued"), ("rejected", "rejected"), ("preempts", "preempts")])
+    let outcome = child.expect_args(cx, 1, 1, "placed, queued, rejected, preempts, refused-by-admission or admitted").and_then(|args| {
+        args[0].keyword(
+            cx,
+            &[
+                ("placed", "placed"),
+                ("queued", "queued"),
+                ("rejected", "rejected"),
+                ("preempts", "preempts"),
+                ("refused-by-admission", "refused-by-admission"),
+                ("admitted", "admitted"),
+            ],
+        )
     })?;
     let reference = props.get("job").map(|value| value.name(cx)).lowered()?;
     let job = job_index(cx, jobs, reference)?;
@@ -173,7 +183,7 @@ fn lower_expect(cx: &mut Cx, model: &Model, tables: &Tables, jobs: &Jobs<'_>, ch
                 cx.error(
                     Diagnostic::error(Code::InvalidValue, value.span, format!("`expect \"{outcome}\"` takes no `{key}=`"))
                         .label("does not apply")
-                        .help("`pool`, `domain`, `rack`, `chassis`, `same-domain` and `nodes` describe a placed job; `reason` a queued or rejected one; `victims` a preemption"),
+                        .help("`pool`, `domain`, `rack`, `chassis`, `same-domain` and `nodes` describe a placed job; `reason` a queued or rejected one; `victims` a preemption; `message` a refusal by admission"),
                 );
             }
         }
@@ -188,7 +198,7 @@ fn lower_expect(cx: &mut Cx, model: &Model, tables: &Tables, jobs: &Jobs<'_>, ch
     };
     let outcome = match outcome {
         "placed" => {
-            unexpected(cx, &["reason"], &["victims"]);
+            unexpected(cx, &["reason", "message"], &["victims"]);
             let pool = props.get("pool").map(|value| value.name(cx).and_then(|reference| tables.pools.resolve(cx, &reference)));
             let same_domain = props.get("same-domain").map_or(Some(false), |value| value.bool(cx));
             let domain = props.get("domain").map(|value| value.name(cx).and_then(|reference| tables.domains.resolve(cx, &reference)));
@@ -205,7 +215,7 @@ fn lower_expect(cx: &mut Cx, model: &Model, tables: &Tables, jobs: &Jobs<'_>, ch
             })
         }
         "queued" => {
-            unexpected(cx, &["pool", "same-domain", "domain", "rack", "chassis"], &["nodes", "victims"]);
+            unexpected(cx, &["pool", "same-domain", "domain", "rack", "chassis", "message"], &["nodes", "victims"]);
             let reason = props.get("reason").map(|value| {
                 let text = value.string(cx)?;
                 let choices: Vec<(&str, QueueReason)> = QueueReason::ALL.iter().map(|reason| (reason.as_str(), *reason)).collect();
@@ -214,7 +224,7 @@ fn lower_expect(cx: &mut Cx, model: &Model, tables: &Tables, jobs: &Jobs<'_>, ch
             Outcome::Queued(reason.lowered()?)
         }
         "rejected" => {
-            unexpected(cx, &["pool", "same-domain", "domain", "rack", "chassis"], &["nodes", "victims"]);
+            unexpected(cx, &["pool", "same-domain", "domain", "rack", "chassis", "message"], &["nodes", "victims"]);
             let reason = props.require(cx, child, "reason").and_then(|value| value.name(cx))?;
             if !Code::ALL.iter().any(|code| code.name() == reason.value.as_str()) {
                 cx.error(
@@ -226,8 +236,19 @@ fn lower_expect(cx: &mut Cx, model: &Model, tables: &Tables, jobs: &Jobs<'_>, ch
             }
             Outcome::Rejected(reason)
         }
+        "refused-by-admission" => {
+            unexpected(cx, &["pool", "same-domain", "domain", "rack", "chassis", "reason"], &["nodes", "victims"]);
+            let message = props.get("message").map(|value| value.string(cx).and_then(|message| non_empty(cx, message)));
+            admission_target(cx, model, child, outcome)?;
+            Outcome::RefusedByAdmission(message.lowered()?)
+        }
+        "admitted" => {
+            unexpected(cx, &["pool", "same-domain", "domain", "rack", "chassis", "reason", "message"], &["nodes", "victims"]);
+            admission_target(cx, model, child, outcome)?;
+            Outcome::Admitted
+        }
         _ => {
-            unexpected(cx, &["pool", "same-domain", "domain", "rack", "chassis", "reason"], &["nodes"]);
+            unexpected(cx, &["pool", "same-domain", "domain", "rack", "chassis", "reason", "message"], &["nodes"]);
             let Some(victims) = NodeReader::single(cx, &grandchildren, "victims") else {
                 cx.error(
                     Diagnostic::error(Code::MissingValue, child.name_span(), "`expect \"preempts\"` needs `victims`")
@@ -246,6 +267,40 @@ fn lower_expect(cx: &mut Cx, model: &Model, tables: &Tables, jobs: &Jobs<'_>, ch
         }
     };
     Some(Expectation { span: child.name_span(), job, outcome })
+}
+
+/// Whether the project has the Kubernetes target whose admission policies an admission
+/// expectation is judged by: without one there is nothing to run it against, and a test that
+/// cannot be run must not pass.
+fn admission_target(cx: &mut Cx, model: &Model, child: &NodeReader<'_>, outcome: &str) -> Option<()> {
+    if model.project.kubernetes.is_some() {
+        return Some(());
+    }
+    cx.error(
+        Diagnostic::error(
+            Code::TestExpectationFails,
+            child.name_span(),
+            format!(
+                "`expect \"{outcome}\"` is judged by the Kubernetes target's admission policies, and this project has no Kubernetes target"
+            ),
+        )
+        .label("cannot be checked")
+        .help("add `target \"kubernetes\"` to placid.kdl, or expect what the engine decides (`placed`, `queued`, `rejected`, `preempts`)"),
+    );
+    None
+}
+
+/// `message` when it has text: an empty one would match every refusal.
+fn non_empty(cx: &mut Cx, message: Spanned<String>) -> Option<Spanned<String>> {
+    if !message.value.is_empty() {
+        return Some(message);
+    }
+    cx.error(
+        Diagnostic::error(Code::InvalidValue, message.span, "an empty `message=` matches every refusal")
+            .label("empty")
+            .help("give a part of the policy's message (`message=\"may not use tier\"`), or leave `message=` out"),
+    );
+    None
 }
 
 fn rack(cx: &mut Cx, model: &Model, reference: &Spanned<Name>) -> Option<Spanned<RackId>> {
@@ -273,4 +328,82 @@ fn unknown<'n>(cx: &mut Cx, span: Span, kind: &str, name: &str, known: impl Iter
             .label(format!("unknown {kind}"))
             .maybe_help(crate::suggest::help_for(name, known)),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diag::Code;
+    use crate::model::{Model, Outcome};
+    use crate::source::MemoryWorld;
+
+    const POLICY: &str = "pool \"all\" { select arch=\"x86_64\" }\ntier \"t\" {\n    priority 1\n    preemption window=\"1m\"\n}\n\
+        cost-center \"cc\"\nteam \"a\" {\n    share 1\n    cost-center \"cc\"\n    tiers \"t\"\n}\n";
+
+    /// The model and the codes of a project with `target` in placid.kdl and this test block.
+    fn load(target: &str, test: &str) -> (Model, Vec<Code>) {
+        let mut world = MemoryWorld::new();
+        world.insert("placid.kdl", &format!("project \"p\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n{target}\n"));
+        world.insert("nodes.kdl", "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n}\n");
+        world.insert("policy.kdl", &format!("{POLICY}test \"x\" {{\n    job \"j\" team=\"a\" tier=\"t\" gpus=1\n    {test}\n}}\n"));
+        let compilation = crate::load(&world);
+        let codes = compilation
+            .diagnostics
+            .iter()
+            .filter(|diagnostic| diagnostic.severity == crate::diag::Severity::Error)
+            .map(|diagnostic| diagnostic.code)
+            .collect();
+        (compilation.model, codes)
+    }
+
+    const KUBERNETES: &str = "target \"kubernetes\" version=\"1.34\"";
+
+    fn outcome(model: &Model) -> &Outcome {
+        &model.tests[0].expects[0].outcome
+    }
+
+    #[test]
+    fn admission_expectations_lower() {
+        let (model, codes) = load(KUBERNETES, "expect \"refused-by-admission\" job=\"j\" message=\"may not use tier\"");
+        assert_eq!(codes, []);
+        let Outcome::RefusedByAdmission(Some(message)) = outcome(&model) else { panic!("{:?}", outcome(&model)) };
+        assert_eq!(message.value, "may not use tier");
+        assert!(outcome(&model).is_admission());
+
+        let (model, codes) = load(KUBERNETES, "expect \"refused-by-admission\"");
+        assert_eq!(codes, []);
+        assert_eq!(outcome(&model), &Outcome::RefusedByAdmission(None));
+
+        let (model, codes) = load(KUBERNETES, "expect \"admitted\" job=\"j\"");
+        assert_eq!(codes, []);
+        assert_eq!(outcome(&model), &Outcome::Admitted);
+    }
+
+    #[test]
+    fn an_admission_expectation_without_a_kubernetes_target_cannot_be_checked() {
+        for test in ["expect \"admitted\"", "expect \"refused-by-admission\" message=\"tier\""] {
+            let (model, codes) = load("target \"slurm\" version=\"22.05\"", test);
+            assert_eq!(codes, [Code::TestExpectationFails], "{test}");
+            // Left out with its test, so it is never run and never passes.
+            assert!(model.tests.is_empty(), "{test}");
+        }
+    }
+
+    #[test]
+    fn admission_expectations_refuse_what_does_not_apply() {
+        for test in [
+            "expect \"admitted\" message=\"tier\"",
+            "expect \"admitted\" reason=\"tier-not-allowed\"",
+            "expect \"refused-by-admission\" pool=\"all\"",
+            "expect \"refused-by-admission\" message=\"\"",
+            "expect \"placed\" message=\"tier\"",
+            "expect \"rejected\" reason=\"tier-not-allowed\" message=\"tier\"",
+        ] {
+            let (_, codes) = load(KUBERNETES, test);
+            assert_eq!(codes, [Code::InvalidValue], "{test}");
+        }
+        let (_, codes) = load(KUBERNETES, "expect \"refused-by-admision\"");
+        assert_eq!(codes, [Code::InvalidValue]);
+        let (_, codes) = load(KUBERNETES, "expect \"refused-by-admission\" message=3");
+        assert_eq!(codes, [Code::InvalidValue]);
+    }
 }

@@ -219,4 +219,4 @@ pub const TEST_RUNNING: NodeSchema = node("test/running", &["team", "tier", "cla
 pub const TEST_JOB: NodeSchema = node("test/job", &["team", "tier", "class", "gpus", "pool", "at", "run", "tag"], &["nodes"]);
 /// What a test expects.
 pub const TEST_EXPECT: NodeSchema =
-    node("test/expect", &["job", "pool", "same-domain", "domain", "rack", "chassis", "reason"], &["nodes", "victims"]);
+    node("test/expect", &["job", "pool", "same-domain", "domain", "rack", "chassis", "reason", "message"], &["nodes", "victims"]);

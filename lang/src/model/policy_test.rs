@@ -93,6 +93,29 @@ pub enum Outcome {
     Rejected(Spanned<Name>),
     /// The job preempts exactly these jobs of the test (indices into its jobs).
     Preempts(Vec<Spanned<usize>>),
+    /// The build's Kubernetes admission policies refuse the job's workload, with a message
+    /// containing this text if one is given (`message=`).
+    RefusedByAdmission(Option<Spanned<String>>),
+    /// The build's Kubernetes admission policies admit the job's workload.
+    Admitted,
+}
+
+impl Outcome {
+    /// Whether the build's Kubernetes admission policies judge it, rather than the engine.
+    pub fn is_admission(&self) -> bool {
+        matches!(self, Outcome::RefusedByAdmission(_) | Outcome::Admitted)
+    }
+}
+
+/// What the build's Kubernetes admission policies make of a test job's workload. `placid
+/// test` renders the workload from the build's templates and runs the policies (the driver,
+/// which may read the targets), then the engine compares it with the expectations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Admitted.
+    Admitted,
+    /// Refused with these messages, one per failed validation.
+    Refused(Vec<String>),
 }
 
 /// One `expect` of a policy test.

@@ -46,7 +46,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Namespace;
 use placid_lang::checked::Checked;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::Model;
+use placid_lang::model::{Model, PolicyTest};
 use placid_lang::span::Span;
 
 use crate::Artifact;
@@ -81,6 +81,62 @@ pub fn objects(model: &Checked) -> Result<ObjectList, Diagnostics> {
         return Err(diagnostics);
     }
     Ok(list)
+}
+
+/// What `placid test` runs a policy test's admission expectations against: the build's objects
+/// (its admission policies, their bindings and the namespaces they select among them) and the
+/// workload each test job submits ([`workloads::push_test_job`]), as JSON.
+pub struct TestSubmissions {
+    layout: Layout,
+    objects: Vec<serde_json::Value>,
+}
+
+impl TestSubmissions {
+    /// The build's objects as JSON, or why they cannot be built; `None` without a Kubernetes
+    /// target.
+    pub fn new(model: &Checked) -> Result<Option<TestSubmissions>, Diagnostics> {
+        let Some(settings) = &model.project.kubernetes else { return Ok(None) };
+        let layout = Layout::new(model, settings)?;
+        let list = objects(model)?;
+        let objects = list.sorted().into_iter().map(|object| json(model, object)).collect::<Result<Vec<_>, Diagnostic>>().map_err(one)?;
+        Ok(Some(TestSubmissions { layout, objects }))
+    }
+
+    /// The build's objects.
+    pub fn objects(&self) -> &[serde_json::Value] {
+        &self.objects
+    }
+
+    /// The workload job `index` of `test` submits, as JSON.
+    pub fn workload(&self, model: &Checked, test: &PolicyTest, index: usize) -> Result<serde_json::Value, Diagnostic> {
+        let mut list = ObjectList::new();
+        workloads::push_test_job(model, &self.layout, test, index, &mut list)?;
+        let sorted = list.sorted();
+        let object = sorted.first().ok_or_else(|| {
+            Diagnostic::error(Code::KubernetesYamlUnwritable, test.jobs[index].span, "no workload was written for this job")
+                .help("this is a bug in placid; please report it with the policy that triggers it")
+        })?;
+        json(model, object)
+    }
+}
+
+/// `object` as JSON, or the diagnostic of a bug in placid (E149) at its element.
+fn json(model: &Model, object: &objects::Object) -> Result<serde_json::Value, Diagnostic> {
+    object.to_json(model.project.name.as_str()).map_err(|error| {
+        Diagnostic::error(
+            Code::KubernetesYamlUnwritable,
+            object.meta.span,
+            format!("{} could not be read back as JSON: {error}", object.path()),
+        )
+        .label("while emitting this")
+        .help("this is a bug in placid; please report it with the policy that triggers it")
+    })
+}
+
+fn one(diagnostic: Diagnostic) -> Diagnostics {
+    let mut diagnostics = Diagnostics::new();
+    diagnostics.push(diagnostic);
+    diagnostics
 }
 
 /// Emits the Kubernetes artifacts of `model`.

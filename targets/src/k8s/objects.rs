@@ -134,6 +134,14 @@ impl Object {
         }
     }
 
+    /// The full object as JSON, as [`Object::to_yaml`] writes it (what a tool reading the
+    /// file gets), or why it could not be written.
+    pub fn to_json(&self, project: &str) -> Result<serde_json::Value, String> {
+        let mut out = String::new();
+        self.write_yaml(project, &mut Scalars::default(), &mut out).map_err(|error| error.to_string())?;
+        serde_yaml::from_str(&out).map_err(|error| error.to_string())
+    }
+
     /// Appends the full object to `out`.
     fn write_yaml(&self, project: &str, scalars: &mut Scalars, out: &mut String) -> Result<(), yaml::Error> {
         let kind = self.meta.kind;

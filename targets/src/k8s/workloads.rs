@@ -29,14 +29,14 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use placid_lang::diag::{Diagnostic, Diagnostics};
-use placid_lang::model::{KubernetesSettings, Model, Plan, Preemption, Promote, Stage, env as placid_env};
+use placid_lang::diag::{Code, Diagnostic, Diagnostics};
+use placid_lang::model::{KubernetesSettings, Launch, Model, Plan, PolicyTest, PoolId, Preemption, Promote, Stage, env as placid_env};
 use placid_lang::span::Spanned;
 use serde::Serialize;
 
 use crate::k8s::kinds::{self, Kind};
 use crate::k8s::layout::Layout;
-use crate::k8s::names::ObjectName;
+use crate::k8s::names::{LabelValue, ObjectName};
 use crate::k8s::objects::{Layer, NewObject, ObjectList, WithSpec};
 use crate::k8s::placement;
 use crate::k8s::scheduler::SCHEDULER_NAME;
@@ -92,6 +92,14 @@ impl Workload {
         match self {
             Workload::Job(_) => &kinds::JOB,
             Workload::JobSet(_) => &kinds::JOB_SET,
+        }
+    }
+
+    /// Pushes a copy of it as the object `meta` names.
+    fn push(&self, meta: NewObject, list: &mut ObjectList) -> Result<(), Diagnostic> {
+        match self {
+            Workload::Job(spec) => list.push(meta, WithSpec { spec: spec.clone() }),
+            Workload::JobSet(spec) => list.push(meta, WithSpec { spec: spec.clone() }),
         }
     }
 
@@ -155,10 +163,7 @@ fn emit_plan(model: &Model, layout: &Layout, plan: &Plan, list: &mut ObjectList)
         meta.layer = Layer::Workloads;
         meta.labels = labels.clone();
         // A copy: the template's workload is wired to the results below, the object is not.
-        match &workload {
-            Workload::Job(spec) => list.push(meta, WithSpec { spec: spec.clone() })?,
-            Workload::JobSet(spec) => list.push(meta, WithSpec { spec: spec.clone() })?,
-        }
+        workload.push(meta, list)?;
         // The stage whose winners this one runs, if any (the first promoting `after`).
         let fed_by = stage.after.iter().map(|after| &plan.stages[after.value]).find(|after| after.promote.is_some());
         let role = Results { promotes: stage.promote.is_some(), fed: fed_by.is_some() };
@@ -224,6 +229,60 @@ fn emit_plan(model: &Model, layout: &Layout, plan: &Plan, list: &mut ObjectList)
     let volume_claim_templates = promotes.then(|| vec![ResultsClaim::new()]);
     let spec = WorkflowTemplateSpec { entrypoint: plan_name.as_str().to_owned(), templates, volume_claim_templates };
     list.push(NewObject::namespaced(&kinds::WORKFLOW_TEMPLATE, team.namespace.clone(), plan_name, plan.span), WithSpec { spec })
+}
+
+/// Pushes the workload job `index` of policy test `test` is, as its team submits it from the
+/// build's templates, for `placid test`'s admission expectations: the template a plan of the
+/// job's team would get for a stage of the job's tier, class, pool and GPUs ([`workload`] and
+/// [`workload_labels`], so every label, the placement and the grace period are the ones the
+/// build's templates carry), in the team's namespace, with the tag label
+/// ([`PlacidKeys::tag`](super::names::PlacidKeys::tag)) of the job's `tag=`, which the routes'
+/// policies read. A job that asks for no pool gets the first pool's node affinity, which no
+/// admission policy reads. Named `test-job-<n>`, `n` counted from 1.
+pub fn push_test_job(model: &Model, layout: &Layout, test: &PolicyTest, index: usize, list: &mut ObjectList) -> Result<(), Diagnostic> {
+    let job = &test.jobs[index];
+    let pool = match (&job.pool, model.pools.is_empty()) {
+        (Some(pool), _) => pool.clone(),
+        (None, false) => Spanned::new(PoolId::from_index(0), job.span),
+        (None, true) => {
+            return Err(Diagnostic::error(
+                Code::TestExpectationFails,
+                job.span,
+                "the project has no pool to write this job's workload for",
+            )
+            .label("no pool")
+            .help("declare a pool: a workload's node affinity names one"));
+        }
+    };
+    let plan = Plan { name: test.name.clone(), span: test.span, team: job.team.clone(), stages: Vec::new(), recovered: false };
+    let stage = Stage {
+        name: test.name.clone(),
+        span: job.span,
+        tier: job.tier.clone(),
+        class: job.class.clone(),
+        pool,
+        gpus: Spanned::new(job.gpus, job.span),
+        trials: 1,
+        capacity: None,
+        after: Vec::new(),
+        promote: None,
+        score: None,
+        time: None,
+        max_time: None,
+        launch: Launch::default(),
+    };
+    let plan_name = ObjectName::fixed("test", test.span)?;
+    let stage_name = ObjectName::fixed(&format!("job-{}", index + 1), job.span)?;
+    let workload = workload(model, layout, &plan, &plan_name, &stage, &stage_name)?;
+    let team = &layout.teams[job.team.value.index()];
+    let mut meta =
+        NewObject::namespaced(workload.kind(), team.namespace.clone(), plan_name.join(stage_name.as_str(), job.span, "job")?, job.span);
+    meta.layer = Layer::Workloads;
+    meta.labels = workload_labels(layout, &stage);
+    if let Some(tag) = &job.tag {
+        meta.labels.insert(layout.keys.tag()?.as_str().to_owned(), LabelValue::from_name(&tag.value, tag.span)?.as_str().to_owned());
+    }
+    workload.push(meta, list)
 }
 
 /// The name of a promoting stage's ranking task and template.
