@@ -133,8 +133,13 @@ impl Outcome {
             .collect();
         let mut engine = Vec::new();
         if let Some(model) = build.model.checked() {
+            let judge = placid_driver::test_admission::Judge::new(model);
             for test in &model.tests {
                 engine.push(format!("{}: {:?}", test.name, placid_engine::policy_test::run(model, test, Neutral)));
+                // Its admission expectations, judged as `placid test` judges them.
+                let verdicts = judge.as_ref().map_err(Clone::clone).and_then(|judge| judge.verdicts(model, test));
+                let mismatches = verdicts.as_ref().map(|verdicts| placid_engine::policy_test::admission(model, test, verdicts));
+                engine.push(format!("{}: admission {mismatches:?}", test.name));
             }
             for trace in trace_files(traces) {
                 let text = std::fs::read_to_string(&trace).unwrap_or_else(|error| panic!("cannot read {}: {error}", trace.display()));

@@ -104,6 +104,12 @@ const GPU_MEMORY: &str = "a record of the hardware: Slurm's GRES, Kubernetes' de
 /// hold (E104), so the project does not check.
 const IMPOSSIBLE: Reach = Checker("test-expectation-impossible");
 
+/// The cluster example without its admission tests.
+const NO_ADMISSION_TESTS: &[Step] = &[
+    Step { file: TESTS, at: "test=research-is-refused-p1-by-admission", edit: Remove },
+    Step { file: TESTS, at: "test=vision-p1-is-admitted", edit: Remove },
+    Step { file: TESTS, at: "test=speech-is-refused-the-production-route-by-admission", edit: Remove },
+];
 /// A pool of the nodes labelled `zone=a`, and one such node.
 const ZONE_POOL: &[Step] = &[
     Step { file: X86, at: "node=x86-02", edit: Append("label \"zone\" \"a\"") },
@@ -173,7 +179,8 @@ const ENTRIES: &[Entry] = &[
         Set("templates", "\"templates/slurm\""),
         &[Checker("slurm-template-override")],
     ),
-    on("target=kubernetes", C, PROJECT, "target=kubernetes", Remove, &[Kubernetes]),
+    // Without the example's admission tests, which need the target (E035 without it).
+    given("target=kubernetes", C, NO_ADMISSION_TESTS, PROJECT, "target=kubernetes", Remove, &[Kubernetes]),
     // Every version from 1.30 gets the same manifests; older ones are refused.
     on("target=kubernetes@version", C, PROJECT, "target=kubernetes", Set("version", "\"1.29\""), &[Checker("invalid-value")]),
     on("target=kubernetes@label-prefix", C, PROJECT, "target=kubernetes", Set("label-prefix", "\"acme.io\""), &[Kubernetes]),
@@ -586,6 +593,7 @@ const ENTRIES: &[Entry] = &[
     on("test/expect@rack", C, TESTS, "test=reserved-domain-takes-production/expect", Set("rack", "\"r2\""), &[Engine]),
     on("test/expect@chassis", C, TESTS, "test=reserved-domain-takes-production/expect", Set("chassis", "\"c2\""), &[Engine]),
     on("test/expect@reason", C, TESTS, "test=too-big-for-a-domain/expect", Set("reason", "\"exceeds-quota\""), &[Engine]),
+    on("test/expect@message", C, TESTS, "test=research-is-refused-p1-by-admission/expect", Set("message", "\"grace period\""), &[Engine]),
     on("test/expect/nodes", C, TESTS, "test=reserved-domain-takes-production/expect", Append("nodes \"rv-a-04\""), &[Engine]),
     on("test/expect/victims", C, TESTS, "test=p1-preempts-a-p2-sweep/expect/victims", SetArgument(0, "\"train\""), &[Engine]),
 ];
