@@ -9,6 +9,9 @@
 //! message, and a tagged workload is routed to its tier and its class's placement (or refused
 //! where its team may not use that tier).
 //!
+//! A policy test's job, which `placid test` runs through the same policies for its admission
+//! expectations, is written as the template of a stage of the job's settings.
+//!
 //! The evaluation is placid-admission's (compiler/admission), which says what cel-rust lacks of
 //! Kubernetes' CEL.
 
@@ -16,10 +19,13 @@ mod k8s_support;
 
 use std::collections::{BTreeMap, HashMap};
 
-use k8s_support::{Project, example_projects, generated_projects, strings};
+use k8s_support::{Project, example_projects, generated_projects, kubernetes_examples, parsed, strings};
 use placid_admission::apply::{configuration, merge};
 use placid_admission::{Policies, cel_value, evaluate};
-use placid_lang::model::{Routing, TeamId};
+use placid_lang::model::{PolicyTest, Routing, TeamId, TestJob};
+use placid_lang::name::Name;
+use placid_lang::span::Span;
+use placid_targets::k8s::TestSubmissions;
 use serde_json::Value;
 
 /// The build's admission policies.
@@ -280,4 +286,85 @@ fn a_policy_refuses_and_a_mutation_sets_what_it_says() {
         strings(&merged["metadata"]["labels"]),
         BTreeMap::from([("a/tag".to_owned(), "x".to_owned()), ("q".to_owned(), "p2".to_owned())])
     );
+}
+
+/// A policy test's job is written as the build's own template for a stage of its team, tier,
+/// class, pool and GPUs: for every plan stage of every example (but those restricted to one
+/// capacity kind, which a test job cannot ask for), a test job of the stage's settings gets the
+/// stage template's kind, namespace and queue labels, and pod templates with its labels (but
+/// the plan's and stage's), annotations, node selector, affinity, grace period and GPU limits.
+#[test]
+fn a_test_jobs_workload_is_its_stages_template() {
+    let mut compared = 0;
+    for name in kubernetes_examples() {
+        let clean = placid_tests::build_clean(&name);
+        let model = &clean.model;
+        let submissions = TestSubmissions::new(model).unwrap_or_else(|errors| panic!("{name}: {errors:?}")).expect("a Kubernetes target");
+        let objects = parsed(clean.artifacts.clone());
+        let prefix = model.project.kubernetes.as_ref().map(|settings| settings.label_prefix.value.clone()).unwrap_or_default();
+        for plan in &model.plans {
+            for stage in plan.stages.iter().filter(|stage| stage.capacity.is_none()) {
+                let job = TestJob {
+                    span: stage.span,
+                    name: None,
+                    running: false,
+                    team: plan.team.clone(),
+                    tier: stage.tier.clone(),
+                    class: stage.class.clone(),
+                    gpus: stage.gpus.value,
+                    pool: Some(stage.pool.clone()),
+                    nodes: Vec::new(),
+                    at: None,
+                    run: None,
+                    tag: None,
+                };
+                let test = PolicyTest {
+                    name: Name::new("t").expect("a name"),
+                    span: Span::DETACHED,
+                    jobs: vec![job],
+                    at: None,
+                    expects: Vec::new(),
+                };
+                let written = submissions.workload(model, &test, 0).unwrap_or_else(|error| panic!("{name}: {error:?}"));
+                let at = format!("{name}: plan {} stage {}", plan.name, stage.name);
+                let template = objects
+                    .iter()
+                    .map(|object| &object.object)
+                    .filter(|object| matches!(object["kind"].as_str(), Some("Job" | "JobSet")))
+                    .find(|object| {
+                        pod_templates(object).first().is_some_and(|(_, pod)| {
+                            let labels = strings(&pod["metadata"]["labels"]);
+                            labels.get(&format!("{prefix}/plan")) == Some(&kube(plan.name.as_str()))
+                                && labels.get(&format!("{prefix}/stage")) == Some(&kube(stage.name.as_str()))
+                        })
+                    })
+                    .unwrap_or_else(|| panic!("{at}: no template"));
+                assert_eq!(written["kind"], template["kind"], "{at}");
+                assert_eq!(written["metadata"]["namespace"], template["metadata"]["namespace"], "{at}");
+                for label in [QUEUE, PRIORITY] {
+                    assert_eq!(written["metadata"]["labels"][label], template["metadata"]["labels"][label], "{at}: {label}");
+                }
+                let (written_pods, template_pods) = (pod_templates(&written), pod_templates(template));
+                assert_eq!(written_pods.len(), template_pods.len(), "{at}");
+                for ((_, pod), (_, expected)) in written_pods.iter().zip(&template_pods) {
+                    let own = |pod: &Value| -> BTreeMap<String, String> {
+                        let mut labels = strings(&pod["metadata"]["labels"]);
+                        labels.retain(|key, _| *key != format!("{prefix}/plan") && *key != format!("{prefix}/stage"));
+                        labels
+                    };
+                    assert_eq!(own(pod), own(expected), "{at}: pod labels");
+                    assert_eq!(pod["metadata"]["annotations"], expected["metadata"]["annotations"], "{at}: annotations");
+                    for field in ["nodeSelector", "affinity", "terminationGracePeriodSeconds"] {
+                        assert_eq!(pod["spec"][field], expected["spec"][field], "{at}: {field}");
+                    }
+                    assert_eq!(
+                        pod["spec"]["containers"][0]["resources"]["limits"], expected["spec"]["containers"][0]["resources"]["limits"],
+                        "{at}: GPU limits"
+                    );
+                }
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 5, "only {compared} stages compared");
 }
