@@ -342,9 +342,9 @@ mod tests {
     /// The model and the codes of a project with `target` in placid.kdl and this test block.
     fn load(target: &str, test: &str) -> (Model, Vec<Code>) {
         let mut world = MemoryWorld::new();
-        world.insert("placid.kdl", &format!("project \"p\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n{target}\n"));
+        world.insert("placid.kdl", format!("project \"p\"\ninventory \"nodes.kdl\"\ninclude \"policy.kdl\"\n{target}\n"));
         world.insert("nodes.kdl", "node \"a\" arch=\"x86_64\" {\n    gpu 0 model=\"H200\"\n}\n");
-        world.insert("policy.kdl", &format!("{POLICY}test \"x\" {{\n    job \"j\" team=\"a\" tier=\"t\" gpus=1\n    {test}\n}}\n"));
+        world.insert("policy.kdl", format!("{POLICY}test \"x\" {{\n    job \"j\" team=\"a\" tier=\"t\" gpus=1\n    {test}\n}}\n"));
         let compilation = crate::load(&world);
         let codes = compilation
             .diagnostics
