@@ -125,7 +125,7 @@ codes! {
     ScoreFeatureUnavailable = 34, "score-feature-unavailable", "a score uses a node feature the inventory does not provide",
         "A score expression reads a node feature that no node of the inventory has; every node would score as missing.";
     TestExpectationFails = 35, "test-expectation-invalid", "a policy test names something that does not exist or cannot be checked",
-        "`test` blocks describe a job and the placement or rejection the team expects; every name they use must resolve.";
+        "`test` blocks describe a job and the placement or rejection the team expects; every name they use must resolve. An admission expectation (`expect \"refused-by-admission\"`, `expect \"admitted\"`) needs `target \"kubernetes\"`, whose admission policies judge it: without one it cannot be checked, and is reported rather than passed.";
     NvlinkIslands = 36, "nvlink-islands", "a node in an NVLink domain has GPUs that NVLink does not connect",
         "A node that names an NVLink domain should have all its GPUs reachable from each other over NVLink. When its NVLink links split the GPUs into separate islands (or it has no links at all), jobs placed there for NVLink locality run over PCIe instead. This is a warning: check the inventory (a failed link, a missing `nvlink` line) or drop the node from the domain.";
     ValueOverflow = 37, "value-overflow", "numbers add up or multiply past what placid can count",
@@ -255,7 +255,7 @@ codes! {
     TestExpectationImpossible = 104, "test-expectation-impossible", "a policy test expects something no run can produce",
         "The checker asks the engine whether a test's expectation can hold at all: a job expected `placed` in a pool no node of which can host it, beyond its team's quota, or in more GPUs than one unit of its locality holds; a job expected `queued` for quota that its quota always admits. Such a test can never pass. Fix the expectation or the policy it describes.";
     TestFailed = 105, "test-failed", "a policy test's expectation does not hold",
-        "`placid test` ran the test's jobs through the engine (docs/semantics.md) and what happened differs from the `expect`. The report shows the expected and the actual outcome at the test's span. Either the policy does not do what the test says, or the test is wrong.";
+        "`placid test` ran the test's jobs through the engine (docs/semantics.md) and what happened differs from the `expect`. The report shows the expected and the actual outcome at the test's span. Either the policy does not do what the test says, or the test is wrong. For an admission expectation, the job's workload (as the build's templates write it) went through the build's own admission policies, and the actual outcome is `admitted` or the refusals' messages (docs/targets/kubernetes.md, \"Admission in tests\").";
     TestStateInvalid = 106, "test-state-invalid", "a policy test's starting state cannot be set up",
         "A `running` job of a test must fit where it is put: on the named nodes or in the named pool, in free capacity. When it does not (more GPUs than the nodes have, a node outside the pool), the test cannot run, and `placid test` reports it as a failure with this code.";
     TraceNotText = 120, "trace-not-text", "a trace file is too large or not UTF-8 text",
