@@ -11,9 +11,9 @@
 /// A fact about a node, held in one of its labels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum NodeFact {
-    /// `<prefix>/rack`: the node's rack (its own name when it is in none).
+    /// `<prefix>/rack`: the node's rack (absent when it is in none).
     Rack,
-    /// `<prefix>/nvlink-domain`: the node's NVLink domain (its own name when it is in none).
+    /// `<prefix>/nvlink-domain`: the node's NVLink domain (absent when it is in none).
     NvlinkDomain,
     /// `<prefix>/cost-per-gpu-hour`: the price of one GPU-hour, in major currency units.
     CostPerGpuHour,

@@ -399,6 +399,26 @@ fn only_nvlink_nodes_carry_a_domain_and_every_node_every_topology_level() {
     assert!(pcie > 0, "no example has a node outside an NVLink domain");
 }
 
+/// The `rack` label the scoring plugins read from nodes says what the inventory says: a node
+/// in no rack carries none (its `node.rack` is missing, as `placid score` has it, and no made-up
+/// value can equal a real rack's), while the Topology's rack level, on every node, holds the
+/// node itself there, so Kueue counts it in TAS capacity.
+#[test]
+fn a_rackless_node_carries_the_rack_level_but_no_rack() {
+    let mut model = build_clean("cluster").model.into_model();
+    let node = model.nodes.iter_mut().find(|node| node.name.as_str() == "x86-04").expect("the cluster example has node x86-04");
+    assert!(node.domain.is_none(), "x86-04 is a PCIe node");
+    node.rack = None;
+    let objects = parsed(placid_targets::k8s::emit(&checked(model.clone())).unwrap_or_else(|errors| panic!("does not emit: {errors:?}")));
+    let marks = k8s_support::nfd_marks(&objects);
+    let (rackless, _) = &marks["x86-04"];
+    assert_eq!(rackless.get("placid.dev/rack"), None);
+    assert_eq!(rackless.get("placid.dev/rack-level").map(String::as_str), Some("x86-04"));
+    let (racked, _) = &marks["x86-03"];
+    assert_eq!(racked.get("placid.dev/rack").map(String::as_str), Some("r3"));
+    assert_eq!(racked.get("placid.dev/rack-level").map(String::as_str), Some("r3"));
+}
+
 /// Where the inventory names chassis, the Topology has a chassis level between NVLink domain
 /// and node, and a `locality "chassis"` class's templates require it (the cluster example's
 /// `eval` class, made chassis-local here).
@@ -411,7 +431,7 @@ fn a_chassis_class_requires_the_topologys_chassis_level() {
     let topology = &of_kind(&objects, "Topology")[0].object;
     let levels: Vec<&str> =
         topology["spec"]["levels"].as_array().into_iter().flatten().filter_map(|level| level["nodeLabel"].as_str()).collect();
-    assert_eq!(levels, ["placid.dev/rack", "placid.dev/nvlink-domain-level", "placid.dev/chassis", "kubernetes.io/hostname"]);
+    assert_eq!(levels, ["placid.dev/rack-level", "placid.dev/nvlink-domain-level", "placid.dev/chassis", "kubernetes.io/hostname"]);
     let mut seen = 0;
     for plan in &model.plans {
         for stage in

@@ -167,6 +167,14 @@ impl PlacidKeys {
         self.key("chassis", self.prefix_span)
     }
 
+    /// `<prefix>/rack-level` on every node, the Topology's rack level: the node's rack, or,
+    /// outside one, its NVLink domain or the node itself (Kueue leaves a node lacking a level
+    /// label out of TAS capacity). Not the `rack` fact the scoring plugins read, which only
+    /// nodes in a rack carry, as the inventory says.
+    pub fn rack_level(&self) -> Result<LabelKey, Diagnostic> {
+        self.key("rack-level", self.prefix_span)
+    }
+
     /// `<prefix>/nvlink-domain-level` on every node, the Topology's NVLink-domain level: the
     /// node's NVLink domain, or the node itself outside one (Kueue leaves a node lacking a level
     /// label out of TAS capacity). Not the `nvlink-domain` fact the scoring plugins read, which

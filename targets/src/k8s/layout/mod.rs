@@ -90,7 +90,8 @@ pub struct Layout {
     pub nodes: Vec<NodeMarks>,
     /// The team label key.
     pub team_label: LabelKey,
-    /// The rack label key (a Topology level).
+    /// The Topology's rack level label key ([`PlacidKeys::rack_level`]), on every node; not
+    /// the `rack` fact, which only nodes in a rack carry.
     pub rack_label: LabelKey,
     /// The Topology's NVLink-domain level label key ([`PlacidKeys::domain_level`]), on every
     /// node; not the `nvlink-domain` fact, which only nodes of a domain carry.
@@ -121,7 +122,7 @@ impl Layout {
         let project = take(&mut diagnostics, ObjectName::map(&model.project.name, model.project.span, "project"));
         let namespace = take(&mut diagnostics, ObjectName::map(&settings.namespace, settings.span, "namespace"));
         let team_label = take(&mut diagnostics, keys.team());
-        let rack_label = take(&mut diagnostics, keys.fact(NodeFact::Rack));
+        let rack_label = take(&mut diagnostics, keys.rack_level());
         let domain_label = take(&mut diagnostics, keys.domain_level());
         let chassis_label = match model.nodes.iter().any(|node| node.chassis.is_some()) {
             true => take(&mut diagnostics, keys.chassis()).map(Some),
@@ -234,8 +235,17 @@ impl Layout {
                 labels.insert(key.clone(), value);
             }
         }
-        // A PCIe node is its own NVLink domain at the Topology's level, and a node outside any
-        // chassis its own chassis: Kueue leaves nodes lacking a level label out of TAS capacity.
+        // A rackless node is its NVLink domain, or itself, at the Topology's rack level, a PCIe
+        // node its own NVLink domain at the domain level, and a node outside any chassis its own
+        // chassis: Kueue leaves nodes lacking a level label out of TAS capacity. A rackless
+        // node of a domain takes the domain as its rack, so the levels nest (the checker
+        // refuses domains that mix racked and rackless nodes, E140).
+        let rack = match (node.rack, node.domain) {
+            (Some(rack), _) => LabelValue::from_name(&model.rack(rack).name, model.rack(rack).span)?,
+            (None, Some(domain)) => LabelValue::from_name(&model.domain(domain).name, model.domain(domain).span)?,
+            (None, None) => LabelValue::from_name(&node.name, node.span)?,
+        };
+        labels.insert(self.rack_label.clone(), rack);
         let domain = match node.domain {
             Some(domain) => LabelValue::from_name(&model.domain(domain).name, model.domain(domain).span)?,
             None => LabelValue::from_name(&node.name, node.span)?,
@@ -291,21 +301,17 @@ pub fn filters_nodes(class: &Class) -> bool {
     class.lanes.is_some() || class.min_bisection.is_some()
 }
 
-/// The label value of `fact` on `node`, `None` when placid writes no such label there. Nodes
-/// without a rack get their own name as the value (a rackless node of a domain the domain's),
-/// since the rack is a Topology level too: Kueue leaves nodes that lack a Topology level label
-/// out of TAS capacity. A node outside an NVLink domain has no `nvlink-domain`.
+/// The label value of `fact` on `node`, `None` when placid writes no such label there: a node
+/// outside a rack has no `rack` and one outside an NVLink domain no `nvlink-domain`, as the
+/// inventory says, so a plugin reads the same missing value from labels as from the inventory
+/// (the Topology's levels are labels of their own, on every node: [`Layout::node_marks`]).
 /// The other facts are what the scoring plugins read from Node labels when the extender is not
 /// given the inventory; a node without a price gets no cost label (the feature is then missing).
 fn fact_value(model: &Model, node: &Node, fact: NodeFact) -> Result<Option<LabelValue>, Diagnostic> {
-    let own_name = || LabelValue::from_name(&node.name, node.span);
     let value = match fact {
-        // A rackless node of an NVLink domain takes the domain as its rack, so the levels nest
-        // (the checker refuses domains that mix racked and rackless nodes, E140).
-        NodeFact::Rack => match (node.rack, node.domain) {
-            (Some(rack), _) => LabelValue::from_name(&model.rack(rack).name, model.rack(rack).span)?,
-            (None, Some(domain)) => LabelValue::from_name(&model.domain(domain).name, model.domain(domain).span)?,
-            (None, None) => own_name()?,
+        NodeFact::Rack => match node.rack {
+            Some(rack) => LabelValue::from_name(&model.rack(rack).name, model.rack(rack).span)?,
+            None => return Ok(None),
         },
         // Only a node of a domain has one, as the inventory (and so the plugins) say; the
         // Topology's level is another label ([`PlacidKeys::domain_level`]).
