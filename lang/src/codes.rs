@@ -124,8 +124,8 @@ codes! {
         "`nvlink \"required\"` needs nodes with NVLink links (and enough bandwidth) in the pool.";
     ScoreFeatureUnavailable = 34, "score-feature-unavailable", "a score uses a node feature the inventory does not provide",
         "A score expression reads a node feature that no node of the inventory has; every node would score as missing.";
-    TestExpectationFails = 35, "test-expectation-invalid", "a policy test names something that does not exist or cannot be checked",
-        "`test` blocks describe a job and the placement or rejection the team expects; every name they use must resolve. An admission expectation (`expect \"refused-by-admission\"`, `expect \"admitted\"`) needs `target \"kubernetes\"`, whose admission policies judge it: without one it cannot be checked, and is reported rather than passed.";
+    TestExpectationFails = 35, "test-expectation-invalid", "a policy test expects something that cannot be checked",
+        "`test` blocks describe jobs and what the team expects of them; every expectation must be one a run can report. A `reason=` names a reason the engine gives (a diagnostic name such as `tier-not-allowed`, or a hold reason); a name of the policy that does not exist (a team, tier, pool or job of the test) is E008, as everywhere. An admission expectation (`expect \"refused-by-admission\"`, `expect \"admitted\"`) needs `target \"kubernetes\"`, whose admission policies judge it: without one it cannot be checked, and is reported rather than passed.";
     NvlinkIslands = 36, "nvlink-islands", "a node in an NVLink domain has GPUs that NVLink does not connect",
         "A node that names an NVLink domain should have all its GPUs reachable from each other over NVLink. When its NVLink links split the GPUs into separate islands (or it has no links at all), jobs placed there for NVLink locality run over PCIe instead. This is a warning: check the inventory (a failed link, a missing `nvlink` line) or drop the node from the domain.";
     ValueOverflow = 37, "value-overflow", "numbers add up or multiply past what placid can count",

@@ -126,30 +126,20 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
 /// Runs one test; each failed expectation (or an unrunnable starting state, or a workload the
 /// admission policies could not judge) is a diagnostic.
 fn failures(model: &Checked, test: &PolicyTest, ranker: &mut StageScores<'_>, judge: &Judge) -> Diagnostics {
+    const ADMISSION_HELP: &str = "docs/targets/kubernetes.md (\"Admission in tests\") says how the build's admission policies are run; fix the policy or the expectation";
+    const ENGINE_HELP: &str = "docs/semantics.md says how the engine decides; fix the policy or the expectation";
     let mut diagnostics = Diagnostics::new();
+    // Failed expectations in the order the test states them, whichever side judged them.
+    let mut mismatches = Vec::new();
     match judge.verdicts(model, test) {
         Ok(verdicts) => {
-            for mismatch in policy_test::admission(model, test, &verdicts) {
-                diagnostics.push(failed(
-                    test,
-                    mismatch,
-                    "docs/targets/kubernetes.md (\"Admission in tests\") says how the build's admission policies are run; fix the policy or the expectation",
-                ));
-            }
+            mismatches.extend(policy_test::admission(model, test, &verdicts).into_iter().map(|mismatch| (mismatch, ADMISSION_HELP)))
         }
         Err(unjudged) => diagnostics.extend(unjudged),
     }
     match policy_test::run(model, test, ranker) {
         TestResult::Passed => {}
-        TestResult::Failed(mismatches) => {
-            for mismatch in mismatches {
-                diagnostics.push(failed(
-                    test,
-                    mismatch,
-                    "docs/semantics.md says how the engine decides; fix the policy or the expectation",
-                ));
-            }
-        }
+        TestResult::Failed(failed) => mismatches.extend(failed.into_iter().map(|mismatch| (mismatch, ENGINE_HELP))),
         TestResult::Unrunnable { span, message } => {
             diagnostics.push(
                 Diagnostic::error(Code::TestStateInvalid, span, format!("test `{}`: {message}", test.name))
@@ -157,6 +147,10 @@ fn failures(model: &Checked, test: &PolicyTest, ranker: &mut StageScores<'_>, ju
                     .help("put the running job on free nodes of its pool, or give it fewer GPUs"),
             );
         }
+    }
+    mismatches.sort_by_key(|(mismatch, _)| (mismatch.span.file, mismatch.span.start));
+    for (mismatch, help) in mismatches {
+        diagnostics.push(failed(test, mismatch, help));
     }
     diagnostics
 }

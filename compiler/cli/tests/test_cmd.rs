@@ -138,6 +138,26 @@ fn a_wrong_admission_expectation_fails_with_the_policy_message() {
     assert!(xml.contains("message containing &quot;grace period&quot;"), "{xml}");
 }
 
+/// Below Kubernetes 1.34 no mutation maps a tagged workload: the route's validating policy
+/// names the labels to set, and a workload written from the build's own template of the routed
+/// tier and class, which carries them on the workload object, is admitted.
+const UNMUTATED_ROUTES: &str = "test \"unlabelled-sweep\" {\n    job team=\"speech\" tier=\"P1\" class=\"model-parallel\" gpus=8 pool=\"nvl-b\" tag=\"sweep\"\n    expect \"refused-by-admission\" message=\"set the labels kueue.x-k8s.io/queue-name=p2, kueue.x-k8s.io/priority-class=p2 and placid.dev/class=data-parallel\"\n}\n\
+test \"labelled-sweep\" {\n    job team=\"speech\" tier=\"P2\" class=\"data-parallel\" gpus=2 pool=\"mixed\" tag=\"sweep\"\n    expect \"admitted\"\n}\n";
+
+#[test]
+fn without_the_mutating_api_a_template_of_the_routed_tier_and_class_is_admitted() {
+    let dir = cluster_with(UNMUTATED_ROUTES);
+    let project = dir.path().join("p/placid.kdl");
+    let text = std::fs::read_to_string(&project).expect("read placid.kdl");
+    assert!(text.contains("target \"kubernetes\" version=\"1.34\""), "the example's Kubernetes version moved: {text}");
+    std::fs::write(&project, text.replace("target \"kubernetes\" version=\"1.34\"", "target \"kubernetes\" version=\"1.33\""))
+        .expect("write");
+    let output = placid(&["test", dir.path().join("p").to_str().expect("utf-8 path"), "--filter", "labelled-sweep"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("test unlabelled-sweep ... ok") && stdout.contains("test labelled-sweep ... ok"), "{stdout}");
+}
+
 #[test]
 fn an_admission_expectation_without_a_kubernetes_target_is_a_project_error() {
     let dir = cluster_with("test \"admitted\" {\n    job team=\"vision\" tier=\"P1\" gpus=1\n    expect \"admitted\"\n}\n");

@@ -177,13 +177,15 @@ fn lower_expect(cx: &mut Cx, model: &Model, tables: &Tables, jobs: &Jobs<'_>, ch
     })?;
     let reference = props.get("job").map(|value| value.name(cx)).lowered()?;
     let job = job_index(cx, jobs, reference)?;
+    // One help line for a property and a child that does not apply: what each describes.
+    const APPLIES_TO: &str = "`pool`, `domain`, `rack`, `chassis`, `same-domain` and `nodes` describe a placed job; `reason` a queued or rejected one; `victims` a preemption; `message` a refusal by admission";
     let unexpected = |cx: &mut Cx, keys: &[&str], children: &[&str]| {
         for key in keys {
             if let Some(value) = props.get(key) {
                 cx.error(
                     Diagnostic::error(Code::InvalidValue, value.span, format!("`expect \"{outcome}\"` takes no `{key}=`"))
                         .label("does not apply")
-                        .help("`pool`, `domain`, `rack`, `chassis`, `same-domain` and `nodes` describe a placed job; `reason` a queued or rejected one; `victims` a preemption; `message` a refusal by admission"),
+                        .help(APPLIES_TO),
                 );
             }
         }
@@ -191,7 +193,8 @@ fn lower_expect(cx: &mut Cx, model: &Model, tables: &Tables, jobs: &Jobs<'_>, ch
             if let Some(extra) = grandchildren.iter().find(|grandchild| grandchild.kind() == *kind) {
                 cx.error(
                     Diagnostic::error(Code::InvalidValue, extra.name_span(), format!("`expect \"{outcome}\"` takes no `{kind}`"))
-                        .label("does not apply"),
+                        .label("does not apply")
+                        .help(APPLIES_TO),
                 );
             }
         }

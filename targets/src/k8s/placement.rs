@@ -46,8 +46,8 @@ pub fn of_class(layout: &Layout, class: Option<&Class>, span: Span) -> Result<Pl
     let keys = &layout.keys;
     let mut placement = Placement::default();
     if let Some(class) = class {
-        let name = ObjectName::map(&class.name, class.span, "class")?;
-        placement.labels.insert(keys.pod("class", span)?, name.as_str().to_owned());
+        let (key, name) = class_label(layout, class, span)?;
+        placement.labels.insert(key, name.as_str().to_owned());
         if layout::filters_nodes(class) {
             placement.node_selector.insert(keys.class(&name, class.span)?.as_str().to_owned(), "true".to_owned());
         }
@@ -70,6 +70,12 @@ pub fn of_class(layout: &Layout, class: Option<&Class>, span: Span) -> Result<Pl
         }
     }
     Ok(placement)
+}
+
+/// The class label (`<label-prefix>/class`) of a workload of `class`, as (key, value): on its
+/// pods, and on the workload object, where the route policies read it.
+pub fn class_label(layout: &Layout, class: &Class, span: Span) -> Result<(String, ObjectName), Diagnostic> {
+    Ok((layout.keys.pod("class", span)?, ObjectName::map(&class.name, class.span, "class")?))
 }
 
 /// The TAS annotation of `class`'s locality, as (key, Topology level).

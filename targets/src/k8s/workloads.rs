@@ -157,7 +157,7 @@ fn emit_plan(model: &Model, layout: &Layout, plan: &Plan, list: &mut ObjectList)
     for stage in &plan.stages {
         let stage_name = ObjectName::map(&stage.name, stage.span, "stage")?;
         let name = plan_name.join(stage_name.as_str(), stage.span, "stage")?;
-        let labels = workload_labels(layout, stage);
+        let labels = workload_labels(model, layout, stage)?;
         let mut workload = workload(model, layout, plan, &plan_name, stage, &stage_name)?;
         let mut meta = NewObject::namespaced(workload.kind(), team.namespace.clone(), name.clone(), stage.span);
         meta.layer = Layer::Workloads;
@@ -278,7 +278,7 @@ pub fn push_test_job(model: &Model, layout: &Layout, test: &PolicyTest, index: u
     let mut meta =
         NewObject::namespaced(workload.kind(), team.namespace.clone(), plan_name.join(stage_name.as_str(), job.span, "job")?, job.span);
     meta.layer = Layer::Workloads;
-    meta.labels = workload_labels(layout, &stage);
+    meta.labels = workload_labels(model, layout, &stage)?;
     if let Some(tag) = &job.tag {
         meta.labels.insert(layout.keys.tag()?.as_str().to_owned(), LabelValue::from_name(&tag.value, tag.span)?.as_str().to_owned());
     }
@@ -389,9 +389,17 @@ fn task_name(stage: &Stage) -> String {
 }
 
 /// The labels Kueue and the admission policy read on the workload object.
-fn workload_labels(layout: &Layout, stage: &Stage) -> BTreeMap<String, String> {
+/// The labels of a stage's workload object: its tier's Kueue queue and priority class, and its
+/// class label: a route's validating policy reads the class on the object it admits, never
+/// inside its pod template, so a template carries it there, as a routed workload does.
+fn workload_labels(model: &Model, layout: &Layout, stage: &Stage) -> Result<BTreeMap<String, String>, Diagnostic> {
     let tier = layout.tier(stage.tier.value).object.as_str().to_owned();
-    BTreeMap::from([(QUEUE_LABEL.to_owned(), tier.clone()), (PRIORITY_LABEL.to_owned(), tier)])
+    let mut labels = BTreeMap::from([(QUEUE_LABEL.to_owned(), tier.clone()), (PRIORITY_LABEL.to_owned(), tier)]);
+    if let Some(class) = &stage.class {
+        let (key, name) = placement::class_label(layout, model.class(class.value), stage.span)?;
+        labels.insert(key, name.as_str().to_owned());
+    }
+    Ok(labels)
 }
 
 fn workload(
