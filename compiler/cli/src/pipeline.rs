@@ -48,11 +48,17 @@ pub fn compile_project(out: &mut Output, project: &ProjectArgs, selection: &Sele
 /// is printed when there are errors, and otherwise the command's own document is the output,
 /// so the warnings go to stderr as text.
 pub fn checked(out: &mut Output, project: &ProjectArgs, selection: &Selection) -> Result<Clean, Exit> {
-    let build = compile_project(out, project, selection)?.build;
+    checked_or_refused(out, project, selection).map_err(|(exit, _)| exit)
+}
+
+/// [`checked`], handing back the build it refused (none when the project could not be read),
+/// for a command that reports its errors in a form of its own too.
+pub fn checked_or_refused(out: &mut Output, project: &ProjectArgs, selection: &Selection) -> Result<Clean, (Exit, Option<Box<Build>>)> {
+    let build = compile_project(out, project, selection).map_err(|exit| (exit, None))?.build;
     let format = if build.diagnostics.has_errors() { project.format } else { Format::Text };
     let exit = report(out, format, &build.sources, &build.diagnostics, Fields::new());
     // A build is clean exactly when it has no errors, which is when the report exits 0.
-    build.clean().map_err(|_| exit)
+    build.clean().map_err(|refused| (exit, Some(refused)))
 }
 
 /// Reports `diagnostics` in `format` (text on stderr, one JSON document with `fields` on

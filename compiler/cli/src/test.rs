@@ -14,7 +14,7 @@ use placid_driver::test_admission::Judge;
 use placid_engine::coverage::{Coverage, coverage};
 use placid_engine::policy_test::{self, Mismatch, TestResult};
 use placid_lang::checked::Checked;
-use placid_lang::diag::{Code, Diagnostic, Diagnostics};
+use placid_lang::diag::{Code, Diagnostic, Diagnostics, Severity};
 use placid_lang::escape::html as escape;
 use placid_lang::model::{Model, PolicyTest};
 use placid_lang::source::Sources;
@@ -71,13 +71,19 @@ struct Ran<'m> {
 }
 
 pub fn run(args: &Args, out: &mut Output) -> Exit {
-    // Project errors are reported as diagnostics: JSON for `--format json`, text otherwise
-    // (a JUnit consumer reads the exit code and stderr when the build itself fails).
+    // Project errors are reported as diagnostics: JSON for `--format json`, text otherwise,
+    // and for `--format junit` also as a JUnit document whose one test case is the project
+    // check, so a CI's JUnit report shows why no test ran rather than an empty file.
     let format = if args.format == Report::Json { Format::Json } else { Format::Text };
     let project = ProjectArgs { dir: args.dir.clone(), format };
-    let clean = match pipeline::checked(out, &project, &Selection { only: Vec::new() }) {
+    let clean = match pipeline::checked_or_refused(out, &project, &Selection { only: Vec::new() }) {
         Ok(clean) => clean,
-        Err(exit) => return exit,
+        Err((exit, refused)) => {
+            if let (Report::Junit, Some(build)) = (args.format, refused) {
+                out.out(junit_project_errors(&build.sources, &build.diagnostics));
+            }
+            return exit;
+        }
     };
     let mut ranker = match pipeline::stage_scores(out, format, &clean.sources, &clean.model) {
         Ok(ranker) => ranker,
@@ -87,7 +93,13 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
     // is the project's error, as `placid build` would report it.
     let judge = match Judge::new(&clean.model) {
         Ok(judge) => judge,
-        Err(diagnostics) => return pipeline::report(out, format, &clean.sources, &diagnostics, pipeline::Fields::new()),
+        Err(diagnostics) => {
+            let exit = pipeline::report(out, format, &clean.sources, &diagnostics, pipeline::Fields::new());
+            if args.format == Report::Junit {
+                out.out(junit_project_errors(&clean.sources, &diagnostics));
+            }
+            return exit;
+        }
     };
     let model: &Model = &clean.model;
     let selected: Vec<&PolicyTest> =
@@ -261,6 +273,20 @@ fn junit(sources: &Sources, project: &placid_lang::name::Name, ran: &[Ran<'_>]) 
     }
     xml.push_str("  </testsuite>\n</testsuites>\n");
     xml
+}
+
+/// The JUnit document of a project that cannot be tested: one test case, `placid check`, in
+/// error, with every error diagnostic on a line of its own.
+fn junit_project_errors(sources: &Sources, diagnostics: &Diagnostics) -> String {
+    let errors: Vec<&Diagnostic> = diagnostics.iter().filter(|diagnostic| diagnostic.severity == Severity::Error).collect();
+    let lines: Vec<String> = errors.iter().map(|diagnostic| render::one_line(sources, diagnostic)).collect();
+    let (message, code) = errors.first().map_or_else(Default::default, |first| (first.message.clone(), first.code.id()));
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"placid test\" tests=\"1\" errors=\"1\">\n  <testsuite name=\"placid check\" tests=\"1\" errors=\"1\">\n    <testcase name=\"the project checks\" classname=\"placid check\">\n      <error message=\"{}\" type=\"{}\">{}</error>\n    </testcase>\n  </testsuite>\n</testsuites>\n",
+        escape(&message),
+        code,
+        escape(&lines.join("\n"))
+    )
 }
 
 #[cfg(test)]

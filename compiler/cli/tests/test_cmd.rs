@@ -159,6 +159,19 @@ fn without_the_mutating_api_a_template_of_the_routed_tier_and_class_is_admitted(
 }
 
 #[test]
+fn junit_names_the_project_errors_when_no_test_can_run() {
+    let dir = cluster_with("test \"broken\" {\n    job team=\"nobody\" tier=\"P1\" gpus=1\n    expect \"admitted\"\n}\n");
+    let output = placid(&["test", dir.path().join("p").to_str().expect("utf-8 path"), "--format", "junit"]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let xml = String::from_utf8(output.stdout).expect("UTF-8");
+    let elements = well_formed(&xml).unwrap_or_else(|error| panic!("{error}\n{xml}"));
+    assert_eq!(elements.iter().filter(|name| *name == "error").count(), 1, "{xml}");
+    assert!(xml.contains("type=\"placid::E008\""), "{xml}");
+    assert!(xml.contains("policy/extra.kdl:2:") && xml.contains("nobody"), "the error names its place and the name: {xml}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("placid::E008"), "the text form still goes to stderr");
+}
+
+#[test]
 fn an_admission_expectation_without_a_kubernetes_target_is_a_project_error() {
     let dir = cluster_with("test \"admitted\" {\n    job team=\"vision\" tier=\"P1\" gpus=1\n    expect \"admitted\"\n}\n");
     let project = dir.path().join("p/placid.kdl");
