@@ -19,7 +19,7 @@ mod k8s_support;
 
 use std::collections::{BTreeMap, HashMap};
 
-use k8s_support::{Project, example_projects, generated_projects, kubernetes_examples, parsed, strings};
+use k8s_support::{Project, example_projects, generated, generated_projects, kubernetes_examples, parsed, strings};
 use placid_admission::apply::{configuration, merge};
 use placid_admission::{Policies, cel_value, evaluate};
 use placid_lang::model::{PolicyTest, Routing, TeamId, TestJob};
@@ -203,12 +203,28 @@ fn routes(project: &Project, admission: &Admission<'_>, at: &str, workload: &Val
                 let routed = labels.get(QUEUE) == Some(&tier)
                     && labels.get(PRIORITY) == Some(&tier)
                     && class.as_ref().is_none_or(|class| labels.get(&format!("{prefix}/class")) == Some(class));
+                let declared = format!("(route tag=\"{}\"", route.tag.value);
+                if !mutates(project) {
+                    // Without mutation the route only validates: a template of the routed tier
+                    // (its queue) and class (its pods') is admitted as it is, any other is told
+                    // which labels to set.
+                    let pods_class = pod_templates(workload)
+                        .first()
+                        .and_then(|(_, pod)| strings(&pod["metadata"]["labels"]).get(&format!("{prefix}/class")).cloned());
+                    let already = labels.get(QUEUE) == Some(&tier) && class.as_ref().is_none_or(|class| pods_class.as_ref() == Some(class));
+                    let told = refusals.iter().any(|message| message.contains("set the labels") && message.contains(&declared));
+                    if already == told {
+                        problems.push(format!(
+                            "{}: {at}: tag {} unmutated, labels {labels:?}, pods' class {pods_class:?}: refusals {refusals:?}",
+                            project.name, route.tag.value
+                        ));
+                    }
+                    continue;
+                }
                 if !routed {
                     problems.push(format!("{}: {at}: tag {} is not routed to {tier} {class:?}: {labels:?}", project.name, route.tag.value));
                 }
-                if let Some(class) = &class
-                    && mutates(project)
-                {
+                if let Some(class) = &class {
                     let Some(direct) = directly_classed(project, &prefix, class) else {
                         problems.push(format!("{}: no template names class {class} directly", project.name));
                         continue;
@@ -257,6 +273,16 @@ fn assert_admission(projects: &[Project]) -> usize {
 #[test]
 fn every_examples_admission_admits_its_templates_and_refuses_tampered_ones() {
     assert_admission(&example_projects());
+}
+
+/// Below 1.34 no mutation routes a tagged workload (the closed build calls that an open
+/// reference): a template of the routed tier and class is admitted as it is, every other
+/// tagged one is told which labels to set.
+#[test]
+fn without_mutation_a_template_of_the_routed_tier_and_class_is_admitted_and_others_are_told() {
+    let project = generated("1.33", "ml.acme-corp.io", ["Gold", "Silver_A", "Bronze"]);
+    assert!(!mutates(&project), "1.33 has no MutatingAdmissionPolicy");
+    assert_admission(&[project]);
 }
 
 #[test]

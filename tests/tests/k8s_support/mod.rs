@@ -166,10 +166,10 @@ fn edit(path: &Path, from: &str, to: &str) {
     std::fs::write(path, text.replace(from, to)).unwrap_or_else(|error| panic!("cannot write {}: {error}", path.display()));
 }
 
-/// The cluster example with label prefix `prefix`, its tiers renamed to `tiers`, the eval
-/// class without an image (its stage names one), a route to the model-parallel class, and the
-/// extender reading telemetry.
-pub fn generated(prefix: &str, tiers: [&str; 3]) -> Project {
+/// The cluster example for Kubernetes `version`, with label prefix `prefix`, its tiers renamed
+/// to `tiers`, the eval class without an image (its stage names one), a route to the
+/// model-parallel class, and the extender reading telemetry.
+pub fn generated(version: &str, prefix: &str, tiers: [&str; 3]) -> Project {
     let dir = tempfile::tempdir().expect("a temp dir");
     copy_tree(&example("cluster"), dir.path(), &["broken", "traces"]);
     let policy = dir.path().join("policy");
@@ -181,6 +181,7 @@ pub fn generated(prefix: &str, tiers: [&str; 3]) -> Project {
     }
     let root = dir.path().join("placid.kdl");
     edit(&root, "label-prefix=\"placid.dev\"", &format!("label-prefix=\"{prefix}\""));
+    edit(&root, "target \"kubernetes\" version=\"1.34\"", &format!("target \"kubernetes\" version=\"{version}\""));
     edit(&root, "score=\"cost-aware\"", "score=\"cost-aware\" prometheus=\"prometheus-operated.monitoring.svc:9090\"");
     edit(&policy.join("classes.kdl"), "    image \"ghcr.io/acme/eval:2.4\"\n", "");
     // A route to a class that filters nodes (lanes), so a routed workload gets a node selector.
@@ -201,7 +202,7 @@ pub fn generated(prefix: &str, tiers: [&str; 3]) -> Project {
         panic!("generated project {prefix} does not compile:\n{}", placid_driver::render::text(&build.sources, &build.diagnostics, false))
     });
     Project {
-        name: format!("generated ({prefix}, {tiers:?})"),
+        name: format!("generated ({version}, {prefix}, {tiers:?})"),
         model: clean.model.into_model(),
         objects: parsed(clean.artifacts.clone()),
         artifacts: clean.artifacts,
@@ -210,5 +211,8 @@ pub fn generated(prefix: &str, tiers: [&str; 3]) -> Project {
 
 /// The cluster example under another label prefix and other tier names (see [`generated`]).
 pub fn generated_projects() -> Vec<Project> {
-    vec![generated("ml.acme-corp.io", ["Gold", "Silver_A", "Bronze"]), generated("placid.dev", ["prod", "batch.hi", "scavenger"])]
+    vec![
+        generated("1.34", "ml.acme-corp.io", ["Gold", "Silver_A", "Bronze"]),
+        generated("1.34", "placid.dev", ["prod", "batch.hi", "scavenger"]),
+    ]
 }
