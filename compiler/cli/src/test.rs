@@ -168,8 +168,8 @@ fn failures(model: &Checked, test: &PolicyTest, ranker: &mut StageScores<'_>, ju
 }
 
 /// The diagnostic of an expectation that did not hold (E105): expected against actual.
-fn failed(test: &PolicyTest, Mismatch { span, expected, actual }: Mismatch, help: &str) -> Diagnostic {
-    Diagnostic::error(Code::TestFailed, span, format!("test `{}`: expected {expected}, but the job is {actual}", test.name))
+fn failed(test: &PolicyTest, Mismatch { span, subject, expected, actual }: Mismatch, help: &str) -> Diagnostic {
+    Diagnostic::error(Code::TestFailed, span, format!("test `{}`: expected {expected}, but {subject} is {actual}", test.name))
         .label(format!("expected: {expected}"))
         .with_secondary(test.span, format!("actual: {actual}"))
         .help(help)

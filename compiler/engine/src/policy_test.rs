@@ -42,6 +42,8 @@ pub enum TestResult {
 pub struct Mismatch {
     /// The expectation's span.
     pub span: Span,
+    /// The job it is about, in words: `the job` in a test of one job, else its name or number.
+    pub subject: String,
     /// What the test expects, in words (`placed in nvl-b, one NVLink domain`).
     pub expected: String,
     /// What happened, in the same words (`rejected (domain-too-small)`).
@@ -127,6 +129,7 @@ pub fn run<R: Ranker>(model: &Model, test: &PolicyTest, ranker: R) -> TestResult
             };
             (!holds).then(|| Mismatch {
                 span: expect.span,
+                subject: subject(test, expect.job),
                 expected: expected(model, test, expect),
                 actual: actual(model, test, expect, state, placement, &victims),
             })
@@ -148,6 +151,16 @@ fn placed_as(model: &Model, at: &Where, placement: &Placement) -> bool {
 
 fn job_name(test: &PolicyTest, index: usize) -> String {
     test.jobs[index].name.as_ref().map_or_else(|| format!("job #{}", index + 1), |name| format!("`{}`", name.value))
+}
+
+/// The job `index` of `test` as the subject of a sentence: `the job` when it is the test's
+/// only one, `job `name`` or `job #n` among several.
+fn subject(test: &PolicyTest, index: usize) -> String {
+    match &test.jobs[index].name {
+        _ if test.jobs.len() == 1 => "the job".to_owned(),
+        Some(name) => format!("job `{}`", name.value),
+        None => format!("job #{}", index + 1),
+    }
 }
 
 /// The expectation in words.
@@ -216,7 +229,12 @@ pub fn admission(model: &Model, test: &PolicyTest, verdicts: &[Option<Admission>
                     format!("refused by admission: {}", quoted.join("; "))
                 }
             };
-            (!holds).then(|| Mismatch { span: expect.span, expected: expected(model, test, expect), actual })
+            (!holds).then(|| Mismatch {
+                span: expect.span,
+                subject: subject(test, expect.job),
+                expected: expected(model, test, expect),
+                actual,
+            })
         })
         .collect()
 }
@@ -375,5 +393,21 @@ mod tests {
         assert_eq!(mismatches(refused(None), &Some(Admission::Admitted)), [("refused by admission".to_owned(), "admitted".to_owned())]);
         // Not evaluated is never a pass.
         assert_eq!(mismatches(Outcome::Admitted, &None), [("admitted".to_owned(), "not evaluated by admission".to_owned())]);
+    }
+
+    #[test]
+    fn a_failure_names_its_job_among_several() {
+        let mut test = test_of(vec![Outcome::Admitted]);
+        assert_eq!(super::subject(&test, 0), "the job");
+        let first = test.jobs[0].clone();
+        test.jobs.push(TestJob {
+            name: Some(Spanned::new(Name::new("sweep").unwrap_or_else(|error| panic!("{error}")), Span::DETACHED)),
+            ..first
+        });
+        assert_eq!((super::subject(&test, 0), super::subject(&test, 1)), ("job #1".to_owned(), "job `sweep`".to_owned()));
+        let verdicts = [None, Some(Admission::Refused(vec!["no".to_owned()]))];
+        test.expects[0].job = 1;
+        let mismatch = super::admission(&Model::default(), &test, &verdicts);
+        assert_eq!(mismatch.iter().map(|mismatch| mismatch.subject.as_str()).collect::<Vec<_>>(), ["job `sweep`"]);
     }
 }
