@@ -388,7 +388,6 @@ fn task_name(stage: &Stage) -> String {
     stage.name.as_str().to_ascii_lowercase().replace(['_', '.'], "-")
 }
 
-/// The labels Kueue and the admission policy read on the workload object.
 /// The labels of a stage's workload object: its tier's Kueue queue and priority class, and its
 /// class label: a route's validating policy reads the class on the object it admits, never
 /// inside its pod template, so a template carries it there, as a routed workload does.
