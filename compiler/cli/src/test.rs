@@ -183,10 +183,12 @@ fn text(out: &mut Output, sources: &Sources, ran: &[Ran<'_>], filtered_out: usiz
     let failed: Vec<&Ran<'_>> = ran.iter().filter(|each| !each.failures.is_empty()).collect();
     if !failed.is_empty() {
         out.outln("\nfailures:\n");
-        let color = out.stdout_color();
+        // Rendered as one report, so the error count is said once, under the last failure.
+        let mut failures = Diagnostics::new();
         for each in &failed {
-            out.out(render::text(sources, &each.failures, color));
+            failures.extend(each.failures.clone());
         }
+        out.out(render::text(sources, &failures, out.stdout_color()));
     }
     let passed = ran.len() - failed.len();
     let verdict = if failed.is_empty() { "ok" } else { "FAILED" };

@@ -117,6 +117,8 @@ fn a_wrong_admission_expectation_fails_with_the_policy_message() {
     assert!(stdout.contains("expected: refused by admission\n") || stdout.contains("expected: refused by admission "), "{stdout}");
     assert!(stdout.contains("actual: admitted"), "{stdout}");
     assert!(stdout.contains("policy/extra.kdl:3:5"), "the failure points at the expectation: {stdout}");
+    assert_eq!(stdout.matches("3 error(s), 0 warning(s)").count(), 1, "the failures' count is said once: {stdout}");
+    assert_eq!(stdout.matches(" error(s), ").count(), 1, "and only once: {stdout}");
 
     let json = placid(&["test", project.to_str().expect("utf-8 path"), "--format", "json"]);
     assert_eq!(json.status.code(), Some(1));
