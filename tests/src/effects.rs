@@ -133,7 +133,7 @@ impl Outcome {
             .collect();
         let mut engine = Vec::new();
         if let Some(model) = build.model.checked() {
-            let judge = placid_driver::test_admission::Judge::new(model);
+            let judge = placid_driver::test_admission::Judge::new(model, &model.tests.iter().collect::<Vec<_>>());
             for test in &model.tests {
                 engine.push(format!("{}: {:?}", test.name, placid_engine::policy_test::run(model, test, Neutral)));
                 // Its admission expectations, judged as `placid test` judges them.

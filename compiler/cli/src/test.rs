@@ -91,7 +91,10 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
     };
     // The build's Kubernetes objects, for the admission expectations: one that cannot be built
     // is the project's error, as `placid build` would report it.
-    let judge = match Judge::new(&clean.model) {
+    let model: &Model = &clean.model;
+    let selected: Vec<&PolicyTest> =
+        model.tests.iter().filter(|test| args.filter.as_deref().is_none_or(|filter| test.name.as_str().contains(filter))).collect();
+    let judge = match Judge::new(&clean.model, &selected) {
         Ok(judge) => judge,
         Err(diagnostics) => {
             let exit = pipeline::report(out, format, &clean.sources, &diagnostics, pipeline::Fields::new());
@@ -101,9 +104,6 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
             return exit;
         }
     };
-    let model: &Model = &clean.model;
-    let selected: Vec<&PolicyTest> =
-        model.tests.iter().filter(|test| args.filter.as_deref().is_none_or(|filter| test.name.as_str().contains(filter))).collect();
     let filtered_out = model.tests.len() - selected.len();
     let ran: Vec<Ran<'_>> =
         selected.into_iter().map(|test| Ran { test, failures: failures(&clean.model, test, &mut ranker, &judge) }).collect();

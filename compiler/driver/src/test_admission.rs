@@ -20,11 +20,12 @@ pub struct Judge {
 }
 
 impl Judge {
-    /// Builds the Kubernetes objects of `model` once for every test, or says why they cannot
-    /// be built (the diagnostics `placid build` would give).
-    pub fn new(model: &Checked) -> Result<Judge, Diagnostics> {
-        // Without an admission expectation there is nothing to judge: no build is needed.
-        if !model.tests.iter().flat_map(|test| &test.expects).any(|expect| expect.outcome.is_admission()) {
+    /// Builds the Kubernetes objects of `model` once for all of `tests`, or says why they
+    /// cannot be built (the diagnostics `placid build` would give).
+    pub fn new(model: &Checked, tests: &[&PolicyTest]) -> Result<Judge, Diagnostics> {
+        // Without an admission expectation among the tests run, there is nothing to judge: no
+        // build is needed.
+        if !tests.iter().flat_map(|test| &test.expects).any(|expect| expect.outcome.is_admission()) {
             return Ok(Judge { submissions: None });
         }
         Ok(Judge { submissions: TestSubmissions::new(model)? })

@@ -65,7 +65,8 @@ fn best_fit_reproduces_the_published_allocation() {
 /// Every pod list of the FGD simulator's repository (hkust-adsl/kubernetes-scheduler-simulator,
 /// `data/csv/`) imports cleanly, and best-fit's allocation at 100 % arrived is the repository's
 /// own expected BestFit figure (`experiments/analysis/expected_results/analysis_allo_discrete.csv`,
-/// the mean over seeds 42-51) within ±0.5 pp, for each list that has one. The repository is
+/// the mean over seeds 42-51) within ±0.25 pp (docs/semantics.md gives the figures: 0.20 pp at
+/// most), for each of the 17 lists that have one. The repository is
 /// not in ../shared, so this runs only where `PLACID_FGD_REPO` names a checkout of it, and
 /// says plainly otherwise.
 #[test]
@@ -83,7 +84,7 @@ fn every_pod_list_of_the_fgd_repository_imports_and_matches_its_expected_best_fi
         .filter(|name| name.starts_with("openb_pod_list_") && name.ends_with(".csv"))
         .collect();
     lists.sort();
-    assert!(lists.len() >= 20, "the repository has more pod lists than {lists:?}");
+    assert_eq!(lists.len(), 23, "the repository's 23 pod lists: {lists:?}");
     let mut compared = 0;
     for list in &lists {
         let pod_bytes = std::fs::read(data.join(list)).expect("a pod list");
@@ -105,10 +106,10 @@ fn every_pod_list_of_the_fgd_repository_imports_and_matches_its_expected_best_fi
         let outcome = metric::run(&trace, &mut Placement::Scored(&mut BestFit), &seeds, inflation).expect("best-fit cannot fail");
         let at_100 = allocation_at(&outcome, 100);
         println!("{list}: best-fit {at_100:.2} % at 100, expected {published:.2} %");
-        assert!((at_100 - published).abs() <= 0.5, "{list}: best-fit at 100 % arrived: {at_100:.3} %, expected {published:.3} %");
+        assert!((at_100 - published).abs() <= 0.25, "{list}: best-fit at 100 % arrived: {at_100:.3} %, expected {published:.3} %");
         compared += 1;
     }
-    assert!(compared > 0, "no pod list has an expected figure");
+    assert_eq!(compared, 17, "the repository publishes a figure for 17 lists");
 }
 
 /// The mean of the BestFit rows' figure at 100 % arrived, per workload, of the repository's

@@ -75,7 +75,12 @@ pub fn of_class(layout: &Layout, class: Option<&Class>, span: Span) -> Result<Pl
 /// The class label (`<label-prefix>/class`) of a workload of `class`, as (key, value): on its
 /// pods, and on the workload object, where the route policies read it.
 pub fn class_label(layout: &Layout, class: &Class, span: Span) -> Result<(String, ObjectName), Diagnostic> {
-    Ok((layout.keys.pod("class", span)?, ObjectName::map(&class.name, class.span, "class")?))
+    Ok((class_key(layout, span)?, ObjectName::map(&class.name, class.span, "class")?))
+}
+
+/// The class label's key, for its readers (the route policies) as for [`class_label`].
+pub fn class_key(layout: &Layout, span: Span) -> Result<String, Diagnostic> {
+    layout.keys.pod("class", span)
 }
 
 /// The TAS annotation of `class`'s locality, as (key, Topology level).

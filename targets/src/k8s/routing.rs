@@ -36,7 +36,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
     }
     let keys = &layout.keys;
     let first_route = model.routes[0].span;
-    let (tag_label, class_label) = match (keys.tag(), keys.pod("class", first_route)) {
+    let (tag_label, class_label) = match (keys.tag(), placement::class_key(layout, first_route)) {
         (Ok(tag), Ok(class)) => (tag, class),
         (tag, class) => {
             Extend::extend(diagnostics, tag.err().into_iter().chain(class.err()));
@@ -47,7 +47,11 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
     let mut routes = Vec::new();
     for route in &model.routes {
         let tag = LabelValue::from_name(&route.tag.value, route.tag.span);
-        let class = route.class.as_ref().map(|class| ObjectName::map(&model.class(class.value).name, class.span, "class")).transpose();
+        let class = route
+            .class
+            .as_ref()
+            .map(|class| placement::class_label(layout, model.class(class.value), class.span).map(|(_, name)| name))
+            .transpose();
         let placement =
             route.class.as_ref().map(|class| placement::of_class(layout, Some(model.class(class.value)), class.span)).transpose();
         match (tag, class, placement) {
