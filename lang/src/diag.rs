@@ -141,6 +141,12 @@ impl Diagnostics {
     }
 }
 
+impl From<Diagnostic> for Diagnostics {
+    fn from(diagnostic: Diagnostic) -> Diagnostics {
+        Diagnostics { items: vec![diagnostic] }
+    }
+}
+
 impl Extend<Diagnostic> for Diagnostics {
     fn extend<I: IntoIterator<Item = Diagnostic>>(&mut self, iter: I) {
         self.items.extend(iter);

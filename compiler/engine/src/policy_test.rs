@@ -125,6 +125,7 @@ pub fn run<R: Ranker>(model: &Model, test: &PolicyTest, ranker: R) -> TestResult
                 }
                 Outcome::Rejected(reason) => matches!(state, JobState::Rejected(actual) if actual.name() == reason.value.as_str()),
                 Outcome::Preempts(expected) => expected.iter().map(|victim| victim.value).collect::<BTreeSet<usize>>() == victims,
+                // Not reached: filtered out above, they are [`admission`]'s.
                 Outcome::RefusedByAdmission(_) | Outcome::Admitted => true,
             };
             (!holds).then(|| Mismatch {

@@ -57,25 +57,29 @@ use crate::yaml;
 /// Builds every object of `model`, or all the reasons it cannot. A model without a
 /// Kubernetes target yields an empty list.
 pub fn objects(model: &Checked) -> Result<ObjectList, Diagnostics> {
+    let Some(settings) = &model.project.kubernetes else { return Ok(ObjectList::new()) };
+    objects_in(model, &Layout::new(model, settings)?)
+}
+
+/// Every object of `model` in `layout`.
+fn objects_in(model: &Checked, layout: &Layout) -> Result<ObjectList, Diagnostics> {
     let mut list = ObjectList::new();
-    let Some(settings) = &model.project.kubernetes else { return Ok(list) };
-    let layout = Layout::new(model, settings)?;
     let mut diagnostics = Diagnostics::new();
-    namespaces(model, &layout, &mut list, &mut diagnostics);
-    priority::emit(model, &layout, &mut list, &mut diagnostics);
-    nfd::emit(model, &layout, &mut list, &mut diagnostics);
-    kueue::emit(model, &layout, &mut list, &mut diagnostics);
-    kueue_config::emit(model, &layout, &mut list, &mut diagnostics);
-    admission::emit(model, &layout, &mut list, &mut diagnostics);
-    routing::emit(model, &layout, &mut list, &mut diagnostics);
-    workloads::emit(model, &layout, &mut list, &mut diagnostics);
-    alerts::emit(model, &layout, &mut list, &mut diagnostics);
-    alerts::emit_dashboard(model, &layout, &mut list, &mut diagnostics);
-    scheduler::emit(model, &layout, &mut list, &mut diagnostics);
-    extender::emit(model, &layout, &mut list, &mut diagnostics);
-    rollouts::emit(model, &layout, &mut list, &mut diagnostics);
+    namespaces(model, layout, &mut list, &mut diagnostics);
+    priority::emit(model, layout, &mut list, &mut diagnostics);
+    nfd::emit(model, layout, &mut list, &mut diagnostics);
+    kueue::emit(model, layout, &mut list, &mut diagnostics);
+    kueue_config::emit(model, layout, &mut list, &mut diagnostics);
+    admission::emit(model, layout, &mut list, &mut diagnostics);
+    routing::emit(model, layout, &mut list, &mut diagnostics);
+    workloads::emit(model, layout, &mut list, &mut diagnostics);
+    alerts::emit(model, layout, &mut list, &mut diagnostics);
+    alerts::emit_dashboard(model, layout, &mut list, &mut diagnostics);
+    scheduler::emit(model, layout, &mut list, &mut diagnostics);
+    extender::emit(model, layout, &mut list, &mut diagnostics);
+    rollouts::emit(model, layout, &mut list, &mut diagnostics);
     // Last: the Argo CD project whitelists the kinds of everything pushed before it.
-    argo::emit(model, &layout, &mut list, &mut diagnostics);
+    argo::emit(model, layout, &mut list, &mut diagnostics);
     if diagnostics.has_errors() {
         diagnostics.sort();
         return Err(diagnostics);
@@ -97,8 +101,13 @@ impl TestSubmissions {
     pub fn new(model: &Checked) -> Result<Option<TestSubmissions>, Diagnostics> {
         let Some(settings) = &model.project.kubernetes else { return Ok(None) };
         let layout = Layout::new(model, settings)?;
-        let list = objects(model)?;
-        let objects = list.sorted().into_iter().map(|object| json(model, object)).collect::<Result<Vec<_>, Diagnostic>>().map_err(one)?;
+        let list = objects_in(model, &layout)?;
+        let objects = list
+            .sorted()
+            .into_iter()
+            .map(|object| json(model, object))
+            .collect::<Result<Vec<_>, Diagnostic>>()
+            .map_err(Diagnostics::from)?;
         Ok(Some(TestSubmissions { layout, objects }))
     }
 
@@ -131,12 +140,6 @@ fn json(model: &Model, object: &objects::Object) -> Result<serde_json::Value, Di
         .label("while emitting this")
         .help("this is a bug in placid; please report it with the policy that triggers it")
     })
-}
-
-fn one(diagnostic: Diagnostic) -> Diagnostics {
-    let mut diagnostics = Diagnostics::new();
-    diagnostics.push(diagnostic);
-    diagnostics
 }
 
 /// Emits the Kubernetes artifacts of `model`.
