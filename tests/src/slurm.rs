@@ -25,6 +25,10 @@ use placid_lang::model::{Model, PreemptMode, Preemption};
 use placid_lang::units::Money;
 use placid_targets::slurm::site;
 
+/// Error lines every slurmd of a one-host emulation prints (no PMIx library, no memory cgroup),
+/// left out of a failed start's report so that the line that matters shows.
+const SLURMD_NOISE: &[&str] = &["PMIx", "pmix", "MemSpecLimit"];
+
 /// Log lines slurmctld prints on a healthy one-host start (missing state files at first
 /// start, no PMIx library, VM timer noise, slurmdbd's tuning advice).
 const BENIGN_LOG_LINES: &[&str] = &[
@@ -165,8 +169,6 @@ pub struct Options {
     pub accounting: bool,
     /// Start one slurmd per node and wait until all are idle.
     pub slurmds: bool,
-    /// First of 40 consecutive TCP ports this cluster may use.
-    pub port_base: u16,
     /// Run every daemon and command chrooted into this root instead of from the host.
     pub root: Option<PathBuf>,
 }
@@ -176,6 +178,7 @@ pub struct Cluster {
     dir: tempfile::TempDir,
     root: Option<PathBuf>,
     daemons: Vec<(String, Child)>,
+    ports: PortBlock,
     /// Emulated node names, in slurm.conf order.
     pub nodes: Vec<String>,
     /// Output of each accounts.sh run (stdout + stderr).
@@ -200,7 +203,9 @@ impl Cluster {
     pub fn start(policy: &Path, options: &Options) -> Result<Cluster, StartError> {
         let parent = options.root.as_ref().map_or_else(std::env::temp_dir, |root| root.join("srv"));
         let dir = tempfile::Builder::new().prefix("placid-slurm-").tempdir_in(parent).map_err(|error| harness(error.to_string()))?;
-        let mut cluster = Cluster { dir, root: options.root.clone(), daemons: Vec::new(), nodes: Vec::new(), accounts_runs: Vec::new() };
+        let ports = PortBlock::reserve()?;
+        let mut cluster =
+            Cluster { dir, root: options.root.clone(), daemons: Vec::new(), ports, nodes: Vec::new(), accounts_runs: Vec::new() };
         for dir in ["etc", "run", "munge", "log", "state", "spool", "dev", "mysql", "jobs"] {
             std::fs::create_dir_all(cluster.path(dir)).map_err(|error| harness(error.to_string()))?;
         }
@@ -211,7 +216,7 @@ impl Cluster {
         cluster.localize(policy, options)?;
         cluster.start_munge()?;
         if options.accounting {
-            cluster.start_database(options)?;
+            cluster.start_database()?;
             cluster.start_slurmdbd()?;
         }
         cluster.start_slurmctld()?;
@@ -322,8 +327,8 @@ impl Cluster {
             .collect()
     }
 
-    fn port(options: &Options, offset: u16) -> u16 {
-        options.port_base + offset
+    fn port(&self, offset: u16) -> u16 {
+        self.ports.base + offset
     }
 
     /// Writes the site header (which `Include`s the policy part), the localized policy part,
@@ -332,7 +337,7 @@ impl Cluster {
         let read = |name: &str| std::fs::read_to_string(policy.join(name));
         let conf = read("slurm.conf").map_err(|error| harness(format!("no slurm.conf: {error}")))?;
         let host = hostname();
-        let mut node_port = Self::port(options, 10);
+        let mut node_port = self.port(10);
         let mut localized = String::new();
         for line in conf.lines() {
             localized.push_str(line);
@@ -359,8 +364,8 @@ impl Cluster {
              SlurmctldLogFile={root}/log/slurmctld.log\nSlurmdLogFile={root}/log/slurmd-%n.log\n\
              SlurmctldDebug=info\nSlurmdDebug=info\nProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n\
              JobAcctGatherType=jobacct_gather/none\nMailProg=/bin/true\nSlurmdParameters=config_overrides\nReturnToService=2\n",
-            ctld = Self::port(options, 0),
-            slurmd = Self::port(options, 9),
+            ctld = self.port(0),
+            slurmd = self.port(9),
         );
         for (key, value) in SITE_OWN_SETTINGS {
             let _ = writeln!(site, "{key}={value}");
@@ -369,7 +374,7 @@ impl Cluster {
             let _ = write!(
                 site,
                 "AccountingStorageType=accounting_storage/slurmdbd\nAccountingStorageHost=localhost\nAccountingStoragePort={}\nAccountingStoragePass={root}/run/munge.sock\n",
-                Self::port(options, 1)
+                self.port(1)
             );
         }
         let _ = writeln!(site, "Include {}", self.inner("etc/placid.conf").display());
@@ -406,8 +411,8 @@ impl Cluster {
                  SlurmUser=root\nDebugLevel=info\nLogFile={root}/log/slurmdbd.log\nPidFile={root}/run/slurmdbd.pid\n\
                  StorageType=accounting_storage/mysql\nStorageHost=127.0.0.1\nStoragePort={sql}\nStorageUser=slurm\n\
                  StoragePass=placid-test\nStorageLoc=slurm_acct_db\n",
-                dbd = Self::port(options, 1),
-                sql = Self::port(options, 2),
+                dbd = self.port(1),
+                sql = self.port(2),
             );
             write("slurmdbd.conf", &slurmdbd)?;
             // slurmdbd refuses a config readable by others (it holds the database password).
@@ -455,7 +460,7 @@ impl Cluster {
             .ok_or_else(|| harness(format!("munged did not start: {}", self.output_of("munged"))))
     }
 
-    fn start_database(&mut self, options: &Options) -> Result<(), StartError> {
+    fn start_database(&mut self) -> Result<(), StartError> {
         let data = self.inner("mysql/data");
         let install = self
             .command("mariadb-install-db")
@@ -472,7 +477,7 @@ impl Cluster {
             "--user=root".to_owned(),
             format!("--datadir={}", data.display()),
             format!("--socket={}", socket.display()),
-            format!("--port={}", Self::port(options, 2)),
+            format!("--port={}", self.port(2)),
             "--bind-address=127.0.0.1".to_owned(),
             "--skip-name-resolve".to_owned(),
             format!("--pid-file={}", self.inner("run/mysqld.pid").display()),
@@ -558,30 +563,43 @@ impl Cluster {
             let mut slurmd = self.command("slurmd");
             self.spawn(&format!("slurmd-{node}"), slurmd.arg("-D").arg("-f").arg(&conf).arg("-N").arg(&node))?;
         }
-        let ready = wait_until(Duration::from_secs(60), || {
+        // Generous for a loaded two-core machine: fifteen slurmds register one by one.
+        let ready = wait_until(Duration::from_secs(120), || {
             let idle = String::from_utf8_lossy(&self.run("sinfo", &["-h", "-N", "-t", "idle", "-o", "%N"]).stdout).into_owned();
             let mut idle: Vec<&str> = idle.lines().collect();
             idle.sort_unstable();
             idle.dedup();
             idle.len() >= self.nodes.len()
         });
-        ready.then_some(()).ok_or_else(|| {
-            let slurmd_errors: Vec<String> = std::fs::read_dir(self.path("log"))
-                .into_iter()
-                .flatten()
-                .flatten()
-                .filter(|entry| entry.file_name().to_string_lossy().starts_with("slurmd-"))
-                .flat_map(|entry| std::fs::read_to_string(entry.path()).unwrap_or_default().lines().map(str::to_owned).collect::<Vec<_>>())
-                .filter(|line| line.contains("error") || line.contains("fatal"))
-                .take(10)
-                .collect();
-            harness(format!(
-                "not every slurmd became idle:\n{}\nreasons:\n{}\nslurmd errors:\n{}",
-                self.stdout("sinfo", &["-N"]),
-                self.stdout("sinfo", &["-R"]),
-                slurmd_errors.join("\n")
-            ))
-        })
+        if ready {
+            return Ok(());
+        }
+        let exited: Vec<String> = self
+            .daemons
+            .iter_mut()
+            .filter_map(|(name, child)| child.try_wait().ok().flatten().map(|status| format!("{name} exited with {status}")))
+            .collect();
+        let slurmd_errors: Vec<String> = std::fs::read_dir(self.path("log"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|entry| entry.file_name().to_string_lossy().starts_with("slurmd-"))
+            .flat_map(|entry| {
+                let node = entry.file_name().to_string_lossy().into_owned();
+                let log = std::fs::read_to_string(entry.path()).unwrap_or_default();
+                log.lines().map(|line| format!("{node}: {line}")).collect::<Vec<_>>()
+            })
+            .filter(|line| line.contains("error") || line.contains("fatal"))
+            .filter(|line| !SLURMD_NOISE.iter().any(|noise| line.contains(noise)))
+            .take(20)
+            .collect();
+        Err(harness(format!(
+            "not every slurmd became idle:\n{}\nreasons:\n{}\nexited: {}\nslurmd errors:\n{}",
+            self.stdout("sinfo", &["-N"]),
+            self.stdout("sinfo", &["-R"]),
+            if exited.is_empty() { "none".to_owned() } else { exited.join(", ") },
+            slurmd_errors.join("\n")
+        )))
     }
 
     /// `scontrol show -o <kind> <name>` as key=value pairs (values may hold spaces only in a
@@ -652,6 +670,47 @@ impl Drop for Cluster {
         while let Some(name) = self.daemons.last().map(|(name, _)| name.clone()) {
             self.stop_daemon(&name);
         }
+    }
+}
+
+/// The ports one cluster listens on: slurmctld at the base, slurmdbd and MariaDB above it, the
+/// slurmds from base + 10, one per node.
+const PORTS_PER_CLUSTER: u16 = 40;
+
+/// Where clusters take their ports: below Linux's ephemeral range (32768 up by default), where
+/// any client's outgoing connection may hold a port a daemon wants, and above the well-known
+/// services. A slurmd that loses its port to such a connection never registers.
+const PORT_RANGE: std::ops::Range<u16> = 10_000..32_000;
+
+/// Blocks handed to clusters of this process that are still running (tests start clusters in
+/// parallel threads; the bind probe alone would hand two of them one block).
+static TAKEN_PORTS: std::sync::Mutex<std::collections::BTreeSet<u16>> = std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// [`PORTS_PER_CLUSTER`] consecutive ports that were free when reserved, held by one cluster.
+struct PortBlock {
+    base: u16,
+}
+
+impl PortBlock {
+    /// The first block, from a place that depends on the process id (so two test runs on one
+    /// host start apart), that no cluster of this process holds and whose every port binds.
+    fn reserve() -> Result<PortBlock, StartError> {
+        let blocks = (PORT_RANGE.end - PORT_RANGE.start) / PORTS_PER_CLUSTER;
+        let first = u16::try_from(std::process::id() % u32::from(blocks)).unwrap_or(0);
+        let mut taken = TAKEN_PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let free = (0..blocks)
+            .map(|step| PORT_RANGE.start + (first + step) % blocks * PORTS_PER_CLUSTER)
+            .filter(|base| !taken.contains(base))
+            .find(|&base| (base..base + PORTS_PER_CLUSTER).all(|port| std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()));
+        let base = free.ok_or_else(|| harness(format!("no {PORTS_PER_CLUSTER} free consecutive ports in {PORT_RANGE:?}")))?;
+        taken.insert(base);
+        Ok(PortBlock { base })
+    }
+}
+
+impl Drop for PortBlock {
+    fn drop(&mut self) {
+        TAKEN_PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&self.base);
     }
 }
 

@@ -50,8 +50,7 @@ fn the_engine_agrees_with_slurm_22_05() {
     if !should_run("the_engine_agrees_with_slurm_22_05", true, None) {
         return;
     }
-    let port_base = 20_000 + u16::try_from(std::process::id() % 400).unwrap_or(0) * 100 + 60;
-    run_all(&conformance::model(), &Options { accounting: true, slurmds: true, port_base, root: None }, "22.05");
+    run_all(&conformance::model(), &Options { accounting: true, slurmds: true, root: None }, "22.05");
 }
 
 #[test]
@@ -64,6 +63,5 @@ fn the_engine_agrees_with_slurm_24_11() {
     if let Some(settings) = model.project.slurm.as_mut() {
         settings.version = SlurmVersion { major: 24, minor: 11 };
     }
-    let port_base = 61_000 + u16::try_from(std::process::id() % 20).unwrap_or(0) * 200 + 150;
-    run_all(&model, &Options { accounting: true, slurmds: true, port_base, root: Some(root) }, "24.11");
+    run_all(&model, &Options { accounting: true, slurmds: true, root: Some(root) }, "24.11");
 }

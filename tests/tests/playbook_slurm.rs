@@ -17,7 +17,7 @@ use placid_targets::playbooks::{self, DOMAIN_FAILURE_DIR};
 use placid_tests::slurm::{Cluster, Options, StartError, should_run, test_model, wait_until, write_slurm};
 
 /// The cluster example's live model, its Slurm files and the playbook `path`, on a cluster
-/// of its own (`offset` keeps the tests of this binary on distinct ports).
+/// of its own.
 struct Live {
     cluster: Cluster,
     /// One cluster at a time: three starting at once on two cores time out now and then.
@@ -26,12 +26,12 @@ struct Live {
     _generated: tempfile::TempDir,
 }
 
-fn start(model: &Model, path: &str, offset: u16) -> Live {
-    start_with(model, path, offset, &[])
+fn start(model: &Model, path: &str) -> Live {
+    start_with(model, path, &[])
 }
 
 /// [`start`], writing the playbooks `others` too, beside the first.
-fn start_with(model: &Model, path: &str, offset: u16, others: &[&str]) -> Live {
+fn start_with(model: &Model, path: &str, others: &[&str]) -> Live {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     // A test that failed while holding it leaves it poisoned; the next still runs.
     let alone = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -45,10 +45,7 @@ fn start_with(model: &Model, path: &str, offset: u16, others: &[&str]) -> Live {
             playbooks::emit(model).into_iter().find(|artifact| artifact.path == *other).unwrap_or_else(|| panic!("no playbook {other}"));
         std::fs::write(generated.path().join(format!("other-{index}.sh")), &artifact.bytes).expect("write the playbook");
     }
-    // Below Linux's ephemeral ports (32768 up), which a client's connection may hold: a cluster
-    // takes its base and the 22 ports above it (slurmctld, slurmdbd, MariaDB, one per slurmd).
-    let port_base = 24_000 + u16::try_from(std::process::id() % 100).unwrap_or(0) * 25 + offset * 2_500;
-    let options = Options { accounting: true, slurmds: true, port_base, root: None };
+    let options = Options { accounting: true, slurmds: true, root: None };
     let cluster = match Cluster::start(generated.path(), &options) {
         Ok(cluster) => cluster,
         Err(StartError::Rejected(output)) => panic!("Slurm rejected the generated configuration:\n{output}"),
@@ -112,7 +109,7 @@ fn the_domain_failure_playbook_drains_the_domain_and_requeues_its_jobs() {
     if !should_run(test, true, None) {
         return;
     }
-    let live = start(&test_model(), &format!("{DOMAIN_FAILURE_DIR}/nvl-a.slurm.sh"), 0);
+    let live = start(&test_model(), &format!("{DOMAIN_FAILURE_DIR}/nvl-a.slurm.sh"));
     let cluster = &live.cluster;
 
     let needs_nvlink = model_parallel_on(cluster, "rv-a-01");
@@ -177,7 +174,6 @@ fn the_preemption_playbook_checkpoints_and_keeps_the_tier_off_spot_capacity() {
     let live = start_with(
         &test_model(),
         "runbooks/playbooks/excessive-preemptions/P1.slurm.sh",
-        1,
         &["runbooks/playbooks/excessive-preemptions/P2.slurm.sh"],
     );
     let cluster = &live.cluster;
@@ -250,7 +246,7 @@ fn the_topology_playbook_drains_the_node_and_sends_pending_jobs_to_pcie_hosts() 
     if !should_run(test, true, None) {
         return;
     }
-    let live = start(&test_model(), "runbooks/playbooks/topology-mismatch.slurm.sh", 2);
+    let live = start(&test_model(), "runbooks/playbooks/topology-mismatch.slurm.sh");
     let cluster = &live.cluster;
     let needs_nvlink = model_parallel_on(cluster, "rv-a-01");
     assert_eq!(cluster.wait_job(&needs_nvlink, &["RUNNING"], Duration::from_secs(30)), "RUNNING");

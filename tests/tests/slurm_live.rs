@@ -17,16 +17,9 @@ use placid_tests::slurm::{
 };
 use placid_tests::slurm_checks as checks;
 
-fn port_base(offset: u16) -> u16 {
-    // Distinct per process, so two test runs on one host do not share ports; the tests of
-    // this file run at once, each in its own part of the process's 200.
-    20_000 + u16::try_from(std::process::id() % 200).unwrap_or(0) * 200 + offset
-}
-
-/// Starts the policy in `generated` on 22.05 with accounting and every slurmd, at `offset`
-/// of the process's ports.
-fn start_with_accounting(generated: &std::path::Path, offset: u16) -> Cluster {
-    let options = Options { accounting: true, slurmds: true, port_base: port_base(offset), root: None };
+/// Starts the policy in `generated` on 22.05 with accounting and every slurmd.
+fn start_with_accounting(generated: &std::path::Path) -> Cluster {
+    let options = Options { accounting: true, slurmds: true, root: None };
     match Cluster::start(generated, &options) {
         Ok(cluster) => cluster,
         Err(StartError::Rejected(output)) => panic!("Slurm 22.05 rejected the generated configuration:\n{output}"),
@@ -43,7 +36,7 @@ fn slurm_22_05_accepts_and_obeys_the_cluster_policy() {
     cap_p0_for_live(&mut model);
     let generated = tempfile::tempdir().expect("tempdir");
     write_slurm(&model, generated.path());
-    let cluster = start_with_accounting(generated.path(), 0);
+    let cluster = start_with_accounting(generated.path());
 
     checks::accounts_sh_is_idempotent(&cluster);
     checks::log_is_clean(&cluster, "on start");
@@ -108,7 +101,7 @@ fn slurm_22_05_runs_plans_to_their_end_through_a_preemption() {
     checks::plans_for_live(&mut model);
     let generated = tempfile::tempdir().expect("tempdir");
     write_slurm(&model, generated.path());
-    let cluster = start_with_accounting(generated.path(), 120);
+    let cluster = start_with_accounting(generated.path());
     checks::accounts_sh_is_idempotent(&cluster);
     checks::plans_run_real_work_through_a_preemption(&cluster, generated.path(), &model);
     checks::log_is_clean(&cluster, "while running the plans");
@@ -181,7 +174,7 @@ fn slurm_22_05_accepts_the_partition_profile_and_rejects_a_newer_release_config(
     }
     let accepted = tempfile::tempdir().expect("tempdir");
     write_slurm(&model, accepted.path());
-    let options = Options { accounting: false, slurmds: false, port_base: port_base(50), root: None };
+    let options = Options { accounting: false, slurmds: false, root: None };
     match Cluster::start(accepted.path(), &options) {
         Ok(cluster) => {
             let errors = cluster.unexpected_log_errors();
@@ -197,7 +190,7 @@ fn slurm_22_05_accepts_the_partition_profile_and_rejects_a_newer_release_config(
     }
     let rejected = tempfile::tempdir().expect("tempdir");
     write_slurm(&model, rejected.path());
-    match Cluster::start(rejected.path(), &Options { port_base: port_base(75), ..options }) {
+    match Cluster::start(rejected.path(), &options) {
         Err(StartError::Rejected(output)) => assert!(output.contains("fatal"), "{output}"),
         Err(StartError::Harness(message)) => panic!("the harness failed instead of slurmctld: {message}"),
         Ok(_) => panic!("Slurm 22.05 accepted a topology/block configuration"),

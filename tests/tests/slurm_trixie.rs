@@ -28,22 +28,16 @@ fn model_24_11(accounting: bool) -> Model {
     model
 }
 
-fn port_base(offset: u16) -> u16 {
-    // Above the 22.05 tests' range (20000-59999) and the ephemeral ports, distinct per process;
-    // each test of this file gets its own 50 of the process's 200 (a cluster uses 40).
-    61_000 + u16::try_from(std::process::id() % 20).unwrap_or(0) * 200 + offset
-}
-
-fn start(policy: &std::path::Path, accounting: bool, slurmds: bool, offset: u16) -> Result<Cluster, StartError> {
-    Cluster::start(policy, &Options { accounting, slurmds, port_base: port_base(offset), root: Some(trixie_root()) })
+fn start(policy: &std::path::Path, accounting: bool, slurmds: bool) -> Result<Cluster, StartError> {
+    Cluster::start(policy, &Options { accounting, slurmds, root: Some(trixie_root()) })
 }
 
 /// Emits `model` into `generated`, starts it on 24.11 with every slurmd, and checks the
 /// release and a clean log.
-fn start_cluster(model: &Model, generated: &tempfile::TempDir, offset: u16) -> Cluster {
+fn start_cluster(model: &Model, generated: &tempfile::TempDir) -> Cluster {
     let accounting = model.project.slurm.as_ref().is_some_and(|settings| settings.accounting);
     write_slurm(model, generated.path());
-    let cluster = match start(generated.path(), accounting, true, offset) {
+    let cluster = match start(generated.path(), accounting, true) {
         Ok(cluster) => cluster,
         Err(StartError::Rejected(output)) => panic!("Slurm 24.11 rejected the generated configuration:\n{output}"),
         Err(StartError::Harness(message)) => panic!("the harness failed: {message}"),
@@ -64,7 +58,7 @@ fn slurm_24_11_with_accounting_accepts_and_obeys_the_cluster_policy() {
     let mut model = model_24_11(true);
     cap_p0_for_live(&mut model);
     let generated = tempfile::tempdir().expect("tempdir");
-    let cluster = start_cluster(&model, &generated, 100);
+    let cluster = start_cluster(&model, &generated);
     checks::accounts_sh_is_idempotent(&cluster);
     checks::log_is_clean(&cluster, "on start");
 
@@ -95,7 +89,7 @@ fn slurm_24_11_without_accounting_accepts_and_obeys_the_cluster_policy() {
         return;
     }
     let generated = tempfile::tempdir().expect("tempdir");
-    let cluster = start_cluster(&model_24_11(false), &generated, 0);
+    let cluster = start_cluster(&model_24_11(false), &generated);
     checks::log_is_clean(&cluster, "on start");
 
     let blocks = block_topology_reads_back(&cluster);
@@ -196,7 +190,7 @@ fn slurm_24_11_runs_plans_to_their_end_through_a_preemption() {
     cap_p0_for_live(&mut model);
     checks::plans_for_live(&mut model);
     let generated = tempfile::tempdir().expect("tempdir");
-    let cluster = start_cluster(&model, &generated, 150);
+    let cluster = start_cluster(&model, &generated);
     checks::accounts_sh_is_idempotent(&cluster);
     checks::plans_run_real_work_through_a_preemption(&cluster, generated.path(), &model);
     checks::log_is_clean(&cluster, "while running the plans");
@@ -216,7 +210,7 @@ fn slurm_24_11_rejects_a_broken_topology() {
     let broken: String =
         text.lines().map(|line| if line.starts_with("BlockSizes=") { "BlockLevels=0-1" } else { line }).collect::<Vec<_>>().join("\n");
     std::fs::write(&topology, broken + "\n").expect("write topology.conf");
-    match start(generated.path(), false, false, 50) {
+    match start(generated.path(), false, false) {
         Err(StartError::Rejected(output)) => assert!(output.contains("BlockLevels"), "{output}"),
         Err(StartError::Harness(message)) => panic!("the harness failed instead of slurmctld: {message}"),
         Ok(_) => panic!("Slurm 24.11 accepted BlockLevels"),
