@@ -101,7 +101,7 @@ codes! {
     ReservationsExceedPool = 22, "reservations-exceed-pool", "the reservations in one pool exceed its GPUs together",
         "All tiers' reservations in one pool together must fit in the pool.";
     DomainTooSmall = 23, "domain-too-small", "a stage that needs NVLink locality fits in no single NVLink domain of its pool",
-        "A class with `locality \"nvlink-domain\"` (or NVLink required) keeps each job inside one NVLink domain. If the stage needs more GPUs than the largest domain of its pool has, it can never run.";
+        "A class with `locality \"nvlink-domain\"` (or NVLink required) keeps each job inside one NVLink domain; `node`, `chassis` and `rack` keep it inside one such unit. If the stage needs more GPUs than the largest unit of its pool has, it can never run. The checker asks the engine (docs/semantics.md) whether the gang fits the empty cluster, so only GPUs a job of the stage can use count: nodes that pass the class's filters (bandwidth, lanes, MIG, capacity kind) with CPU and memory enough for each GPU, and not nodes another pool's reservation fences off. Where the largest unit's GPUs alone do not explain the error, the message says so.";
     MissingRiscvImage = 24, "missing-riscv64-image", "a stage placed on riscv64 nodes has no riscv64 image",
         "When a class declares image platforms, every stage of that class that can land on riscv64 nodes needs a `linux/riscv64` image.";
     PreemptibleNeverTier = 25, "non-preemptible-tier-preemptible", "a tier declared `never` preempted could still be preempted",
@@ -117,7 +117,7 @@ codes! {
     TierNotAllowed = 30, "tier-not-allowed", "a team uses a tier it is not allowed",
         "A team's `tiers` lists the tiers its jobs may use; plans and tests of the team must stay within them.";
     StageExceedsPool = 31, "stage-exceeds-pool", "a stage needs more GPUs at once than its pool has",
-        "A stage's GPUs per trial must fit in its pool.";
+        "A stage's GPUs per trial must fit in its pool. The checker asks the engine (docs/semantics.md) whether the gang fits the empty cluster, so only GPUs a job of the stage can use count: nodes that pass the class's filters with CPU and memory enough for each GPU, and not nodes another pool's reservation fences off (an overlapping pool does not reach them). Where the pool's GPU count alone does not explain the error, the message says so.";
     MigUnavailable = 32, "mig-unavailable", "a class needs a MIG profile that no GPU of the pool offers",
         "A class with `mig` needs MIG-enabled GPUs with that profile in every pool its stages use.";
     NvlinkUnavailable = 33, "nvlink-unavailable", "a class that requires NVLink runs in a pool without NVLink",
@@ -245,7 +245,7 @@ codes! {
     EnvironmentUnavailable = 99, "environment-unavailable", "something the command needs from this machine is missing",
         "The policy is fine, but the command needs a program or resource of the machine it runs on that is missing or busy: Graphviz `dot` for `graph --svg`, a free address for `extender --listen`, threads for the extender's runtime. The message names what failed; the command exits with 2.";
     NoFeasibleNode = 100, "no-feasible-node", "no node of the pool can ever host the job",
-        "The engine (docs/semantics.md) filters a pool's nodes by the job's architecture and image platforms, NVLink need, minimum bandwidth, lanes and domain bisection, MIG profile, capacity kind and pinned nodes. When no node passes, even on an empty cluster, the job is rejected with this reason. Policy tests name it as `expect \"rejected\" reason=\"no-feasible-node\"`. Ask for a pool whose nodes fit the class, or relax the class.";
+        "The engine (docs/semantics.md) filters a pool's nodes by the job's architecture and image platforms, NVLink need, minimum bandwidth, lanes and domain bisection, MIG profile, capacity kind and pinned nodes. When no node passes, even on an empty cluster, the job is rejected with this reason, and the checker reports a plan stage for which it is so (unless the class's own error, E024, E032, E033, E165 or E166, says it already). Policy tests name it as `expect \"rejected\" reason=\"no-feasible-node\"`. Ask for a pool whose nodes fit the class, or relax the class.";
     ExceedsQuota = 101, "exceeds-quota", "a job or stage asks for more GPUs than its team can ever hold in the pool",
         "A team's jobs in a pool are limited to its guaranteed GPUs plus what it may borrow (a team with a backfill tier borrows what the other teams are guaranteed); a reserving tier's jobs in its reserved pool to the reservation. These are the numbers of `model/shares.rs` that the Kueue queues carry. A job above that limit waits forever, so the engine rejects it, and the checker reports a plan stage that asks for it. Lower the stage's `gpus`, raise the team's share, give the team a backfill tier, or reserve capacity for its tier.";
     ExceedsBudget = 102, "exceeds-budget", "a job alone costs more than its daily budget",

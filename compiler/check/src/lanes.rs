@@ -4,12 +4,16 @@
 //! no hardware can hold is an error naming the largest figure there is.
 
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::{DomainId, Locality, Model};
+use placid_lang::model::{ClassId, DomainId, Locality, Model};
 
-pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
+/// Reports the classes whose lanes or bisection no hardware offers, and returns them: no
+/// stage of theirs can be placed, which the plans pass need not say again.
+pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) -> Vec<ClassId> {
     let most_lanes = model.nodes.iter().filter_map(|node| node.nvlink_lanes()).max();
     let most_bisection = (0..model.domains.len()).map(|index| model.domain_bisection(DomainId::from_index(index))).max();
-    for class in &model.classes {
+    let mut unmet = Vec::new();
+    for (index, class) in model.classes.iter().enumerate() {
+        let errors = diagnostics.error_count();
         if let Some(lanes) = &class.lanes
             && most_lanes.is_none_or(|most| most < lanes.value)
         {
@@ -61,7 +65,11 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
                 }),
             );
         }
+        if diagnostics.error_count() > errors {
+            unmet.push(ClassId::from_index(index));
+        }
     }
+    unmet
 }
 
 #[cfg(test)]

@@ -48,9 +48,9 @@ pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     tier_budget::check(&model, &mut diagnostics);
     backfill::check(&model, &mut diagnostics);
     topology::check(&model, &topology, &mut diagnostics);
-    plans::check(&model, &mut diagnostics);
+    let unmet_classes = lanes::check(&model, &mut diagnostics);
+    plans::check(&model, &unmet_classes, &mut diagnostics);
     launch::check(&model, &mut diagnostics);
-    lanes::check(&model, &mut diagnostics);
     migrations::check(&model, &mut diagnostics);
     totals::check(&model, &mut diagnostics);
     admission::check(&model, &mut diagnostics);

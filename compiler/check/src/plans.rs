@@ -4,20 +4,39 @@
 
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::DiGraph;
+use placid_engine::Reject;
+use placid_engine::cluster::Cluster;
+use placid_engine::plan::stage_job;
+use placid_engine::quota::Quotas;
+use placid_engine::sim::hardware_verdict;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::{Arch, Locality, Mig, Model, NvlinkNeed, Plan, Stage};
+use placid_lang::model::{Arch, ClassId, Locality, Mig, Model, NvlinkNeed, Plan, PlanId, Stage};
 
 use super::topology::units;
 
-pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
-    for plan in &model.plans {
+/// `unmet_classes`: classes whose lanes or bisection no hardware offers (the lanes pass said
+/// so), whose stages fit nowhere for that reason alone.
+pub(super) fn check(model: &Model, unmet_classes: &[ClassId], diagnostics: &mut Diagnostics) {
+    let empty = Empty { quotas: Quotas::new(model), cluster: Cluster::new(model) };
+    for (plan_index, plan) in model.plans.iter().enumerate() {
         check_order(plan, diagnostics);
-        for stage in &plan.stages {
+        for (stage_index, stage) in plan.stages.iter().enumerate() {
             check_tier(model, plan, stage, diagnostics);
-            check_fit(model, stage, diagnostics);
-            check_hardware(model, stage, diagnostics);
+            // The hardware findings name the class's need (NVLink, MIG, an image); the fit
+            // check leaves "no feasible node" to them, and is reported first, as it reads.
+            let mut hardware = Diagnostics::default();
+            check_hardware(model, stage, &mut hardware);
+            let unmet = !hardware.is_empty() || stage.class.as_ref().is_some_and(|class| unmet_classes.contains(&class.value));
+            check_fit(model, &empty, PlanId::from_index(plan_index), stage_index, unmet, diagnostics);
+            diagnostics.extend(hardware);
         }
     }
+}
+
+/// The engine's empty cluster, which answers whether a stage can ever fit.
+struct Empty {
+    quotas: Quotas,
+    cluster: Cluster,
 }
 
 /// Reports cycles (with their path) and `after` references to later stages.
@@ -112,7 +131,15 @@ fn check_tier(model: &Model, plan: &Plan, stage: &Stage, diagnostics: &mut Diagn
     }
 }
 
-fn check_fit(model: &Model, stage: &Stage, diagnostics: &mut Diagnostics) {
+/// Whether the stage's gang can ever fit its pool. The pool's GPUs and its largest unit's say
+/// so where they suffice (the engine, which reaches a subset of them, agrees); past them the
+/// answer is the engine's ([`hardware_verdict`]: fenced nodes, the class's filters and CPU and
+/// memory per GPU counted), so `placid check` passes no stage a run would reject.
+/// `hardware_reported`: the class's needs were found unmet already (E024, E032, E033, E165,
+/// E166), which is what "no feasible node" would restate.
+fn check_fit(model: &Model, empty: &Empty, plan_id: PlanId, stage_index: usize, hardware_reported: bool, diagnostics: &mut Diagnostics) {
+    let plan = model.plan(plan_id);
+    let stage = &plan.stages[stage_index];
     let pool = model.pool(stage.pool.value);
     if pool.nodes.is_empty() {
         return;
@@ -138,47 +165,105 @@ fn check_fit(model: &Model, stage: &Stage, diagnostics: &mut Diagnostics) {
         );
         return;
     }
-    let Some(class) = stage.class.as_ref().map(|class| model.class(class.value)) else {
-        return;
-    };
-    // The class's locality as lowering resolved it (nvlink-domain by default when NVLink is
-    // required): an explicit `any` lets the gang span domains, in the engine and on both
-    // targets alike.
-    let locality = class.locality;
-    let Some(units) = units(model, stage.pool.value, locality) else {
-        return;
-    };
-    // A class that requires NVLink in a pool without any is E033's (check_hardware): "use at
-    // most 0 GPUs per trial" would restate it as nonsense.
-    if units.is_empty() && class.nvlink == NvlinkNeed::Required {
+    let class = stage.class.as_ref().map(|class| model.class(class.value));
+    if let Some(class) = class {
+        // The class's locality as lowering resolved it (nvlink-domain by default when NVLink
+        // is required): an explicit `any` lets the gang span domains, in the engine and on
+        // both targets alike.
+        let locality = class.locality;
+        let unit_word = locality_word(locality);
+        let largest = units(model, stage.pool.value, locality).map(|units| units.into_iter().next());
+        match largest {
+            Some(Some(unit)) if stage.gpus.value > unit.gpus => {
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::DomainTooSmall,
+                        stage.gpus.span,
+                        format!(
+                            "stage `{}` needs {} GPUs inside one {unit_word} of pool `{}`, but the largest is `{}` with {} GPUs",
+                            stage.name, stage.gpus.value, pool.name, unit.name, unit.gpus
+                        ),
+                    )
+                    .label(format!("{} GPUs short", stage.gpus.value - unit.gpus))
+                    .with_secondary(class.span, format!("class `{}` asks for {} locality", class.name, locality.as_str()))
+                    .help(format!("use at most {} GPUs per trial, or a pool with a larger {unit_word}", unit.gpus)),
+                );
+                return;
+            }
+            // A class that requires NVLink in a pool without any is E033's (check_hardware).
+            Some(None) if class.nvlink == NvlinkNeed::Required => return,
+            Some(None) => {
+                diagnostics.push(
+                    Diagnostic::error(
+                        Code::DomainTooSmall,
+                        stage.gpus.span,
+                        format!(
+                            "stage `{}` needs {} GPUs inside one {unit_word} of pool `{}`, but the pool has no {unit_word} at all",
+                            stage.name, stage.gpus.value, pool.name
+                        ),
+                    )
+                    .label(format!("{} GPUs short", stage.gpus.value))
+                    .with_secondary(class.span, format!("class `{}` asks for {} locality", class.name, locality.as_str()))
+                    .help(format!("give the pool's nodes a {unit_word}, or use a class of another locality")),
+                );
+                return;
+            }
+            _ => {}
+        }
+    }
+    // A stand-in plan, pool or class (see `Plan::recovered`) has an error of its own already;
+    // the engine's filters would echo it.
+    if plan.recovered || pool.recovered || class.is_some_and(|class| class.recovered) {
         return;
     }
-    let largest = units.first().map_or(0, |unit| unit.gpus);
-    if stage.gpus.value > largest {
-        let unit_word = match locality {
-            Locality::Node => "node",
-            Locality::Chassis => "chassis",
-            Locality::NvlinkDomain => "NVLink domain",
-            Locality::Rack => "rack",
-            Locality::Any => "unit",
-        };
-        let largest_text = units.first().map_or_else(
-            || format!("the pool has no {unit_word} at all"),
-            |unit| format!("the largest is `{}` with {} GPUs", unit.name, unit.gpus),
-        );
-        diagnostics.push(
+    let job = stage_job(model, plan_id, stage_index, 0);
+    match hardware_verdict(model, &empty.quotas, &empty.cluster, &job, stage.pool.value) {
+        None => {}
+        Some(Reject::NoFeasibleNode) if hardware_reported => {}
+        Some(Reject::NoFeasibleNode) => diagnostics.push(
             Diagnostic::error(
-                Code::DomainTooSmall,
-                stage.gpus.span,
-                format!(
-                    "stage `{}` needs {} GPUs inside one {unit_word} of pool `{}`, but {largest_text}",
-                    stage.name, stage.gpus.value, pool.name
-                ),
+                Code::NoFeasibleNode,
+                stage.pool.span,
+                format!("no node of pool `{}` can ever host stage `{}` of plan `{}`", pool.name, stage.name, plan.name),
             )
-            .label(format!("{} GPUs short", stage.gpus.value - largest))
-            .with_secondary(class.span, format!("class `{}` asks for {} locality", class.name, locality.as_str()))
-            .help(format!("use at most {largest} GPUs per trial, or a pool with a larger {unit_word}")),
-        );
+            .label("no node passes the stage's filters")
+            .help("the class's architecture, NVLink, bandwidth, lanes, MIG profile and the stage's capacity kind rule out every node the pool reaches (a node another pool's reservation fences off is not reached); choose another pool or relax the class"),
+        ),
+        Some(reason) => diagnostics.push(unexplained(model, stage, reason)),
+    }
+}
+
+/// The fit error the engine finds where the pool's and the units' GPUs alone do not explain
+/// it: what else takes GPUs from the stage's reach.
+fn unexplained(model: &Model, stage: &Stage, reason: Reject) -> Diagnostic {
+    let pool = model.pool(stage.pool.value);
+    let locality = stage.class.as_ref().map_or(Locality::Any, |class| model.class(class.value).locality);
+    let (code, within) = if reason == Reject::PoolTooSmall {
+        (Code::StageExceedsPool, format!("pool `{}`", pool.name))
+    } else {
+        (Code::DomainTooSmall, format!("one {} of pool `{}`", locality_word(locality), pool.name))
+    };
+    Diagnostic::error(
+        code,
+        stage.gpus.span,
+        format!(
+            "stage `{}` needs {} GPUs per trial, but the GPUs it can use in {within} are fewer, even with nothing running",
+            stage.name, stage.gpus.value
+        ),
+    )
+    .label("never fits")
+    .with_secondary(pool.span, "pool declared here")
+    .help("only the nodes that pass the class's filters count, with CPU and memory enough for each GPU, and not those another pool's reservation fences off; use fewer GPUs per trial, ask for less CPU or memory per GPU, or choose a larger pool")
+}
+
+/// How a diagnostic names the unit of `locality`.
+fn locality_word(locality: Locality) -> &'static str {
+    match locality {
+        Locality::Node => "node",
+        Locality::Chassis => "chassis",
+        Locality::NvlinkDomain => "NVLink domain",
+        Locality::Rack => "rack",
+        Locality::Any => "unit",
     }
 }
 
@@ -253,5 +338,52 @@ fn check_hardware(model: &Model, stage: &Stage, diagnostics: &mut Diagnostics) {
                 .help(format!("add \"{}\" to the class's `platforms` once the image is built, or narrow the pool", arch.oci_platform())),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use placid_lang::diag::Code;
+
+    use crate::testing::check_project;
+
+    /// Two 4-GPU x86 nodes in racks `r1` and `r2`.
+    const NODES: &str = "node \"a\" arch=\"x86_64\" rack=\"r1\" {\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n    gpu 2 model=\"H200\"\n    gpu 3 model=\"H200\"\n}\n\
+                         node \"b\" arch=\"x86_64\" rack=\"r2\" {\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n    gpu 2 model=\"H200\"\n    gpu 3 model=\"H200\"\n}\n";
+
+    /// Pool `all` holds both nodes; pool `res` holds node `a`, where RESERVE may fence it off.
+    const POLICY: &str = r#"
+pool "all" { select arch="x86_64" }
+pool "res" { select rack="r1" }
+cost-center "cc"
+tier "P0" { priority 100; preemption "never" RESERVE }
+tier "P1" { priority 10; preemption window="1m" mode="cancel" }
+team "t" { share 1; cost-center "cc"; tiers "P0" "P1" }
+class "wide" { locality "any" }
+plan "p" team="t" {
+    stage "s" tier="P1" class="wide" pool="all" gpus=GPUS
+}
+"#;
+
+    fn errors(reserve: &str, gpus: u32) -> Vec<Code> {
+        let policy = POLICY.replace("RESERVE", reserve).replace("GPUS", &gpus.to_string());
+        let (_, diagnostics) = check_project("", NODES, &policy);
+        diagnostics
+            .iter()
+            .filter(|diagnostic| diagnostic.severity == placid_lang::diag::Severity::Error)
+            .map(|diagnostic| diagnostic.code)
+            .collect()
+    }
+
+    #[test]
+    fn a_stage_fits_the_gpus_the_engine_can_reach_not_the_pools_count() {
+        // Unfenced, all eight GPUs serve the stage.
+        assert_eq!(errors("", 8), []);
+        // A reservation in `res` fences node `a` off from `all`: four GPUs are left, which the
+        // pool's count (eight) does not show and the engine's empty cluster does.
+        assert_eq!(errors("; reserve pool=\"res\" gpus=4", 4), []);
+        assert_eq!(errors("; reserve pool=\"res\" gpus=4", 6), [Code::StageExceedsPool]);
+        // Past the pool's count, the count says so.
+        assert_eq!(errors("", 9), [Code::StageExceedsPool]);
     }
 }

@@ -44,7 +44,7 @@ use crate::quota::{Budgets, Charge, Quotas};
 use crate::rank::Ranker;
 use crate::telemetry::Recorded;
 
-pub use rejection::verdict_in;
+pub use rejection::{hardware_verdict, verdict_in};
 
 /// The most pending jobs one pass considers (Slurm's `bf_max_job_test` defaults to 500).
 pub const PASS_DEPTH: usize = 500;

@@ -92,8 +92,15 @@ impl<'m, R: Ranker> Simulation<'m, R> {
 /// Whether `job` can ever run in `pool`: the hardware (its filters, then its locality unit),
 /// then its quota, then its budget. The checker asks this of plan stages and tests.
 pub fn verdict_in(model: &Model, quotas: &Quotas, empty: &Cluster, job: &Job, pool: PoolId) -> Result<(), Reject> {
-    let reach = &quotas.reach[pool.index()];
-    verdict_with(model, quotas, job, pool, || place::never(model, reach, empty, job, pool, &mut Scratch::default()))
+    verdict_with(model, quotas, job, pool, || hardware_verdict(model, quotas, empty, job, pool))
+}
+
+/// Why the hardware of `pool` can never hold `job`, whatever its tier, quota and budget: no
+/// node passes its filters, no unit of its locality holds the gang, or (locality `any`) the
+/// nodes together are too few. The checker's answer for a plan stage's fit (E023, E031,
+/// E100) is this one, so `placid check` passes no stage the engine would reject.
+pub fn hardware_verdict(model: &Model, quotas: &Quotas, empty: &Cluster, job: &Job, pool: PoolId) -> Option<Reject> {
+    place::never(model, &quotas.reach[pool.index()], empty, job, pool, &mut Scratch::default())
 }
 
 /// [`verdict_in`], asking `never` whether the hardware can ever hold the job.
