@@ -9,6 +9,7 @@
 // The policy half of the model, one module per element; every type is re-exported here so
 // `crate::model::Tier` and the like stay the one path other crates use.
 mod alert;
+pub mod cells;
 mod class;
 mod features;
 mod ids;

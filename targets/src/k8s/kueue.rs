@@ -47,7 +47,7 @@ pub fn emit(model: &Model, layout: &Layout, list: &mut ObjectList, diagnostics: 
     for cell in &layout.cells.cells {
         let flavor = flavor_spec(layout, cell);
         // The span of the pool the cell is named after is the nearest policy element.
-        let span = cell.pools.first().map_or(span, |pool| model.pool(*pool).span);
+        let span = cell.group.pools.first().map_or(span, |pool| model.pool(*pool).span);
         push(list, diagnostics, NewObject::cluster(&kinds::RESOURCE_FLAVOR, cell.name.clone(), span), WithSpec { spec: flavor });
     }
     let quotas = Quotas::new(model, &layout.cells);
@@ -102,7 +102,7 @@ fn push<T: Serialize + Send + Sync + 'static>(list: &mut ObjectList, diagnostics
 /// `<prefix>/cell In [the pool's cells]` matches exactly the pool's flavors.
 fn flavor_spec(layout: &Layout, cell: &Cell) -> ResourceFlavorSpec {
     let node_labels = BTreeMap::from([(layout.cell_label.as_str().to_owned(), cell.name.as_str().to_owned())]);
-    let (node_taints, tolerations) = if let Some(pool) = cell.fenced {
+    let (node_taints, tolerations) = if let Some(pool) = cell.group.fenced {
         let key = layout.reserved_taint.as_str().to_owned();
         let value = layout.pool(pool).flavor.as_str().to_owned();
         let taint = Taint { key: key.clone(), value: Some(value.clone()), effect: "NoSchedule".into(), time_added: None };

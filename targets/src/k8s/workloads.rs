@@ -463,7 +463,7 @@ fn pod_template(
     let cells: Vec<String> = layout
         .cells
         .of_pool(stage.pool.value)
-        .filter(|(_, cell)| stage.capacity.is_none_or(|kind| cell.capacity == kind))
+        .filter(|(_, cell)| stage.capacity.is_none_or(|kind| cell.group.capacity == kind))
         .map(|(_, cell)| cell.name.as_str().to_owned())
         .collect();
     let requirements =

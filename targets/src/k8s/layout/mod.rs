@@ -255,7 +255,7 @@ impl Layout {
             let value = LabelValue::from_name(node.chassis.as_ref().unwrap_or(&node.name), node.span)?;
             labels.insert(chassis_label.clone(), value);
         }
-        if let Some(cell) = self.cells.of_node[node_id.index()] {
+        if let Some(cell) = self.cells.of_node(node_id) {
             labels.insert(self.cell_label.clone(), LabelValue::from_object(&self.cells.cells[cell].name));
         }
         // The node label a class's pods select on, where the class filters nodes.

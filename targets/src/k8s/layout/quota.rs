@@ -4,9 +4,9 @@
 //! Invariants: for every cell and resource, the nominal quotas of all ClusterQueues add up to
 //! at most the cell's capacity (exactly its capacity where some team may use it), because
 //! cells do not overlap and each is split once. Reservations come off the top, filling the
-//! reserved pool's cells cheapest first; the rest is split by share with the largest
-//! remainder method ([`apportion`], the model's rule) between all teams, so no GPU is invented
-//! or lost to rounding. The reserved part of a cell is the reserving tier's queue alone, which
+//! reserved pool's cells cheapest first (the language's rule, `Cells::reserved_gpus`); the
+//! rest is split by share with the largest remainder method ([`apportion`], the model's rule)
+//! between all teams, so no GPU is invented or lost to rounding. The reserved part of a cell is the reserving tier's queue alone, which
 //! only teams allowed the tier reach; the unreserved rest of a fenced cell is shared by every
 //! team, as the engine shares a fenced pool's unreserved GPUs (docs/semantics.md, section 3:
 //! `vision` is guaranteed 2 of `nvl-a`'s 4). A team with a backfill tier may borrow what the
@@ -58,23 +58,13 @@ impl Quotas {
     }
 }
 
-/// `[tier][cell]`: each reservation fills its pool's cells cheapest first, in tier and then
-/// reservation order, never beyond what a cell holds; CPU and memory follow the GPUs.
+/// `[tier][cell]`: the cells' reserved GPUs ([`placid_lang::model::cells::Cells::reserved_gpus`]),
+/// with the CPU and memory that sit beside them.
 fn reservations(model: &Model, cells: &Cells) -> Vec<Vec<Resources>> {
-    let mut taken = vec![0u64; cells.cells.len()];
-    let mut gpus = vec![vec![0u64; cells.cells.len()]; model.tiers.len()];
-    for (tier_index, tier) in model.tiers.iter().enumerate() {
-        for reservation in &tier.reservations {
-            let mut wanted = u64::from(reservation.gpus);
-            for (cell_index, cell) in cells.of_pool(reservation.pool) {
-                let take = wanted.min(cell.resources.gpus - taken[cell_index]);
-                taken[cell_index] += take;
-                gpus[tier_index][cell_index] += take;
-                wanted -= take;
-            }
-        }
-    }
-    gpus.into_iter()
+    cells
+        .partition
+        .reserved_gpus(model)
+        .into_iter()
         .map(|tier| tier.into_iter().zip(&cells.cells).map(|(gpus, cell)| cell.resources.share_for_gpus(gpus)).collect())
         .collect()
 }
