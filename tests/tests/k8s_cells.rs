@@ -288,6 +288,58 @@ fn draws() -> impl Strategy<Value = Draw> {
         .prop_map(|(members, nodes, teams, reserved_pool, reserved_gpus)| Draw { members, nodes, teams, reserved_pool, reserved_gpus })
 }
 
+/// The most GPUs one workload can be admitted with, read from the emitted ClusterQueues, for
+/// every team, tier it may use and pool the tier may use, beside the language's figure
+/// (`CellGpus::most_for_one_workload`, what E157 warns with) and the engine's quota limit.
+/// Kueue admits a workload on one flavor, within its queue's nominal quota plus borrowing
+/// limit there: the queue is the tier's reserved queue in a pool it reserves in, else the
+/// team's; the flavors are the pool's cells. Each limit is (what, Kueue's, the language's,
+/// the engine's), in GPUs.
+fn one_workload_limits(model: &placid_lang::checked::Checked, objects: &[Emitted]) -> Vec<(String, u64, u64, u64)> {
+    let settings = model.project.kubernetes.as_ref().unwrap_or_else(|| panic!("the cluster example enables Kubernetes"));
+    let layout = placid_targets::k8s::layout::Layout::new(model, settings).unwrap_or_else(|error| panic!("{error:?}"));
+    let cells = model.cells();
+    let gpus = cells.gpus(model);
+    let quotas = placid_engine::quota::Quotas::new(model);
+    let queues: BTreeMap<&str, &Emitted> = of_kind(objects, "ClusterQueue").into_iter().map(|queue| (queue.name(), queue)).collect();
+    let mut limits = Vec::new();
+    for (team_index, team) in model.teams.iter().enumerate() {
+        let team_id = placid_lang::model::TeamId::from_index(team_index);
+        for tier_ref in &team.tiers {
+            let tier = model.tier(tier_ref.value);
+            for pool_index in 0..model.pools.len() {
+                let pool = PoolId::from_index(pool_index);
+                if !model.tier_may_use(tier, pool) {
+                    continue;
+                }
+                let reserves_here = tier.reservations.iter().any(|reservation| reservation.pool == pool);
+                let queue_name = match (&layout.tiers[tier_ref.value.index()].reserved_queue, reserves_here) {
+                    (Some(queue), true) => queue.as_str().to_owned(),
+                    _ => layout.teams[team_index].object.as_str().to_owned(),
+                };
+                let Some(queue) = queues.get(queue_name.as_str()) else { continue };
+                let flavors: BTreeSet<&str> = layout.cells.of_pool(pool).map(|(_, cell)| cell.name.as_str()).collect();
+                let kueue = flavor_quotas(queue)
+                    .filter(|quota| flavors.contains(quota["name"].as_str().unwrap_or_default()))
+                    .filter_map(|quota| {
+                        quota["resources"]
+                            .as_array()
+                            .and_then(|resources| resources.iter().find(|resource| resource["name"] == "nvidia.com/gpu"))
+                    })
+                    .map(|resource| quantity(&resource["nominalQuota"]) + resource.get("borrowingLimit").map_or(0, quantity))
+                    .max()
+                    .unwrap_or(0);
+                let language = gpus.most_for_one_workload(model, &cells, team_id, tier_ref.value, pool);
+                let mut job = placid_engine::job::Job::new(team_id, tier_ref.value, 1);
+                job.pool = Some(pool);
+                let engine = quotas.limit(quotas.charge(&job, pool)) / u64::from(placid_engine::job::WHOLE_GPU_MILLI);
+                limits.push((format!("{} at {} in {}", team.name, tier.name, model.pool(pool).name), kueue, language, engine));
+            }
+        }
+    }
+    limits
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
@@ -305,5 +357,22 @@ proptest! {
         prop_assert!(!of_kind(&objects, "ClusterQueue").is_empty());
         let violations = quota_violations(&model, &objects);
         prop_assert!(violations.is_empty(), "{}", violations.join("\n"));
+    }
+
+    #[test]
+    fn one_workload_is_admitted_by_the_emitted_queues_up_to_the_languages_figure_and_never_past_the_engines(draw in draws()) {
+        let model = redrawn(&draw);
+        prop_assume!(model.is_some());
+        let Some(model) = model else { return Ok(()) };
+        let artifacts = placid_targets::k8s::emit(&model);
+        prop_assume!(artifacts.is_ok());
+        let Ok(artifacts) = artifacts else { return Ok(()) };
+        let objects = parsed(artifacts);
+        for (what, kueue, language, engine) in one_workload_limits(&model, &objects) {
+            prop_assert_eq!(kueue, language, "{}: the queues admit {} GPUs, the language says {}", what, kueue, language);
+            // A cell's guarantee is rounded on its own (largest remainder), the engine's on the
+            // pool's sum: one GPU apart at most (docs/semantics.md section 4).
+            prop_assert!(kueue <= engine + 1, "{}: the queues admit {} GPUs at once, the engine only {}", what, kueue, engine);
+        }
     }
 }

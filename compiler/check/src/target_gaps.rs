@@ -5,12 +5,17 @@
 //! effect") list every setting with the places it reaches; these are the gaps between them
 //! that a policy can hit. `backfill #false` on Slurm (E168) is the same kind, in `backfill.rs`.
 
+use placid_engine::cluster::Cluster;
+use placid_engine::plan::stage_job;
+use placid_engine::quota::Quotas;
+use placid_engine::sim::verdict_in;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::{KubernetesSettings, Model, Preemption};
+use placid_lang::model::{KubernetesSettings, Model, PlanId, Preemption};
 
 pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
     if model.project.kubernetes.is_some() {
         exempt_on_kubernetes(model, diagnostics);
+        stages_beyond_one_cell(model, diagnostics);
         scores_on_kubernetes(model, diagnostics);
         telemetry_on_kubernetes(model, diagnostics);
     }
@@ -32,6 +37,48 @@ fn exempt_on_kubernetes(model: &Model, diagnostics: &mut Diagnostics) {
             .label("`exempt` takes effect on Slurm (`PreemptExemptTime`) and in the engine only")
             .help("accept that Kueue may preempt these jobs at once, or drop `exempt`"),
         );
+    }
+}
+
+/// Kueue admits a workload on one flavor, and the Kubernetes target makes a flavor of each
+/// cell: a stage larger than the most its queue holds in any one cell of its pool stays
+/// pending there, where the engine and Slurm run it across the cells. Stages the engine
+/// rejects as well have their error already; MIG instances are outside the queues' quotas.
+fn stages_beyond_one_cell(model: &Model, diagnostics: &mut Diagnostics) {
+    let cells = model.cells();
+    let gpus = cells.gpus(model);
+    let quotas = Quotas::new(model);
+    let empty = Cluster::new(model);
+    for (plan_index, plan) in model.plans.iter().enumerate() {
+        for (stage_index, stage) in plan.stages.iter().enumerate() {
+            if stage.class.as_ref().is_some_and(|class| model.class(class.value).mig.is_some()) {
+                continue;
+            }
+            let most = gpus.most_for_one_workload(model, &cells, plan.team.value, stage.tier.value, stage.pool.value);
+            if u64::from(stage.gpus.value) <= most {
+                continue;
+            }
+            let job = stage_job(model, PlanId::from_index(plan_index), stage_index, 0);
+            if verdict_in(model, &quotas, &empty, &job, stage.pool.value).is_err() {
+                continue;
+            }
+            let pool = model.pool(stage.pool.value);
+            diagnostics.push(
+                Diagnostic::warning(
+                    Code::StageExceedsOneCell,
+                    stage.gpus.span,
+                    format!(
+                        "Kueue never admits stage `{}` of plan `{}`: it asks for {} GPUs, but the most its queue holds on one flavor of pool `{}` is {most}",
+                        stage.name, plan.name, stage.gpus.value, pool.name
+                    ),
+                )
+                .label("more than one cell's quota")
+                .with_secondary(pool.span, "a pool of several cells (prices, capacity kinds or overlapping pools)")
+                .help(format!(
+                    "Kueue admits a workload on one flavor, one per cell, where Slurm and the engine place it across cells: use at most {most} GPUs per trial on Kubernetes, or make the pool's nodes one cell"
+                )),
+            );
+        }
     }
 }
 
@@ -182,5 +229,26 @@ mod tests {
         assert_eq!(codes(SLURM, WINDOW, "score=\"s\""), [Code::ScoreNotOnSlurm]);
         assert_eq!(codes(KUBERNETES, WINDOW, "score=\"s\""), []);
         assert_eq!(codes(SLURM, WINDOW, ""), []);
+    }
+
+    /// The codes of a Kubernetes project whose pool `all` holds a spot node and an on-demand
+    /// node of 4 GPUs each (two cells), with one stage of `gpus` at locality `any`.
+    fn split_pool_codes(gpus: u32) -> Vec<Code> {
+        let gpu_lines = "gpu 0 model=\"H200\"; gpu 1 model=\"H200\"; gpu 2 model=\"H200\"; gpu 3 model=\"H200\"";
+        let nodes =
+            format!("node \"s\" arch=\"x86_64\" capacity=\"spot\" {{ {gpu_lines} }}\nnode \"o\" arch=\"x86_64\" {{ {gpu_lines} }}\n");
+        let policy = format!(
+            "pool \"all\" {{ select arch=\"x86_64\" }}\ncost-center \"cc\"\ntier \"low\" {{\n    priority 1\n    {WINDOW}\n}}\nteam \"t\" {{\n    share 1\n    cost-center \"cc\"\n    tiers \"low\"\n}}\nclass \"wide\" {{ locality \"any\" }}\nplan \"p\" team=\"t\" {{\n    stage \"a\" tier=\"low\" class=\"wide\" pool=\"all\" gpus={gpus} {{ {RUNS} }}\n}}\n"
+        );
+        let (_, diagnostics) = crate::testing::check_project("target \"kubernetes\" version=\"1.34\"\n", &nodes, &policy);
+        assert!(!diagnostics.has_errors(), "{diagnostics:?}");
+        diagnostics.iter().map(|diagnostic| diagnostic.code).collect()
+    }
+
+    #[test]
+    fn a_stage_larger_than_any_one_cell_of_its_pool_warns_on_kubernetes() {
+        // The engine runs 6 GPUs across both nodes; Kueue admits on one flavor of 4.
+        assert_eq!(split_pool_codes(4), []);
+        assert_eq!(split_pool_codes(6), [Code::StageExceedsOneCell]);
     }
 }

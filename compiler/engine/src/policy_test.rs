@@ -130,8 +130,8 @@ pub fn run<R: Ranker>(model: &Model, test: &PolicyTest, ranker: R) -> TestResult
             };
             (!holds).then(|| Mismatch {
                 span: expect.span,
-                subject: subject(test, expect.job),
-                expected: expected(model, test, expect),
+                subject: test.subject(expect.job),
+                expected: test.expected(model, expect),
                 actual: actual(model, test, expect, state, placement, &victims),
             })
         })
@@ -148,62 +148,6 @@ fn placed_as(model: &Model, at: &Where, placement: &Placement) -> bool {
         && at.rack.as_ref().is_none_or(|rack| placement.rack == Some(rack.value))
         && at.chassis.as_ref().is_none_or(|chassis| nodes.iter().all(|node| model.node(*node).chassis.as_ref() == Some(&chassis.value)))
         && (at.nodes.is_empty() || at.nodes.iter().map(|node| node.value).collect::<BTreeSet<_>>() == nodes.iter().copied().collect())
-}
-
-fn job_name(test: &PolicyTest, index: usize) -> String {
-    test.jobs[index].name.as_ref().map_or_else(|| format!("job #{}", index + 1), |name| format!("`{}`", name.value))
-}
-
-/// The job `index` of `test` as the subject of a sentence: `the job` when it is the test's
-/// only one, `job `name`` or `job #n` among several.
-fn subject(test: &PolicyTest, index: usize) -> String {
-    match &test.jobs[index].name {
-        _ if test.jobs.len() == 1 => "the job".to_owned(),
-        Some(name) => format!("job `{}`", name.value),
-        None => format!("job #{}", index + 1),
-    }
-}
-
-/// The expectation in words.
-pub fn expected(model: &Model, test: &PolicyTest, expect: &Expectation) -> String {
-    match &expect.outcome {
-        Outcome::Placed(at) => {
-            let mut parts = vec!["placed".to_owned()];
-            if let Some(pool) = &at.pool {
-                parts.push(format!("in pool {}", model.pool(pool.value).name));
-            }
-            if at.same_domain {
-                parts.push("in one NVLink domain".to_owned());
-            }
-            if let Some(domain) = &at.domain {
-                parts.push(format!("in domain {}", model.domain(domain.value).name));
-            }
-            if let Some(rack) = &at.rack {
-                parts.push(format!("in rack {}", model.rack(rack.value).name));
-            }
-            if let Some(chassis) = &at.chassis {
-                parts.push(format!("in chassis {}", chassis.value));
-            }
-            if !at.nodes.is_empty() {
-                let names: BTreeSet<&str> = at.nodes.iter().map(|node| model.node(node.value).name.as_str()).collect();
-                parts.push(format!("on {}", names.into_iter().collect::<Vec<_>>().join(" ")));
-            }
-            parts.join(" ")
-        }
-        Outcome::Queued(reason) => {
-            reason.as_ref().map_or_else(|| "queued".to_owned(), |reason| format!("queued ({})", reason.value.as_str()))
-        }
-        Outcome::Rejected(reason) => format!("rejected ({})", reason.value),
-        Outcome::Preempts(victims) => {
-            let names: Vec<String> = victims.iter().map(|victim| job_name(test, victim.value)).collect();
-            format!("preempts {}", names.join(" "))
-        }
-        Outcome::RefusedByAdmission(message) => message.as_ref().map_or_else(
-            || "refused by admission".to_owned(),
-            |message| format!("refused by admission with a message containing \"{}\"", message.value),
-        ),
-        Outcome::Admitted => "admitted".to_owned(),
-    }
 }
 
 /// The admission expectations of `test` that `verdicts` (what the build's admission policies
@@ -232,8 +176,8 @@ pub fn admission(model: &Model, test: &PolicyTest, verdicts: &[Option<Admission>
             };
             (!holds).then(|| Mismatch {
                 span: expect.span,
-                subject: subject(test, expect.job),
-                expected: expected(model, test, expect),
+                subject: test.subject(expect.job),
+                expected: test.expected(model, expect),
                 actual,
             })
         })
@@ -253,7 +197,7 @@ fn actual(
         return if victims.is_empty() {
             format!("preempts nothing ({})", state_words(model, state, placement))
         } else {
-            format!("preempts {}", victims.iter().map(|victim| job_name(test, *victim)).collect::<Vec<_>>().join(" "))
+            format!("preempts {}", victims.iter().map(|victim| test.job_name(*victim)).collect::<Vec<_>>().join(" "))
         };
     }
     state_words(model, state, placement)
@@ -399,13 +343,13 @@ mod tests {
     #[test]
     fn a_failure_names_its_job_among_several() {
         let mut test = test_of(vec![Outcome::Admitted]);
-        assert_eq!(super::subject(&test, 0), "the job");
+        assert_eq!(test.subject(0), "the job");
         let first = test.jobs[0].clone();
         test.jobs.push(TestJob {
             name: Some(Spanned::new(Name::new("sweep").unwrap_or_else(|error| panic!("{error}")), Span::DETACHED)),
             ..first
         });
-        assert_eq!((super::subject(&test, 0), super::subject(&test, 1)), ("job #1".to_owned(), "job `sweep`".to_owned()));
+        assert_eq!((test.subject(0), test.subject(1)), ("job #1".to_owned(), "job `sweep`".to_owned()));
         let verdicts = [None, Some(Admission::Refused(vec!["no".to_owned()]))];
         test.expects[0].job = 1;
         let mismatch = super::admission(&Model::default(), &test, &verdicts);

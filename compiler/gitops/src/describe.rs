@@ -10,7 +10,7 @@ use placid_lang::model::{
     Alert, ArgoSettings, Bound, Checkpoint, Class, CompatGate, Condition, CostCenter, Cpu, Expectation, ExtenderSettings, Filter, Gpu,
     KubernetesSettings, Launch, Locality, Metric, Mig, MigInstances, Migration, Model, Node, NumaNode, NvLink, Penalty, Phase, Plan,
     PolicyTest, Pool, Preemption, ProfileVerdict, Project, Promote, Reservation, Route, Score, Selector, SlurmSettings, Stage, Team,
-    Telemetry, TestJob, Threshold, ThrottleRule, Tier, WasmSettings, Where,
+    Telemetry, TestJob, Threshold, ThrottleRule, Tier, WasmSettings,
 };
 use placid_lang::units::Duration;
 
@@ -563,59 +563,10 @@ fn test_job(model: &Model, job: &TestJob) -> String {
     text
 }
 
+/// An expectation as `placid test` words it, after its job's name when the test submits several.
 fn expectation(model: &Model, test: &PolicyTest, expect: &Expectation) -> String {
-    use placid_lang::model::Outcome;
-    let Expectation { span: _, job, outcome } = expect;
-    let mut text = match outcome {
-        Outcome::Placed(Where { pool, same_domain, domain, rack, chassis, nodes }) => {
-            let mut text = "placed".to_owned();
-            if let Some(pool) = pool {
-                text.push_str(&format!(" in {}", model.pool(pool.value).name));
-            }
-            if *same_domain {
-                text.push_str(", one NVLink domain");
-            }
-            if let Some(domain) = domain {
-                text.push_str(&format!(", domain {}", model.domain(domain.value).name));
-            }
-            if let Some(rack) = rack {
-                text.push_str(&format!(", rack {}", model.rack(rack.value).name));
-            }
-            if let Some(chassis) = chassis {
-                text.push_str(&format!(", chassis {}", chassis.value));
-            }
-            if !nodes.is_empty() {
-                let nodes: Vec<&str> = nodes.iter().map(|node| model.node(node.value).name.as_str()).collect();
-                text.push_str(&format!(", nodes {}", nodes.join(" ")));
-            }
-            text
-        }
-        Outcome::Queued(reason) => match reason {
-            Some(reason) => format!("queued ({})", reason.value.as_str()),
-            None => "queued".to_owned(),
-        },
-        Outcome::Rejected(reason) => format!("rejected ({})", reason.value),
-        Outcome::Preempts(victims) => {
-            let names: Vec<String> = victims
-                .iter()
-                .map(|victim| {
-                    test.jobs[victim.value].name.as_ref().map_or_else(|| format!("#{}", victim.value), |name| name.value.to_string())
-                })
-                .collect();
-            format!("preempts {}", names.join(" "))
-        }
-        Outcome::RefusedByAdmission(message) => match message {
-            Some(message) => format!("refused by admission ({})", message.value),
-            None => "refused by admission".to_owned(),
-        },
-        Outcome::Admitted => "admitted".to_owned(),
-    };
-    if test.jobs.iter().filter(|job| !job.running).count() > 1
-        && let Some(name) = &test.jobs[*job].name
-    {
-        text = format!("{}: {text}", name.value);
-    }
-    text
+    let text = test.expected(model, expect);
+    if test.jobs.iter().filter(|job| !job.running).count() > 1 { format!("{}: {text}", test.job_name(expect.job)) } else { text }
 }
 
 fn node(model: &Model, node: &Node) -> Described {

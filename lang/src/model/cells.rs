@@ -15,7 +15,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use super::{CapacityKind, Model, NodeId, PoolId};
+use super::shares::apportion;
+use super::{CapacityKind, Model, NodeId, PoolId, TeamId, TierId};
 use crate::units::Money;
 
 /// One cell: nodes that are interchangeable for quota.
@@ -124,6 +125,58 @@ impl Cells {
             }
         }
         gpus
+    }
+}
+
+/// The GPU quotas of every cell: what the Kueue queues carry, and what one workload may be
+/// admitted with there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CellGpus {
+    /// `[tier][cell]`: reserved ([`Cells::reserved_gpus`]).
+    pub reserved: Vec<Vec<u64>>,
+    /// `[team][cell]`: guaranteed: what the reservations leave of the cell, split between all
+    /// teams by share with the largest remainder.
+    pub teams: Vec<Vec<u64>>,
+    /// `[cell]`: what the reservations leave, the teams' guarantees together.
+    pub unreserved: Vec<u64>,
+}
+
+impl Cells {
+    /// The GPU quotas of every cell.
+    pub fn gpus(&self, model: &Model) -> CellGpus {
+        let reserved = self.reserved_gpus(model);
+        let shares: Vec<u64> = model.teams.iter().map(|team| u64::from(team.share.value)).collect();
+        let mut teams = vec![vec![0u64; self.cells.len()]; model.teams.len()];
+        let mut unreserved = Vec::with_capacity(self.cells.len());
+        for (index, cell) in self.cells.iter().enumerate() {
+            let left = cell.gpus.saturating_sub(reserved.iter().map(|tier| tier[index]).sum());
+            for (team, part) in teams.iter_mut().zip(apportion(left, &shares)) {
+                team[index] = part;
+            }
+            unreserved.push(left);
+        }
+        CellGpus { reserved, teams, unreserved }
+    }
+}
+
+impl CellGpus {
+    /// The most GPUs `team`'s queue may hold in cell `cell`: its guarantee, or what every team
+    /// holds there when it has a backfill tier (it borrows the others' idle guarantees).
+    pub fn team_limit(&self, model: &Model, team: TeamId, cell: usize) -> u64 {
+        if model.team_backfills(model.team(team)) { self.unreserved[cell] } else { self.teams[team.index()][cell] }
+    }
+
+    /// The most GPUs one workload of `team` at `tier` can ever be admitted with in `pool`:
+    /// Kueue admits a pod set on one flavor, so it is the largest of the pool's cells' limits
+    /// for it: the tier's reservation in the cell where the tier reserves in `pool`, else the
+    /// team's limit there ([`Self::team_limit`]).
+    pub fn most_for_one_workload(&self, model: &Model, cells: &Cells, team: TeamId, tier: TierId, pool: PoolId) -> u64 {
+        let reserves_here = model.tier(tier).reservations.iter().any(|reservation| reservation.pool == pool);
+        cells
+            .of_pool(pool)
+            .map(|(index, _)| if reserves_here { self.reserved[tier.index()][index] } else { self.team_limit(model, team, index) })
+            .max()
+            .unwrap_or(0)
     }
 }
 

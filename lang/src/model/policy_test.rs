@@ -2,7 +2,9 @@
 //! expected outcomes, which `placid test` runs through the engine. Named `policy_test` so it
 //! is not mistaken for the crate's own unit tests.
 
-use crate::model::{ClassId, DomainId, NodeId, PoolId, RackId, TeamId, TierId};
+use std::collections::BTreeSet;
+
+use crate::model::{ClassId, DomainId, Model, NodeId, PoolId, RackId, TeamId, TierId};
 use crate::name::Name;
 use crate::span::{Span, Spanned};
 use crate::units::Duration;
@@ -98,6 +100,66 @@ pub enum Outcome {
     RefusedByAdmission(Option<Spanned<String>>),
     /// The build's Kubernetes admission policies admit the job's workload.
     Admitted,
+}
+
+impl PolicyTest {
+    /// Job `index` as a report names it among others: `` `name` ``, or `job #n` counting the
+    /// test's jobs from 1 in declaration order.
+    pub fn job_name(&self, index: usize) -> String {
+        self.jobs[index].name.as_ref().map_or_else(|| format!("job #{}", index + 1), |name| format!("`{}`", name.value))
+    }
+
+    /// Job `index` as the subject of a sentence: `the job` when it is the test's only one,
+    /// `` job `name` `` or `job #n` among several.
+    pub fn subject(&self, index: usize) -> String {
+        match &self.jobs[index].name {
+            _ if self.jobs.len() == 1 => "the job".to_owned(),
+            Some(name) => format!("job `{}`", name.value),
+            None => format!("job #{}", index + 1),
+        }
+    }
+
+    /// The expectation `expect` in words, as `placid test` and the semantic diff say it.
+    pub fn expected(&self, model: &Model, expect: &Expectation) -> String {
+        match &expect.outcome {
+            Outcome::Placed(at) => {
+                let mut parts = vec!["placed".to_owned()];
+                if let Some(pool) = &at.pool {
+                    parts.push(format!("in pool {}", model.pool(pool.value).name));
+                }
+                if at.same_domain {
+                    parts.push("in one NVLink domain".to_owned());
+                }
+                if let Some(domain) = &at.domain {
+                    parts.push(format!("in domain {}", model.domain(domain.value).name));
+                }
+                if let Some(rack) = &at.rack {
+                    parts.push(format!("in rack {}", model.rack(rack.value).name));
+                }
+                if let Some(chassis) = &at.chassis {
+                    parts.push(format!("in chassis {}", chassis.value));
+                }
+                if !at.nodes.is_empty() {
+                    let names: BTreeSet<&str> = at.nodes.iter().map(|node| model.node(node.value).name.as_str()).collect();
+                    parts.push(format!("on {}", names.into_iter().collect::<Vec<_>>().join(" ")));
+                }
+                parts.join(" ")
+            }
+            Outcome::Queued(reason) => {
+                reason.as_ref().map_or_else(|| "queued".to_owned(), |reason| format!("queued ({})", reason.value.as_str()))
+            }
+            Outcome::Rejected(reason) => format!("rejected ({})", reason.value),
+            Outcome::Preempts(victims) => {
+                let names: Vec<String> = victims.iter().map(|victim| self.job_name(victim.value)).collect();
+                format!("preempts {}", names.join(" "))
+            }
+            Outcome::RefusedByAdmission(message) => message.as_ref().map_or_else(
+                || "refused by admission".to_owned(),
+                |message| format!("refused by admission with a message containing \"{}\"", message.value),
+            ),
+            Outcome::Admitted => "admitted".to_owned(),
+        }
+    }
 }
 
 impl Outcome {

@@ -4,14 +4,14 @@
 //! Invariants: for every cell and resource, the nominal quotas of all ClusterQueues add up to
 //! at most the cell's capacity (exactly its capacity where some team may use it), because
 //! cells do not overlap and each is split once. Reservations come off the top, filling the
-//! reserved pool's cells cheapest first (the language's rule, `Cells::reserved_gpus`); the
-//! rest is split by share with the largest remainder method ([`apportion`], the model's rule)
-//! between all teams, so no GPU is invented or lost to rounding. The reserved part of a cell is the reserving tier's queue alone, which
-//! only teams allowed the tier reach; the unreserved rest of a fenced cell is shared by every
-//! team, as the engine shares a fenced pool's unreserved GPUs (docs/semantics.md, section 3:
-//! `vision` is guaranteed 2 of `nvl-a`'s 4). A team with a backfill tier may borrow what the
-//! other teams hold in the cell (the model's rule, `Fences::borrowable_gpus`), the others
-//! borrow nothing.
+//! reserved pool's cells cheapest first; the rest is split by share with the largest remainder
+//! method ([`apportion`]) between all teams, so no GPU is invented or lost to rounding. The
+//! GPUs of both are the language's rule (`Cells::gpus`); CPU and memory are split here alike.
+//! The reserved part of a cell is the reserving tier's queue alone, which only teams allowed
+//! the tier reach; the unreserved rest of a fenced cell is shared by every team, as the engine
+//! shares a fenced pool's unreserved GPUs (docs/semantics.md, section 3: `vision` is
+//! guaranteed 2 of `nvl-a`'s 4). A team with a backfill tier may borrow what the other teams
+//! hold in the cell (the model's rule, `CellGpus::team_limit`), the others borrow nothing.
 
 use placid_lang::model::shares::apportion;
 use placid_lang::model::{Model, Team};
@@ -33,7 +33,8 @@ pub struct Quotas {
 impl Quotas {
     /// Computes the quotas of `model` over `cells`.
     pub fn new(model: &Model, cells: &Cells) -> Quotas {
-        let tiers = reservations(model, cells);
+        let gpus = cells.partition.gpus(model);
+        let tiers = reservations(cells, &gpus.reserved);
         let shares: Vec<u64> = model.teams.iter().map(|team| u64::from(team.share.value)).collect();
         let mut teams = vec![vec![Resources::default(); cells.cells.len()]; model.teams.len()];
         let mut team_totals = vec![Resources::default(); cells.cells.len()];
@@ -42,9 +43,8 @@ impl Quotas {
             let left = cell.resources.minus(reserved);
             let cpu = apportion(left.cpu, &shares);
             let memory = apportion(left.memory_mib, &shares);
-            let gpus = apportion(left.gpus, &shares);
             for (team_index, team) in teams.iter_mut().enumerate() {
-                let nominal = Resources { cpu: cpu[team_index], memory_mib: memory[team_index], gpus: gpus[team_index] };
+                let nominal = Resources { cpu: cpu[team_index], memory_mib: memory[team_index], gpus: gpus.teams[team_index][cell_index] };
                 team[cell_index] = nominal;
                 team_totals[cell_index] = team_totals[cell_index].plus(nominal);
             }
@@ -58,13 +58,8 @@ impl Quotas {
     }
 }
 
-/// `[tier][cell]`: the cells' reserved GPUs ([`placid_lang::model::cells::Cells::reserved_gpus`]),
-/// with the CPU and memory that sit beside them.
-fn reservations(model: &Model, cells: &Cells) -> Vec<Vec<Resources>> {
-    cells
-        .partition
-        .reserved_gpus(model)
-        .into_iter()
-        .map(|tier| tier.into_iter().zip(&cells.cells).map(|(gpus, cell)| cell.resources.share_for_gpus(gpus)).collect())
-        .collect()
+/// `[tier][cell]`: the cells' `reserved` GPUs ([`placid_lang::model::cells::Cells::gpus`]), with
+/// the CPU and memory that sit beside them.
+fn reservations(cells: &Cells, reserved: &[Vec<u64>]) -> Vec<Vec<Resources>> {
+    reserved.iter().map(|tier| tier.iter().zip(&cells.cells).map(|(gpus, cell)| cell.resources.share_for_gpus(*gpus)).collect()).collect()
 }
