@@ -340,20 +340,23 @@ fn one_workload_limits(model: &placid_lang::checked::Checked, objects: &[Emitted
     limits
 }
 
+/// A draw's model and the objects emitted for it; `None` for a draw the checker refuses (a
+/// reservation above its pool) or the target refuses (two reserved pools sharing nodes),
+/// which the properties discard (proptest fails if too many are).
+fn emitted_draw(draw: &Draw) -> Option<(placid_lang::checked::Checked, Vec<Emitted>)> {
+    let model = redrawn(draw)?;
+    let artifacts = placid_targets::k8s::emit(&model).ok()?;
+    Some((model, parsed(artifacts)))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
     fn no_group_of_nodes_is_promised_more_than_it_holds_with_overlapping_pools(draw in draws()) {
-        // Draws the checker refuses (a reservation above its pool), or the target refuses (two
-        // reserved pools sharing nodes), are discarded; proptest fails if too many are.
-        let model = redrawn(&draw);
-        prop_assume!(model.is_some());
-        let Some(model) = model else { return Ok(()) };
-        let artifacts = placid_targets::k8s::emit(&model);
-        prop_assume!(artifacts.is_ok());
-        let Ok(artifacts) = artifacts else { return Ok(()) };
-        let objects = parsed(artifacts);
+        let drawn = emitted_draw(&draw);
+        prop_assume!(drawn.is_some());
+        let Some((model, objects)) = drawn else { return Ok(()) };
         prop_assert!(!of_kind(&objects, "ClusterQueue").is_empty());
         let violations = quota_violations(&model, &objects);
         prop_assert!(violations.is_empty(), "{}", violations.join("\n"));
@@ -361,13 +364,9 @@ proptest! {
 
     #[test]
     fn one_workload_is_admitted_by_the_emitted_queues_up_to_the_languages_figure_and_never_past_the_engines(draw in draws()) {
-        let model = redrawn(&draw);
-        prop_assume!(model.is_some());
-        let Some(model) = model else { return Ok(()) };
-        let artifacts = placid_targets::k8s::emit(&model);
-        prop_assume!(artifacts.is_ok());
-        let Ok(artifacts) = artifacts else { return Ok(()) };
-        let objects = parsed(artifacts);
+        let drawn = emitted_draw(&draw);
+        prop_assume!(drawn.is_some());
+        let Some((model, objects)) = drawn else { return Ok(()) };
         for (what, kueue, language, engine) in one_workload_limits(&model, &objects) {
             prop_assert_eq!(kueue, language, "{}: the queues admit {} GPUs, the language says {}", what, kueue, language);
             // A cell's guarantee is rounded on its own (largest remainder), the engine's on the
