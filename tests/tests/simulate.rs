@@ -74,3 +74,75 @@ fn kueue_workloads_read_as_a_trace() {
     let report = replay::replay(&build.model, Neutral, &history.jobs, &mut |_| {});
     assert_eq!(report.finished, 2, "{:?}", report.not_finished);
 }
+
+/// One Workload as Kueue writes it for a placid stage's pods: `count` pods of `per_pod` GPUs of
+/// team namespace `namespace`, queue `queue`, pods that require the cells `cells` (as placid's
+/// templates do for their pool), created, admitted on `flavor` and finished at the given
+/// seconds after 2026-05-01T12:00:00Z.
+fn workload(
+    name: &str,
+    namespace: &str,
+    queue: &str,
+    (count, per_pod): (u32, u32),
+    cells: &[&str],
+    flavor: &str,
+    times: [i64; 3],
+) -> serde_json::Value {
+    // Within the day, so the time is the hour, minute and second past noon.
+    let at = |seconds: i64| format!("2026-05-01T{:02}:{:02}:{:02}Z", 12 + seconds / 3600, seconds / 60 % 60, seconds % 60);
+    let [created, admitted, finished] = times;
+    let condition = |kind: &str, seconds: i64| serde_json::json!({ "type": kind, "status": "True", "reason": kind, "message": "", "lastTransitionTime": at(seconds) });
+    serde_json::json!({
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "Workload",
+        "metadata": { "name": name, "namespace": namespace, "creationTimestamp": at(created) },
+        "spec": {
+            "queueName": queue,
+            "podSets": [{
+                "name": "main",
+                "count": count,
+                "template": { "spec": {
+                    "affinity": { "nodeAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": { "nodeSelectorTerms": [
+                        { "matchExpressions": [{ "key": "placid.dev/cell", "operator": "In", "values": cells }] }
+                    ] } } },
+                    "containers": [{ "name": "trainer", "image": "r.example/train:1", "resources": { "requests": { "nvidia.com/gpu": per_pod.to_string() } } }]
+                } }
+            }]
+        },
+        "status": {
+            "admission": { "clusterQueue": namespace, "podSetAssignments": [{ "name": "main", "count": count, "flavors": { "nvidia.com/gpu": flavor } }] },
+            "conditions": [condition("QuotaReserved", admitted), condition("Admitted", admitted), condition("Finished", finished)]
+        }
+    })
+}
+
+/// A Kueue history recorded under the cluster example's policy replays with its start order
+/// and waits: three 8-GPU `P1` workloads of `vision` in pool `nvl-b` (16 GPUs, one cell, all of
+/// which `vision` may hold by borrowing), the third admitted when the first finishes. The pool
+/// is read from the cells the pods require; without it the engine would start the third at
+/// once on the x86 nodes, and the recorded wait would not be reproduced.
+#[test]
+fn a_kueue_history_replays_with_its_start_order_and_waits() {
+    let build = placid_tests::build_clean("cluster");
+    let hour = 3600;
+    let items = vec![
+        workload("first", "vision", "p1", (2, 4), &["nvl-b"], "nvl-b", [0, 0, hour]),
+        workload("second", "vision", "p1", (2, 4), &["nvl-b"], "nvl-b", [60, 60, 60 + hour]),
+        workload("third", "vision", "p1", (2, 4), &["nvl-b"], "nvl-b", [120, hour, 2 * hour]),
+    ];
+    let text = serde_json::json!({ "apiVersion": "v1", "kind": "List", "items": items }).to_string();
+    let history = trace::kueue::read(&build.model, FileId(u32::MAX - 1), &text).unwrap_or_else(|errors| panic!("{errors:?}"));
+    let nvl_b = build.model.pools.iter().position(|pool| pool.name.as_str() == "nvl-b").map(placid_lang::model::PoolId::from_index);
+    assert!(history.jobs.iter().all(|job| job.pool == nvl_b), "the pool is read from the required cells");
+    let report = replay::replay(&build.model, Neutral, &history.jobs, &mut |_| {});
+    let waits: Vec<(String, Option<u64>)> = history
+        .jobs
+        .iter()
+        .zip(&report.outcomes)
+        .map(|(job, outcome)| (job.name.clone(), outcome.start.map(|start| start - job.submit)))
+        .collect();
+    assert_eq!(
+        waits,
+        [("vision/first".to_owned(), Some(0)), ("vision/second".to_owned(), Some(0)), ("vision/third".to_owned(), Some(hour as u64 - 120))]
+    );
+}

@@ -6,10 +6,14 @@
 //! recorded under this policy maps back exactly. What cannot be mapped, or never ran, is
 //! counted by reason and left out, never guessed.
 
+use std::collections::BTreeSet;
+
 use placid_lang::checked::Checked;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
+use placid_lang::model::{ClassId, PoolId};
 use placid_lang::span::{FileId, Span};
 use placid_targets::k8s::layout::Layout;
+use placid_targets::k8s::names::ObjectName;
 use serde_json::Value;
 
 use super::{History, MAX_JOBS, MAX_SECONDS, TraceJob, from_first_submission};
@@ -29,6 +33,7 @@ pub fn read(model: &Checked, file: FileId, text: &str) -> Result<History, Diagno
         return Err(fail("the policy has no Kubernetes target to map Workloads through".to_owned(), "add `kubernetes` to the project"));
     };
     let layout = Layout::new(model, settings)?;
+    let class_key = placid_targets::k8s::placement::class_key(&layout, whole).map_err(Diagnostics::from)?;
     let list: Value =
         serde_json::from_str(text).map_err(|error| fail(format!("this is not JSON: {error}"), "run kubectl get workloads -A -o json"))?;
     let Some(items) = list.get("items").and_then(Value::as_array) else {
@@ -45,7 +50,7 @@ pub fn read(model: &Checked, file: FileId, text: &str) -> Result<History, Diagno
             *history.left_out.entry("not a Workload".to_owned()).or_default() += 1;
             continue;
         }
-        match job(&layout, item, whole) {
+        match job(model, &layout, &class_key, item, whole) {
             Ok((submit, job, requeued)) => {
                 history.requeued += usize::from(requeued);
                 jobs.push((submit, job));
@@ -58,7 +63,7 @@ pub fn read(model: &Checked, file: FileId, text: &str) -> Result<History, Diagno
 }
 
 /// One Workload as `(submitted, job, requeued)`, or why it is left out.
-fn job(layout: &Layout, item: &Value, span: Span) -> Result<(i64, TraceJob, bool), String> {
+fn job(model: &Checked, layout: &Layout, class_key: &str, item: &Value, span: Span) -> Result<(i64, TraceJob, bool), String> {
     let text_at = |path: &[&str]| path.iter().try_fold(item, |value, key| value.get(key)).and_then(Value::as_str);
     let name =
         format!("{}/{}", text_at(&["metadata", "namespace"]).unwrap_or_default(), text_at(&["metadata", "name"]).unwrap_or_default());
@@ -92,8 +97,8 @@ fn job(layout: &Layout, item: &Value, span: Span) -> Result<(i64, TraceJob, bool
         submit: 0,
         team: placid_lang::model::TeamId::from_index(team),
         tier: placid_lang::model::TierId::from_index(tier),
-        class: None,
-        pool: None,
+        class: class(model, class_key, item),
+        pool: pool(layout, item),
         gpus,
         run,
         limit: None,
@@ -102,6 +107,59 @@ fn job(layout: &Layout, item: &Value, span: Span) -> Result<(i64, TraceJob, bool
         after: Vec::new(),
     };
     Ok((created, job, requeued))
+}
+
+/// The first pod set's template, where placid's workload templates carry the stage's class
+/// label and node affinity.
+fn template(item: &Value) -> Option<&Value> {
+    item.pointer("/spec/podSets/0/template")
+}
+
+/// The class whose label (`<prefix>/class`, [`placid_targets::k8s::placement::class_key`]) the
+/// Workload's pods carry, if any.
+fn class(model: &Checked, class_key: &str, item: &Value) -> Option<ClassId> {
+    let value = template(item)?.pointer("/metadata/labels")?.get(class_key)?.as_str()?;
+    model
+        .classes
+        .iter()
+        .position(|class| ObjectName::map(&class.name, class.span, "class").is_ok_and(|name| name.as_str() == value))
+        .map(ClassId::from_index)
+}
+
+/// The pool a Workload runs through: the pool whose cells are exactly the ones its pods'
+/// required node affinity names (placid's templates name the cells of their stage's pool),
+/// else the only pool that reaches the flavor Kueue admitted its GPUs on; `None` when neither
+/// tells, and the engine chooses, as for a trace job without a pool.
+fn pool(layout: &Layout, item: &Value) -> Option<PoolId> {
+    let cell_key = layout.cell_label.as_str();
+    let named: BTreeSet<&str> = template(item)
+        .and_then(|template| {
+            template.pointer("/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
+        })
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|term| term.get("matchExpressions").and_then(Value::as_array))
+        .flatten()
+        .filter(|expression| expression.get("key").and_then(Value::as_str) == Some(cell_key))
+        .filter(|expression| expression.get("operator").and_then(Value::as_str) == Some("In"))
+        .filter_map(|expression| expression.get("values").and_then(Value::as_array))
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let pools = (0..layout.pools.len()).map(PoolId::from_index);
+    if !named.is_empty() {
+        let cells_of = |pool: PoolId| layout.cells.of_pool(pool).map(|(_, cell)| cell.name.as_str()).collect::<BTreeSet<&str>>();
+        if let Some(pool) = pools.clone().find(|pool| cells_of(*pool) == named) {
+            return Some(pool);
+        }
+    }
+    let flavor = item.pointer("/status/admission/podSetAssignments/0/flavors")?.get(GPU)?.as_str()?;
+    let cell = layout.cells.cells.iter().find(|cell| cell.name.as_str() == flavor)?;
+    match cell.group.pools.as_slice() {
+        [only] => Some(*only),
+        _ => None,
+    }
 }
 
 /// The GPUs a Workload holds: per pod set, its count × the GPUs its containers request.
