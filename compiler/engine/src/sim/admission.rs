@@ -35,7 +35,13 @@ impl<'m, R: Ranker> Simulation<'m, R> {
     /// Starts `id` through `pool` if admission and placement allow it now; otherwise says
     /// why it waits. Admission in the order of docs/semantics.md: budget, then quota, then
     /// placement (with preemption, and the head's reservation).
-    pub(super) fn try_start(&mut self, id: JobId, pool: PoolId, head: Option<&mut Reservation>, blocked_ahead: bool) -> Result<(), Wait> {
+    pub(super) fn try_start(
+        &mut self,
+        id: JobId,
+        pool: PoolId,
+        mut head: Option<&mut Reservation>,
+        blocked_ahead: bool,
+    ) -> Result<(), Wait> {
         let model = self.model;
         // A preemption that has run its course (its victims stopped) may be tried again.
         if self.records[id.index()].preempting.is_some_and(|stops| stops <= self.now) {
@@ -69,6 +75,15 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         let ends = self.now.saturating_add(self.records[id.index()].estimate_left);
         let job = &self.records[id.index()].job;
         let avoiding = head.as_ref().is_some_and(|reservation| ends > reservation.time);
+        // A job that would end by the head's start is judged with the head's nodes open to
+        // it; later, when `now` plus its estimate passes that start, it would not be. A pass
+        // that carries this one's verdicts on may do so only until then.
+        if let Some(reservation) = head.as_deref_mut()
+            && !avoiding
+        {
+            let last = reservation.time.saturating_sub(self.records[id.index()].estimate_left);
+            reservation.steady_until = reservation.steady_until.min(last);
+        }
         let shape = Shape::of(job, pool);
         if shape.as_ref().is_some_and(|shape| self.full.contains(&(shape.clone(), avoiding))) {
             return Err(Wait::plain(if head.is_some() { Hold::Priority } else { Hold::Capacity }));
@@ -137,6 +152,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
     /// team for fair share, its pool's cohort) and its estimated cost, and wakes it at its end.
     pub(super) fn start(&mut self, id: JobId, placement: Placement) {
         let model = self.model;
+        self.changed = true;
         let record = &mut self.records[id.index()];
         let needs = Needs::of(model, &record.job);
         for share in &placement.nodes {
@@ -175,6 +191,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                 return None;
             }
         };
+        self.changed = true;
         let needs = Needs::of(model, &record.job);
         for share in &placement.nodes {
             self.cluster.give(share, needs.mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);

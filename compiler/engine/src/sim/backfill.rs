@@ -21,6 +21,9 @@ pub(super) struct Reservation {
     pub(super) charge: Charge,
     pub(super) spare: u64,
     pub(super) spare_cohort: u64,
+    /// The last moment at which the verdicts of the jobs looked at behind the head still
+    /// hold: the earliest at which one that would end by `time` no longer would.
+    pub(super) steady_until: Seconds,
 }
 
 impl<'m, R: Ranker> Simulation<'m, R> {
@@ -88,6 +91,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                     charge,
                     spare: limit - own_used - milli,
                     spare_cohort,
+                    steady_until: Seconds::MAX,
                 });
                 break;
             }

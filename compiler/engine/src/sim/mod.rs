@@ -43,6 +43,7 @@ use crate::promotion::Promotion;
 use crate::quota::{Budgets, Charge, Quotas};
 use crate::rank::Ranker;
 use crate::telemetry::Recorded;
+use backfill::Reservation;
 
 pub use rejection::{hardware_verdict, verdict_in};
 
@@ -125,13 +126,35 @@ pub struct Simulation<'m, R: Ranker> {
     /// What the empty cluster says of each shape: [`place::never`], memoised.
     nevers: HashMap<Shape, Option<Reject>>,
     /// Shapes that found no placement in this pass (with the head's nodes avoided or not):
-    /// capacity only shrinks during a pass, so the same shape is not searched again.
+    /// capacity only shrinks during a pass, so the same shape is not searched again. A pass
+    /// that carries the last one on keeps them, as that pass would have.
     full: HashSet<(Shape, bool)>,
     scratch: Scratch,
     out: Vec<Event>,
     /// Recorded NVLink utilisation, whose throttling rule keeps comm-heavy jobs off
     /// throttled domains (telemetry.rs).
     telemetry: Option<&'m Recorded>,
+    /// Where the last pass stopped, when it started and signalled nothing: the next pass
+    /// carries on from there if nothing its verdicts read has changed since (`queue::pass`).
+    carry: Option<Carry>,
+    /// Whether capacity, quota, budget or a running job changed since the last pass began:
+    /// a start, an end, a stop, a signal, or a wake other than an arrival.
+    changed: bool,
+}
+
+/// What a pass that started and signalled nothing leaves for the next one. A saturated queue
+/// holds hundreds of jobs that every arrival would otherwise examine again with the same
+/// verdict; docs/limits.md has the figures.
+struct Carry {
+    /// The jobs it examined, in queue order.
+    order: Vec<JobId>,
+    /// The head's reservation as the last of them left it (its spare quota is what they did
+    /// not take).
+    head: Option<Reservation>,
+    /// Whether a job ahead waits for capacity or priority (strict tiers then wait).
+    blocked_ahead: bool,
+    /// The day it ran on: budgets start over at each day boundary.
+    day: Seconds,
 }
 
 /// What decides where a job can be placed now.
@@ -201,6 +224,8 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             scratch: Scratch::default(),
             out: Vec::new(),
             telemetry: None,
+            carry: None,
+            changed: true,
         }
     }
 
@@ -359,6 +384,8 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                 break;
             }
             self.wakes.pop();
+            // An arrival changes only the queue, which the pass compares with the last one's.
+            self.changed |= !matches!(wake, Wake::Arrive(_));
             match wake {
                 Wake::Arrive(id) => self.arrive(id),
                 Wake::End(id, epoch) => self.end(id, epoch),
@@ -401,3 +428,6 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -216,6 +216,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         }
         if !victims.is_empty() {
             self.records[id.index()].preempting = Some(stops);
+            self.changed = true;
         }
     }
 

@@ -7,8 +7,7 @@ use std::cmp::Reverse;
 use std::collections::BTreeSet;
 
 use super::admission::Wait;
-use super::backfill::Reservation;
-use super::{JobState, PASS_DEPTH, Simulation};
+use super::{Carry, JobState, PASS_DEPTH, Simulation};
 use crate::event::{EventKind, Hold};
 use crate::job::JobId;
 use crate::quota::DAY;
@@ -81,13 +80,35 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         }
     }
 
-    /// One scheduling pass.
+    /// One scheduling pass. When the last pass started and signalled nothing, and since then
+    /// only jobs arrived, on the same day, this one carries on where it stopped, provided its
+    /// order begins with the jobs the last one examined: each of those would get the verdict
+    /// it got then, with no side effect, since everything a verdict reads is as it was (the
+    /// free capacity, the quotas and budgets, the running jobs, who is exempt from preemption
+    /// (a retry wakes the pass when an exemption it saw ends), the head's reservation, built
+    /// from estimated ends still ahead) except the time, which a verdict reads only through
+    /// the day of the budgets and whether a job would end by the head's start. It starts from
+    /// the last pass's head, strict-tier block and placement memo. Telemetry changes
+    /// placements with time, so a run with it never carries on.
     pub(super) fn pass(&mut self) {
-        self.full.clear();
         let order = self.order();
-        let mut head: Option<Reservation> = None;
-        let mut blocked_ahead = false;
-        for id in order {
+        let day = self.now / DAY;
+        let carried = self.carry.take().filter(|carry| {
+            !self.changed
+                && self.telemetry.is_none()
+                && carry.day == day
+                && carry.head.as_ref().is_none_or(|head| self.now <= head.steady_until)
+                && order.starts_with(&carry.order)
+        });
+        self.changed = false;
+        let (from, mut head, mut blocked_ahead) = match carried {
+            Some(carry) => (carry.order.len(), carry.head, carry.blocked_ahead),
+            None => {
+                self.full.clear();
+                (0, None, false)
+            }
+        };
+        for &id in &order[from..] {
             let mut furthest: Option<Wait> = None;
             let pools = self.records[id.index()].pools.clone();
             let mut started = false;
@@ -119,5 +140,6 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                 self.emit(id, EventKind::Held(hold));
             }
         }
+        self.carry = (!self.changed).then_some(Carry { order, head, blocked_ahead, day });
     }
 }
