@@ -93,7 +93,7 @@ const MISTAKES: &[Mistake] = &[
     ),
     // Plans: each on its own stage.
     mistake("E008", "policy/plans.kdl", "stage \"finetune\" tier=\"P0\"", "stage \"finetune\" tier=\"P00\""),
-    mistake("E023", "policy/plans.kdl", "pool=\"nvl-b\" gpus=16", "pool=\"nvlink\" gpus=24"),
+    mistake("E023", "policy/plans.kdl", "class=\"model-parallel\" pool=\"nvl-a\" gpus=8", "class=\"eval\" pool=\"nvl-a\" gpus=8"),
     mistake("E130", "policy/plans.kdl", "after=\"sweep\" time=\"20h\" max-time=\"30h\"", "after=\"sweep\" time=\"20h\" max-time=\"3d\""),
     mistake("E030", "policy/plans.kdl", "stage \"finalists\" tier=\"P1\"", "stage \"finalists\" tier=\"P0\""),
     mistake("E033", "policy/plans.kdl", "class=\"data-parallel\" pool=\"x86-spot\"", "class=\"model-parallel\" pool=\"x86-spot\""),

@@ -10,9 +10,11 @@ use placid_engine::quota::{Charge, Quotas};
 use placid_engine::sim::verdict_in;
 use placid_engine::{Reject, policy_test};
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::{Model, PlanId, Preemption};
+use placid_lang::model::{ClassId, Model, PlanId, Preemption};
 
-pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
+/// `unmet_classes`: classes whose lanes or bisection no hardware offers (the lanes pass said
+/// so); a test of theirs can never pass for that reason alone.
+pub(super) fn check(model: &Model, unmet_classes: &[ClassId], diagnostics: &mut Diagnostics) {
     let quotas = Quotas::new(model);
     let empty = Cluster::new(model);
     for (plan_index, plan) in model.plans.iter().enumerate() {
@@ -33,20 +35,27 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
                 let pool = model.pool(stage.pool.value);
                 let charge = quotas.charge(&job, stage.pool.value);
                 let most = quotas.limit(charge) / u64::from(WHOLE_GPU_MILLI);
-                let holder = match charge {
-                    Charge::Team(..) => format!("team `{}` can hold at most {most} in pool `{}`, borrowing included", team.name, pool.name),
-                    Charge::Reservation(tier, _) => {
-                        format!("tier `{}` reserves {most} in pool `{}` and borrows nothing", model.tier(tier).name, pool.name)
-                    }
+                let (holder, help) = match charge {
+                    Charge::Team(..) => (
+                        format!("team `{}` can hold at most {most} in pool `{}`, borrowing included", team.name, pool.name),
+                        "lower `gpus`, raise the team's share, give the team a backfill tier, or reserve capacity for the tier in this pool",
+                    ),
+                    Charge::Reservation(tier, _) => (
+                        format!("tier `{}` reserves {most} in pool `{}` and borrows nothing", model.tier(tier).name, pool.name),
+                        "lower `gpus`, or raise the tier's reservation in this pool: a reservation neither lends nor borrows",
+                    ),
                 };
                 diagnostics.push(
                     Diagnostic::error(
                         Code::ExceedsQuota,
                         stage.gpus.span,
-                        format!("stage `{}` of plan `{}` can never be admitted: it asks for {} GPUs, but {holder}", stage.name, plan.name, stage.gpus.value),
+                        format!(
+                            "stage `{}` of plan `{}` can never be admitted: it asks for {} GPUs, but {holder}",
+                            stage.name, plan.name, stage.gpus.value
+                        ),
                     )
                     .label("more than the queue ever admits")
-                    .help("lower `gpus`, raise the team's share, give the team a backfill tier, or reserve capacity for the tier in this pool"),
+                    .help(help),
                 );
             }
             let tier = model.tier(stage.tier.value);
@@ -81,6 +90,9 @@ pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
         return;
     }
     for test in &model.tests {
+        if test.jobs.iter().any(|job| job.class.as_ref().is_some_and(|class| unmet_classes.contains(&class.value))) {
+            continue;
+        }
         for (span, why) in policy_test::impossible(model, test) {
             diagnostics.push(
                 Diagnostic::error(Code::TestExpectationImpossible, span, format!("test `{}` can never pass: {why}", test.name))

@@ -53,7 +53,7 @@ pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     launch::check(&model, &mut diagnostics);
     migrations::check(&model, &mut diagnostics);
     totals::check(&model, &mut diagnostics);
-    admission::check(&model, &mut diagnostics);
+    admission::check(&model, &unmet_classes, &mut diagnostics);
     scores::check(&model, &mut diagnostics);
     if lowered_clean {
         routing::check(&model, &mut diagnostics);

@@ -131,10 +131,11 @@ fn check_tier(model: &Model, plan: &Plan, stage: &Stage, diagnostics: &mut Diagn
     }
 }
 
-/// Whether the stage's gang can ever fit its pool. The pool's GPUs and its largest unit's say
-/// so where they suffice (the engine, which reaches a subset of them, agrees); past them the
-/// answer is the engine's ([`hardware_verdict`]: fenced nodes, the class's filters and CPU and
-/// memory per GPU counted), so `placid check` passes no stage a run would reject.
+/// Whether the stage's gang can ever fit its pool. The GPUs of the nodes the pool reaches
+/// (fenced nodes left out) and of its largest unit say so where they suffice (the engine,
+/// which places on a subset of them, agrees); past them the answer is the engine's
+/// ([`hardware_verdict`]: the class's filters counted), so `placid check` passes no stage a
+/// run would reject.
 /// `hardware_reported`: the class's needs were found unmet already (E024, E032, E033, E165,
 /// E166), which is what "no feasible node" would restate.
 fn check_fit(model: &Model, empty: &Empty, plan_id: PlanId, stage_index: usize, hardware_reported: bool, diagnostics: &mut Diagnostics) {
@@ -144,18 +145,26 @@ fn check_fit(model: &Model, empty: &Empty, plan_id: PlanId, stage_index: usize, 
     if pool.nodes.is_empty() {
         return;
     }
-    let available = match stage.capacity {
-        Some(kind) => pool.nodes.iter().map(|id| model.node(*id)).filter(|node| node.capacity == kind).map(|node| node.gpu_count()).sum(),
-        None => pool.gpus,
-    };
-    if stage.gpus.value > available {
+    // The GPUs of the nodes the pool reaches, of the stage's capacity kind. None at all is
+    // "no feasible node" (the engine's E100 below): no GPU count would fix it.
+    let fences = model.fences();
+    let available: u32 = pool
+        .nodes
+        .iter()
+        .filter(|node| fences.reaches(stage.pool.value, **node))
+        .map(|id| model.node(*id))
+        .filter(|node| stage.capacity.is_none_or(|kind| node.capacity == kind))
+        .map(|node| node.gpu_count())
+        .sum();
+    if available > 0 && stage.gpus.value > available {
         let what = stage.capacity.map_or_else(|| " ".to_owned(), |kind| format!(" {} ", kind.as_str()));
+        let fenced = if available < pool.gpus && stage.capacity.is_none() { " it can reach" } else { "" };
         diagnostics.push(
             Diagnostic::error(
                 Code::StageExceedsPool,
                 stage.gpus.span,
                 format!(
-                    "stage `{}` needs {} GPUs per trial, but pool `{}` has {available}{what}GPUs",
+                    "stage `{}` needs {} GPUs per trial, but pool `{}` has {available}{what}GPUs{fenced}",
                     stage.name, stage.gpus.value, pool.name
                 ),
             )
@@ -233,8 +242,8 @@ fn check_fit(model: &Model, empty: &Empty, plan_id: PlanId, stage_index: usize, 
     }
 }
 
-/// The fit error the engine finds where the pool's and the units' GPUs alone do not explain
-/// it: what else takes GPUs from the stage's reach.
+/// The fit error the engine finds where the GPUs the pool reaches, and its units', do not
+/// explain it: the class's filters leave nodes out.
 fn unexplained(model: &Model, stage: &Stage, reason: Reject) -> Diagnostic {
     let pool = model.pool(stage.pool.value);
     let locality = stage.class.as_ref().map_or(Locality::Any, |class| model.class(class.value).locality);
@@ -253,7 +262,7 @@ fn unexplained(model: &Model, stage: &Stage, reason: Reject) -> Diagnostic {
     )
     .label("never fits")
     .with_secondary(pool.span, "pool declared here")
-    .help("only the nodes that pass the class's filters count, with CPU and memory enough for each GPU, and not those another pool's reservation fences off; use fewer GPUs per trial, ask for less CPU or memory per GPU, or choose a larger pool")
+    .help("only the nodes that pass the class's filters (architecture, NVLink bandwidth, lanes, bisection, MIG profile) count; use fewer GPUs per trial, relax the class, or choose a larger pool")
 }
 
 /// How a diagnostic names the unit of `locality`.

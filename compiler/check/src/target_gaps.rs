@@ -73,9 +73,9 @@ fn stages_beyond_one_cell(model: &Model, diagnostics: &mut Diagnostics) {
                     ),
                 )
                 .label("more than one cell's quota")
-                .with_secondary(pool.span, "a pool of several cells (prices, capacity kinds or overlapping pools)")
+                .with_secondary(pool.span, "its cells are its flavors")
                 .help(format!(
-                    "Kueue admits a workload on one flavor, one per cell, where Slurm and the engine place it across cells: use at most {most} GPUs per trial on Kubernetes, or make the pool's nodes one cell"
+                    "Kueue admits a workload on one flavor (one per cell: nodes of one price and capacity kind that the same pools reach), within its queue's quota there, which is split per cell; the engine and Slurm count the pool as a whole: use at most {most} GPUs per trial on Kubernetes, or give the team a larger share"
                 )),
             );
         }

@@ -226,11 +226,14 @@ pub struct Unit {
     pub gpus: u32,
 }
 
-/// The pool's GPUs grouped by the unit `locality` names, largest first; `None` for
-/// [`Locality::Any`]. Nodes outside any unit of that kind (no NVLink domain, say) form no unit.
+/// The GPUs of the nodes `pool` reaches (a node another pool's reservation fences off is not
+/// reached, `model/shares.rs`) grouped by the unit `locality` names, largest first; `None`
+/// for [`Locality::Any`]. Nodes outside any unit of that kind (no NVLink domain, say) form no
+/// unit.
 pub fn units(model: &Model, pool: PoolId, locality: Locality) -> Option<Vec<Unit>> {
+    let fences = model.fences();
     let mut groups: BTreeMap<String, u32> = BTreeMap::new();
-    for id in &model.pool(pool).nodes {
+    for id in model.pool(pool).nodes.iter().filter(|node| fences.reaches(pool, **node)) {
         let node = model.node(*id);
         let key = match locality {
             Locality::Any => return None,

@@ -140,6 +140,8 @@ struct Feasible {
     member: Vec<bool>,
     /// Whether all of them have one placement price, so price orders none before another.
     one_price: bool,
+    /// The lowest GPU-hour price among them, in minor units (0 when none has a price).
+    cheapest: i64,
 }
 
 /// Reusable buffers of [`place`], so a run does not allocate per attempt, and what it learnt
@@ -200,9 +202,29 @@ impl Scratch {
                 member[node.index()] = true;
             }
             let one_price = nodes.windows(2).all(|pair| model.node(pair[0]).placement_price() == model.node(pair[1]).placement_price());
-            Feasible { nodes, member, one_price }
+            let cheapest = lowest_price(model, &nodes);
+            Feasible { nodes, member, one_price, cheapest }
         })
     }
+}
+
+/// The lowest GPU-hour price of `nodes`, in minor units; 0 when none has a price (its cost
+/// is unknown, so no budget can refuse it).
+fn lowest_price(model: &Model, nodes: &[NodeId]) -> i64 {
+    nodes.iter().filter_map(|node| model.node(*node).cost_per_gpu_hour).map(|money| money.minor).min().unwrap_or(0)
+}
+
+/// The lowest GPU-hour price among the nodes of `reach` (pool `pool`'s) that pass `job`'s
+/// filters: what the cheapest placement the job can ever get costs per GPU-hour. A budget
+/// is asked about this price, not the pool's cheapest, which a job whose filters leave out
+/// the cheap nodes never gets (it would be held for its budget every day, forever).
+pub fn cheapest_price(model: &Model, reach: &[NodeId], job: &Job, pool: PoolId, scratch: &mut Scratch) -> i64 {
+    let needs = Needs::of(model, job);
+    if job.pin.is_some() {
+        let nodes: Vec<NodeId> = reach.iter().copied().filter(|node| passes(model, job, &needs, *node)).collect();
+        return lowest_price(model, &nodes);
+    }
+    scratch.feasible(model, reach, job, &needs, pool).cheapest
 }
 
 /// Places `job` through `pool` on the free capacity of `cluster`, skipping nodes

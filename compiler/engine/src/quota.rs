@@ -35,8 +35,6 @@ pub struct Quotas {
     /// `[pool]`: the nodes work placed through the pool can run on (members no other fenced
     /// pool holds), sorted.
     pub reach: Vec<Vec<NodeId>>,
-    /// `[pool]`: the lowest GPU-hour price of a node the pool reaches, in minor units.
-    pub cheapest: Vec<i64>,
 }
 
 impl Quotas {
@@ -49,7 +47,6 @@ impl Quotas {
         let mut cohort = Vec::with_capacity(pools);
         let mut reserved = vec![vec![0; pools]; model.tiers.len()];
         let mut reach = Vec::with_capacity(pools);
-        let mut cheapest = Vec::with_capacity(pools);
         for index in 0..pools {
             let pool = PoolId::from_index(index);
             let guaranteed = fences.guaranteed_gpus(pool);
@@ -62,7 +59,6 @@ impl Quotas {
             }
             cohort.push(guaranteed.iter().map(|own| u64::from(*own)).sum::<u64>() * u64::from(WHOLE_GPU_MILLI));
             let nodes: Vec<NodeId> = model.pool(pool).nodes.iter().copied().filter(|node| fences.reaches(pool, *node)).collect();
-            cheapest.push(nodes.iter().filter_map(|node| model.node(*node).cost_per_gpu_hour).map(|money| money.minor).min().unwrap_or(0));
             reach.push(nodes);
         }
         for (tier, each) in model.tiers.iter().enumerate() {
@@ -70,7 +66,7 @@ impl Quotas {
                 reserved[tier][reservation.pool.index()] += u64::from(reservation.gpus) * u64::from(WHOLE_GPU_MILLI);
             }
         }
-        Quotas { team_limit, guaranteed: guaranteed_milli, cohort, reserved, reach, cheapest }
+        Quotas { team_limit, guaranteed: guaranteed_milli, cohort, reserved, reach }
     }
 
     /// What `job` is charged to in `pool`: its tier's reservation there, if any, else its
@@ -96,13 +92,14 @@ impl Quotas {
     pub fn cohort(&self, pool: PoolId) -> u64 {
         self.cohort[pool.index()]
     }
+}
 
-    /// The least `job` can cost in `pool`, in minor currency units: GPUs x estimated run x
-    /// the cheapest GPU-hour price the pool reaches. A job is charged what its placement
-    /// costs (docs/semantics.md §4); one whose least cost exceeds a budget can never run.
-    pub fn least_cost(&self, job: &Job, pool: PoolId) -> i64 {
-        cost(self.cheapest[pool.index()], job.gpus, job.gpu_milli, job.estimate())
-    }
+/// The least `job` can cost, in minor currency units: GPUs x estimated run x `price`, the
+/// cheapest GPU-hour its filters reach in its pool ([`crate::place::cheapest_price`]). A job
+/// is charged what its placement costs (docs/semantics.md §4); one whose least cost exceeds
+/// a budget can never run.
+pub fn least_cost(job: &Job, price: i64) -> i64 {
+    cost(price, job.gpus, job.gpu_milli, job.estimate())
 }
 
 /// The cost of `gpus` GPUs of `milli` each for `seconds` at `price` minor units per

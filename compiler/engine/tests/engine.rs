@@ -233,6 +233,24 @@ fn budgets_hold_until_the_next_day_and_reject_what_never_fits() {
 }
 
 #[test]
+fn a_job_whose_filters_reach_only_dear_nodes_is_judged_by_their_price() {
+    // `research` (budget $2,500 a day) asks `x86` for 8 on-demand GPUs for 200 hours: $1,120
+    // on the pool's spot nodes ($0.70), which its capacity kind leaves out, but $3,040 on the
+    // on-demand nodes ($1.90) it can get. Judged by the pool's cheapest price it was held for
+    // its budget every day, and the run never ended.
+    let model = example("cluster");
+    let pool = PoolId::from_index(model.pools.iter().position(|pool| pool.name.as_str() == "x86").unwrap());
+    let mut dear = job(&model, "research", "P2", 8, 0, 200 * 3600);
+    dear.pool = Some(pool);
+    dear.capacity = Some(placid_lang::model::CapacityKind::OnDemand);
+    let mut cheap = dear.clone();
+    cheap.capacity = Some(placid_lang::model::CapacityKind::Spot);
+    let events = simulate(&model, Neutral, vec![dear, cheap]);
+    assert!(events.iter().any(|event| event.job == JobId(0) && event.kind == EventKind::Rejected(Reject::ExceedsBudget)), "{events:?}");
+    assert!(events.iter().any(|event| event.job == JobId(1) && event.kind == EventKind::Finished), "{events:?}");
+}
+
+#[test]
 fn a_disallowed_tier_is_rejected() {
     let model = load(INVENTORY, POLICY);
     let events = simulate(&model, Neutral, vec![job(&model, "u", "hi", 1, 0, 60)]);

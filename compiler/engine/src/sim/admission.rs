@@ -13,7 +13,7 @@ use super::{JobState, Shape, Simulation, Wake};
 use crate::event::{EventKind, Hold, Placement};
 use crate::job::{Job, JobId, Seconds};
 use crate::place::{self, Needs};
-use crate::quota::{Charge, cost};
+use crate::quota::{Charge, cost, least_cost};
 use crate::rank::Ranker;
 
 /// Why a job waits in one pool, and whether it waits for what running jobs give back as they
@@ -49,7 +49,8 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         }
         let job = &self.records[id.index()].job;
         // Not even its cheapest placement fits today's budget: no need to search one.
-        if !self.budgets.has_room(model, job, self.quotas.least_cost(job, pool), self.now) {
+        let price = place::cheapest_price(model, &self.quotas.reach[pool.index()], job, pool, &mut self.scratch);
+        if !self.budgets.has_room(model, job, least_cost(job, price), self.now) {
             return Err(Wait::plain(Hold::Budget));
         }
         let charge = self.quotas.charge(job, pool);

@@ -10,7 +10,7 @@ use crate::cluster::Cluster;
 use crate::event::{EventKind, Reject};
 use crate::job::{Job, JobId};
 use crate::place::{self, Needs, Scratch};
-use crate::quota::{Budgets, Quotas};
+use crate::quota::{Budgets, Quotas, least_cost};
 use crate::rank::Ranker;
 
 /// The most distinct job shapes whose static verdict is remembered before the memo starts over.
@@ -77,7 +77,8 @@ impl<'m, R: Ranker> Simulation<'m, R> {
     fn pool_verdict(&mut self, id: JobId, pool: PoolId) -> Result<(), Reject> {
         let (model, job) = (self.model, &self.records[id.index()].job);
         let (empty, reach, scratch, nevers) = (&self.empty, &self.quotas.reach[pool.index()], &mut self.scratch, &mut self.nevers);
-        verdict_with(model, &self.quotas, job, pool, || match Shape::of(job, pool) {
+        let price = place::cheapest_price(model, reach, job, pool, scratch);
+        verdict_with(model, &self.quotas, job, pool, price, || match Shape::of(job, pool) {
             None => place::never(model, reach, empty, job, pool, scratch),
             Some(shape) => {
                 if nevers.len() >= VERDICT_MEMO {
@@ -92,7 +93,8 @@ impl<'m, R: Ranker> Simulation<'m, R> {
 /// Whether `job` can ever run in `pool`: the hardware (its filters, then its locality unit),
 /// then its quota, then its budget. The checker asks this of plan stages and tests.
 pub fn verdict_in(model: &Model, quotas: &Quotas, empty: &Cluster, job: &Job, pool: PoolId) -> Result<(), Reject> {
-    verdict_with(model, quotas, job, pool, || hardware_verdict(model, quotas, empty, job, pool))
+    let price = place::cheapest_price(model, &quotas.reach[pool.index()], job, pool, &mut Scratch::default());
+    verdict_with(model, quotas, job, pool, price, || hardware_verdict(model, quotas, empty, job, pool))
 }
 
 /// Why the hardware of `pool` can never hold `job`, whatever its tier, quota and budget: no
@@ -103,8 +105,16 @@ pub fn hardware_verdict(model: &Model, quotas: &Quotas, empty: &Cluster, job: &J
     place::never(model, &quotas.reach[pool.index()], empty, job, pool, &mut Scratch::default())
 }
 
-/// [`verdict_in`], asking `never` whether the hardware can ever hold the job.
-fn verdict_with(model: &Model, quotas: &Quotas, job: &Job, pool: PoolId, never: impl FnOnce() -> Option<Reject>) -> Result<(), Reject> {
+/// [`verdict_in`], asking `never` whether the hardware can ever hold the job, whose cheapest
+/// placement costs `price` a GPU-hour.
+fn verdict_with(
+    model: &Model,
+    quotas: &Quotas,
+    job: &Job,
+    pool: PoolId,
+    price: i64,
+    never: impl FnOnce() -> Option<Reject>,
+) -> Result<(), Reject> {
     if !model.tier_may_use(model.tier(job.tier), pool) {
         return Err(Reject::TierNotAllowed);
     }
@@ -115,7 +125,7 @@ fn verdict_with(model: &Model, quotas: &Quotas, job: &Job, pool: PoolId, never: 
     if job.quota_milli(mig) > quotas.limit(quotas.charge(job, pool)) {
         return Err(Reject::ExceedsQuota);
     }
-    if !Budgets::ever_fits(model, job, quotas.least_cost(job, pool)) {
+    if !Budgets::ever_fits(model, job, least_cost(job, price)) {
         return Err(Reject::ExceedsBudget);
     }
     Ok(())

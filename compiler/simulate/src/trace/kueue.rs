@@ -98,7 +98,7 @@ fn job(model: &Checked, layout: &Layout, class_key: &str, item: &Value, span: Sp
         team: placid_lang::model::TeamId::from_index(team),
         tier: placid_lang::model::TierId::from_index(tier),
         class: class(model, class_key, item),
-        pool: pool(layout, item),
+        pool: pool(model, layout, item),
         gpus,
         run,
         limit: None,
@@ -128,9 +128,10 @@ fn class(model: &Checked, class_key: &str, item: &Value) -> Option<ClassId> {
 
 /// The pool a Workload runs through: the pool whose cells are exactly the ones its pods'
 /// required node affinity names (placid's templates name the cells of their stage's pool),
-/// else the only pool that reaches the flavor Kueue admitted its GPUs on; `None` when neither
-/// tells, and the engine chooses, as for a trace job without a pool.
-fn pool(layout: &Layout, item: &Value) -> Option<PoolId> {
+/// else the narrowest pool (fewest nodes, then declaration order) that reaches the flavor
+/// Kueue admitted its GPUs on, which keeps the replay nearest the nodes it ran on; `None`
+/// when neither tells, and the engine chooses, as for a trace job without a pool.
+fn pool(model: &Checked, layout: &Layout, item: &Value) -> Option<PoolId> {
     let cell_key = layout.cell_label.as_str();
     let named: BTreeSet<&str> = template(item)
         .and_then(|template| {
@@ -156,10 +157,7 @@ fn pool(layout: &Layout, item: &Value) -> Option<PoolId> {
     }
     let flavor = item.pointer("/status/admission/podSetAssignments/0/flavors")?.get(GPU)?.as_str()?;
     let cell = layout.cells.cells.iter().find(|cell| cell.name.as_str() == flavor)?;
-    match cell.group.pools.as_slice() {
-        [only] => Some(*only),
-        _ => None,
-    }
+    cell.group.pools.iter().copied().min_by_key(|pool| (model.pool(*pool).nodes.len(), pool.index()))
 }
 
 /// The GPUs a Workload holds: per pod set, its count × the GPUs its containers request.
