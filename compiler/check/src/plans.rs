@@ -199,8 +199,10 @@ fn check_fit(model: &Model, empty: &Empty, plan_id: PlanId, stage_index: usize, 
                 );
                 return;
             }
-            // A class that requires NVLink in a pool without any is E033's (check_hardware).
-            Some(None) if class.nvlink == NvlinkNeed::Required => return,
+            // A class that requires NVLink where the pool reaches none: E033's when the pool
+            // has none (check_hardware), else the engine's E100 below (its NVLink nodes are
+            // fenced off).
+            Some(None) if class.nvlink == NvlinkNeed::Required => {}
             Some(None) => {
                 diagnostics.push(
                     Diagnostic::error(
@@ -394,5 +396,30 @@ plan "p" team="t" {
         assert_eq!(errors("; reserve pool=\"res\" gpus=4", 6), [Code::StageExceedsPool]);
         // Past the pool's count, the count says so.
         assert_eq!(errors("", 9), [Code::StageExceedsPool]);
+    }
+
+    #[test]
+    fn a_stage_needing_nvlink_whose_nvlink_nodes_are_fenced_off_fits_nowhere() {
+        // Node `n` has NVLink and is in pool `res`, where P0 reserves: pool `all` reaches only
+        // `p`, without NVLink. check_hardware sees NVLink in `all` (E033 stays quiet); the
+        // engine finds no node it can use.
+        let gpu =
+            |index: u32, peer: u32| format!("    gpu {index} model=\"H200\" {{ nvlink peer={peer} links=6 bandwidth=\"300GB/s\" }}\n");
+        let nodes = format!(
+            "node \"n\" arch=\"x86_64\" rack=\"r1\" nvlink-domain=\"d\" {{\n{}{}}}\nnode \"p\" arch=\"x86_64\" rack=\"r2\" {{\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n}}\n",
+            gpu(0, 1),
+            gpu(1, 0)
+        );
+        let policy = POLICY
+            .replace("RESERVE", "; reserve pool=\"res\" gpus=2")
+            .replace("class \"wide\" { locality \"any\" }", "class \"wide\" { nvlink \"required\" }")
+            .replace("GPUS", "2");
+        let (_, diagnostics) = check_project("", &nodes, &policy);
+        let errors: Vec<Code> = diagnostics
+            .iter()
+            .filter(|diagnostic| diagnostic.severity == placid_lang::diag::Severity::Error)
+            .map(|diagnostic| diagnostic.code)
+            .collect();
+        assert_eq!(errors, [Code::NoFeasibleNode]);
     }
 }
