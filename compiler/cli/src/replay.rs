@@ -186,6 +186,12 @@ fn history_jobs(out: &mut Output, history: trace::History) -> Vec<trace::TraceJo
     for (reason, count) in &history.left_out {
         out.err(format!("left out of the history: {count} job(s): {}\n", placid_lang::escape::terminal(reason)));
     }
+    if history.requeued > 0 {
+        out.err(format!(
+            "{} job(s) of the history ran more than once (preempted or requeued): each is replayed as one job, submitted at its first submission, running as long as its last run\n",
+            history.requeued
+        ));
+    }
     history.jobs
 }
 

@@ -279,7 +279,7 @@ fn the_html_report_renders_in_headless_chromium() {
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 10_000, "a screenshot of {} bytes", png.len());
 }
 
-/// `--from sacct` replays a Slurm history, and says what it left out.
+/// `--from sacct` replays a Slurm history, and says what it left out and what it folded.
 #[test]
 fn a_slurm_history_replays_and_says_what_it_left_out() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -289,12 +289,15 @@ fn a_slurm_history_replays_and_says_what_it_left_out() {
         "JobID|JobName|Account|QOS|Partition|State|Submit|Start|End|Timelimit|ReqTRES|AllocTRES|Comment\n\
          41|wrap|vision|p1|nvl-b|COMPLETED|2026-12-06T04:10:08|2026-12-06T04:10:10|2026-12-06T05:10:10|02:00:00|gres/gpu=8|gres/gpu=8|\n\
          41.batch|batch|vision|||COMPLETED|2026-12-06T04:10:10|2026-12-06T04:10:10|2026-12-06T05:10:10|||gres/gpu=4|\n\
-         42|wrap|root|normal|nvl-b|COMPLETED|2026-12-06T04:10:09|2026-12-06T04:10:10|2026-12-06T04:20:10|02:00:00|gres/gpu=1|gres/gpu=1|\n",
+         42|wrap|root|normal|nvl-b|COMPLETED|2026-12-06T04:10:09|2026-12-06T04:10:10|2026-12-06T04:20:10|02:00:00|gres/gpu=1|gres/gpu=1|\n\
+         43|wrap|vision|p1|nvl-b|PREEMPTED|2026-12-06T04:10:09|2026-12-06T04:10:11|2026-12-06T04:15:11|02:00:00|gres/gpu=2|gres/gpu=2|\n\
+         43|wrap|vision|p1|nvl-b|COMPLETED|2026-12-06T04:10:09|2026-12-06T04:16:00|2026-12-06T04:30:00|02:00:00|gres/gpu=2|gres/gpu=2|\n",
     )
     .expect("write history");
     let output = placid(&["simulate", arg(&example()), "--trace", arg(&history), "--from", "sacct"]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    assert!(String::from_utf8_lossy(&output.stdout).starts_with("1 jobs: 1 finished"), "{}", String::from_utf8_lossy(&output.stdout));
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("2 jobs: 2 finished"), "{}", String::from_utf8_lossy(&output.stdout));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("left out of the history: 1 job(s): account `root` is no team's"), "{stderr}");
+    assert!(stderr.contains("1 job(s) of the history ran more than once (preempted or requeued)"), "{stderr}");
 }
