@@ -337,6 +337,11 @@ impl Cluster {
         let read = |name: &str| std::fs::read_to_string(policy.join(name));
         let conf = read("slurm.conf").map_err(|error| harness(format!("no slurm.conf: {error}")))?;
         let host = hostname();
+        // slurmctld, slurmdbd and MariaDB below base + 10, then one port per node.
+        let nodes = conf.lines().filter(|line| line.starts_with("NodeName=")).count();
+        if nodes > usize::from(PORTS_PER_CLUSTER - 10) {
+            return Err(harness(format!("{nodes} nodes need more than the {PORTS_PER_CLUSTER} ports a cluster reserves")));
+        }
         let mut node_port = self.port(10);
         let mut localized = String::new();
         for line in conf.lines() {
@@ -677,10 +682,20 @@ impl Drop for Cluster {
 /// slurmds from base + 10, one per node.
 const PORTS_PER_CLUSTER: u16 = 40;
 
-/// Where clusters take their ports: below Linux's ephemeral range (32768 up by default), where
-/// any client's outgoing connection may hold a port a daemon wants, and above the well-known
-/// services. A slurmd that loses its port to such a connection never registers.
+/// Where clusters take their ports: above the well-known services, and below Linux's ephemeral
+/// range (32768 up by default; [`port_range`] reads the host's), where any client's outgoing
+/// connection may hold a port a daemon wants. A slurmd that loses its port to such a
+/// connection never registers.
 const PORT_RANGE: std::ops::Range<u16> = 10_000..32_000;
+
+/// [`PORT_RANGE`], ending below the host's ephemeral range where that starts lower.
+fn port_range() -> std::ops::Range<u16> {
+    let ephemeral_start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|text| text.split_whitespace().next().and_then(|first| first.parse::<u16>().ok()))
+        .unwrap_or(PORT_RANGE.end);
+    PORT_RANGE.start..PORT_RANGE.end.min(ephemeral_start)
+}
 
 /// Blocks handed to clusters of this process that are still running (tests start clusters in
 /// parallel threads; the bind probe alone would hand two of them one block).
@@ -695,14 +710,15 @@ impl PortBlock {
     /// The first block, from a place that depends on the process id (so two test runs on one
     /// host start apart), that no cluster of this process holds and whose every port binds.
     fn reserve() -> Result<PortBlock, StartError> {
-        let blocks = (PORT_RANGE.end - PORT_RANGE.start) / PORTS_PER_CLUSTER;
+        let range = port_range();
+        let blocks = (range.end.saturating_sub(range.start) / PORTS_PER_CLUSTER).max(1);
         let first = u16::try_from(std::process::id() % u32::from(blocks)).unwrap_or(0);
         let mut taken = TAKEN_PORTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let free = (0..blocks)
-            .map(|step| PORT_RANGE.start + (first + step) % blocks * PORTS_PER_CLUSTER)
+            .map(|step| range.start + (first + step) % blocks * PORTS_PER_CLUSTER)
             .filter(|base| !taken.contains(base))
             .find(|&base| (base..base + PORTS_PER_CLUSTER).all(|port| std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()));
-        let base = free.ok_or_else(|| harness(format!("no {PORTS_PER_CLUSTER} free consecutive ports in {PORT_RANGE:?}")))?;
+        let base = free.ok_or_else(|| harness(format!("no {PORTS_PER_CLUSTER} free consecutive ports in {range:?}")))?;
         taken.insert(base);
         Ok(PortBlock { base })
     }

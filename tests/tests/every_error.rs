@@ -82,7 +82,7 @@ const MISTAKES: &[Mistake] = &[
         "pool \"nvl-b\" { select nvlink-domain=\"nvl-b\" }\npool \"arm\" { select arch=\"aarch64\" }\n",
     ),
     // Classes.
-    mistake("E032", "policy/classes.kdl", "    locality \"node\"\n", "    locality \"node\"\n    mig \"1g.18gb\"\n"),
+    mistake("E032", "policy/classes.kdl", "    locality \"rack\"\n", "    locality \"rack\"\n    mig \"1g.18gb\"\n"),
     mistake("E165", "policy/classes.kdl", "lanes=6", "lanes=7"),
     mistake("E166", "policy/classes.kdl", "min-bandwidth=\"900GB/s\" lanes=6", "min-bandwidth=\"900GB/s\" lanes=6 min-bisection=\"8TB/s\""),
     mistake(

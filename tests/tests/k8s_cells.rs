@@ -329,7 +329,7 @@ fn one_workload_limits(model: &placid_lang::checked::Checked, objects: &[Emitted
                     .map(|resource| quantity(&resource["nominalQuota"]) + resource.get("borrowingLimit").map_or(0, quantity))
                     .max()
                     .unwrap_or(0);
-                let language = gpus.most_for_one_workload(model, &cells, team_id, tier_ref.value, pool);
+                let language = gpus.most_for_one_workload(model, &cells, team_id, tier_ref.value, pool, None);
                 let mut job = placid_engine::job::Job::new(team_id, tier_ref.value, 1);
                 job.pool = Some(pool);
                 let engine = quotas.limit(quotas.charge(&job, pool)) / u64::from(placid_engine::job::WHOLE_GPU_MILLI);

@@ -156,7 +156,11 @@ fn check_fit(model: &Model, empty: &Empty, plan_id: PlanId, stage_index: usize, 
         .filter(|node| stage.capacity.is_none_or(|kind| node.capacity == kind))
         .map(|node| node.gpu_count())
         .sum();
-    if available > 0 && stage.gpus.value > available {
+    let class = stage.class.as_ref().map(|class| model.class(class.value));
+    // A MIG class's `gpus` counts instances, which whole-GPU figures do not measure: the
+    // engine alone answers. So does a pool with none of the stage's GPUs at all (E100).
+    let counted = available > 0 && class.is_none_or(|class| class.mig.is_none());
+    if counted && stage.gpus.value > available {
         let what = stage.capacity.map_or_else(|| " ".to_owned(), |kind| format!(" {} ", kind.as_str()));
         let fenced = if available < pool.gpus && stage.capacity.is_none() { " it can reach" } else { "" };
         diagnostics.push(
@@ -174,8 +178,7 @@ fn check_fit(model: &Model, empty: &Empty, plan_id: PlanId, stage_index: usize, 
         );
         return;
     }
-    let class = stage.class.as_ref().map(|class| model.class(class.value));
-    if let Some(class) = class {
+    if let Some(class) = class.filter(|_| counted) {
         // The class's locality as lowering resolved it (nvlink-domain by default when NVLink
         // is required): an explicit `any` lets the gang span domains, in the engine and on
         // both targets alike.

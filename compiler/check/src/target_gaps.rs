@@ -54,7 +54,7 @@ fn stages_beyond_one_cell(model: &Model, diagnostics: &mut Diagnostics) {
             if stage.class.as_ref().is_some_and(|class| model.class(class.value).mig.is_some()) {
                 continue;
             }
-            let most = gpus.most_for_one_workload(model, &cells, plan.team.value, stage.tier.value, stage.pool.value);
+            let most = gpus.most_for_one_workload(model, &cells, plan.team.value, stage.tier.value, stage.pool.value, stage.capacity);
             if u64::from(stage.gpus.value) <= most {
                 continue;
             }

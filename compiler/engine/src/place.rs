@@ -208,10 +208,11 @@ impl Scratch {
     }
 }
 
-/// The lowest GPU-hour price of `nodes`, in minor units; 0 when none has a price (its cost
-/// is unknown, so no budget can refuse it).
+/// The lowest GPU-hour price a job is charged on `nodes`, in minor units: an unpriced node
+/// costs nothing ([`placid_lang::model::Node::placement_price`], as placement and the charge
+/// count it), so with one among them no budget can refuse the job.
 fn lowest_price(model: &Model, nodes: &[NodeId]) -> i64 {
-    nodes.iter().filter_map(|node| model.node(*node).cost_per_gpu_hour).map(|money| money.minor).min().unwrap_or(0)
+    nodes.iter().map(|node| model.node(*node).placement_price()).min().unwrap_or(0)
 }
 
 /// The lowest GPU-hour price among the nodes of `reach` (pool `pool`'s) that pass `job`'s

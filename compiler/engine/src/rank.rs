@@ -37,6 +37,12 @@ pub trait Ranker {
     /// The simulated time of the pass about to run, for rankers whose features change with
     /// it (recorded telemetry); the others ignore it.
     fn at(&mut self, _now: crate::job::Seconds) {}
+
+    /// Whether its scores may change with the time alone ([`Self::at`]): then no scheduling
+    /// pass may carry on the verdicts of the last one.
+    fn varies_with_time(&self) -> bool {
+        false
+    }
 }
 
 /// The built-in ranker: every node scores 0, so the tie-break alone decides (NVLink first for
@@ -66,5 +72,9 @@ impl<R: Ranker + ?Sized> Ranker for &mut R {
 
     fn at(&mut self, now: crate::job::Seconds) {
         (**self).at(now);
+    }
+
+    fn varies_with_time(&self) -> bool {
+        (**self).varies_with_time()
     }
 }

@@ -191,6 +191,10 @@ impl Ranker for StageScores<'_> {
         self.now = now;
     }
 
+    fn varies_with_time(&self) -> bool {
+        self.telemetry.is_some()
+    }
+
     fn rank(&mut self, job: &Job, candidates: &[Candidate], scores: &mut Vec<Option<f64>>) {
         scores.clear();
         let Some(slot) = self.fill(job, candidates) else {

@@ -166,14 +166,23 @@ impl CellGpus {
         if model.team_backfills(model.team(team)) { self.unreserved[cell] } else { self.teams[team.index()][cell] }
     }
 
-    /// The most GPUs one workload of `team` at `tier` can ever be admitted with in `pool`:
-    /// Kueue admits a pod set on one flavor, so it is the largest of the pool's cells' limits
-    /// for it: the tier's reservation in the cell where the tier reserves in `pool`, else the
-    /// team's limit there ([`Self::team_limit`]).
-    pub fn most_for_one_workload(&self, model: &Model, cells: &Cells, team: TeamId, tier: TierId, pool: PoolId) -> u64 {
+    /// The most GPUs one workload of `team` at `tier` can ever be admitted with in `pool`, on
+    /// cells of `capacity` when it asks for one: Kueue admits a pod set on one flavor, so it
+    /// is the largest of those cells' limits for it: the tier's reservation in the cell where
+    /// the tier reserves in `pool`, else the team's limit there ([`Self::team_limit`]).
+    pub fn most_for_one_workload(
+        &self,
+        model: &Model,
+        cells: &Cells,
+        team: TeamId,
+        tier: TierId,
+        pool: PoolId,
+        capacity: Option<CapacityKind>,
+    ) -> u64 {
         let reserves_here = model.tier(tier).reservations.iter().any(|reservation| reservation.pool == pool);
         cells
             .of_pool(pool)
+            .filter(|(_, cell)| capacity.is_none_or(|kind| cell.capacity == kind))
             .map(|(index, _)| if reserves_here { self.reserved[tier.index()][index] } else { self.team_limit(model, team, index) })
             .max()
             .unwrap_or(0)

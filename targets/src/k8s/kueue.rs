@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::Model;
+use placid_lang::model::{Model, TeamId};
 use serde::Serialize;
 
 use crate::k8s::kinds;
@@ -148,7 +148,7 @@ fn team_queue(model: &Model, layout: &Layout, quotas: &Quotas, team_index: usize
         .enumerate()
         .map(|(cell_index, cell)| {
             let nominal = quotas.teams[team_index][cell_index];
-            let borrowable = quotas.borrowable(model, team, cell_index, nominal);
+            let borrowable = quotas.borrowable(model, TeamId::from_index(team_index), cell_index, nominal);
             let resources = ResourceName::COVERED
                 .iter()
                 .map(|resource| ResourceQuota {

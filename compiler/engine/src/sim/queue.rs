@@ -88,14 +88,16 @@ impl<'m, R: Ranker> Simulation<'m, R> {
     /// (a retry wakes the pass when an exemption it saw ends), the head's reservation, built
     /// from estimated ends still ahead) except the time, which a verdict reads only through
     /// the day of the budgets and whether a job would end by the head's start. It starts from
-    /// the last pass's head, strict-tier block and placement memo. Telemetry changes
-    /// placements with time, so a run with it never carries on.
+    /// the last pass's head, strict-tier block and placement memo. Telemetry (the run's, or a
+    /// ranker's that [`Ranker::varies_with_time`]) changes placements with time, so a run
+    /// with it never carries on.
     pub(super) fn pass(&mut self) {
         let order = self.order();
         let day = self.now / DAY;
         let carried = self.carry.take().filter(|carry| {
             !self.changed
                 && self.telemetry.is_none()
+                && !self.ranker.varies_with_time()
                 && carry.day == day
                 && carry.head.as_ref().is_none_or(|head| self.now <= head.steady_until)
                 && order.starts_with(&carry.order)

@@ -13,8 +13,9 @@
 //! guaranteed 2 of `nvl-a`'s 4). A team with a backfill tier may borrow what the other teams
 //! hold in the cell (the model's rule, `CellGpus::team_limit`), the others borrow nothing.
 
+use placid_lang::model::cells::CellGpus;
 use placid_lang::model::shares::apportion;
-use placid_lang::model::{Model, Team};
+use placid_lang::model::{Model, TeamId};
 
 use super::cells::Cells;
 use super::resources::Resources;
@@ -28,6 +29,9 @@ pub struct Quotas {
     pub tiers: Vec<Vec<Resources>>,
     /// `[cell]`: the teams' nominal quotas together, what a backfilling team borrows from.
     pub team_totals: Vec<Resources>,
+    /// The language's GPU quotas per cell, whose [`CellGpus::team_limit`] says what a team may
+    /// borrow.
+    gpus: CellGpus,
 }
 
 impl Quotas {
@@ -49,12 +53,18 @@ impl Quotas {
                 team_totals[cell_index] = team_totals[cell_index].plus(nominal);
             }
         }
-        Quotas { teams, tiers, team_totals }
+        Quotas { teams, tiers, team_totals, gpus }
     }
 
-    /// What `team` may borrow in `cell` beyond its nominal quota `own`.
-    pub fn borrowable(&self, model: &Model, team: &Team, cell: usize, own: Resources) -> Resources {
-        if model.team_backfills(team) { self.team_totals[cell].minus(own) } else { Resources::default() }
+    /// What team `team` may borrow in `cell` beyond its nominal quota `own`: nothing unless it
+    /// has a backfill tier; then GPUs up to its limit there ([`CellGpus::team_limit`]), and
+    /// the CPU and memory the other teams hold.
+    pub fn borrowable(&self, model: &Model, team: TeamId, cell: usize, own: Resources) -> Resources {
+        if !model.team_backfills(model.team(team)) {
+            return Resources::default();
+        }
+        let gpus = self.gpus.team_limit(model, team, cell).saturating_sub(own.gpus);
+        Resources { gpus, ..self.team_totals[cell].minus(own) }
     }
 }
 
