@@ -3,20 +3,20 @@
 //! policy test whose expectation no run can meet. The engine answers; this pass gives the
 //! answers spans.
 
-use placid_engine::cluster::Cluster;
 use placid_engine::job::WHOLE_GPU_MILLI;
 use placid_engine::plan::stage_job;
-use placid_engine::quota::{Charge, Quotas};
+use placid_engine::quota::Charge;
 use placid_engine::sim::verdict_in;
 use placid_engine::{Reject, policy_test};
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::{ClassId, Model, PlanId, Preemption};
 
+use super::empty::Empty;
+
 /// `unmet_classes`: classes whose lanes or bisection no hardware offers (the lanes pass said
 /// so); a test of theirs can never pass for that reason alone.
-pub(super) fn check(model: &Model, unmet_classes: &[ClassId], diagnostics: &mut Diagnostics) {
-    let quotas = Quotas::new(model);
-    let empty = Cluster::new(model);
+pub(super) fn check(model: &Model, empty: &Empty, unmet_classes: &[ClassId], diagnostics: &mut Diagnostics) {
+    let quotas = &empty.quotas;
     for (plan_index, plan) in model.plans.iter().enumerate() {
         let team = model.team(plan.team.value);
         for (stage_index, stage) in plan.stages.iter().enumerate() {
@@ -30,7 +30,7 @@ pub(super) fn check(model: &Model, unmet_classes: &[ClassId], diagnostics: &mut 
             // So is a recovered pool's size (see `Pool::recovered`).
             if !team.recovered
                 && !model.pool(stage.pool.value).recovered
-                && verdict_in(model, &quotas, &empty, &job, stage.pool.value) == Err(Reject::ExceedsQuota)
+                && verdict_in(model, quotas, &empty.cluster, &job, stage.pool.value) == Err(Reject::ExceedsQuota)
             {
                 let pool = model.pool(stage.pool.value);
                 let charge = quotas.charge(&job, stage.pool.value);

@@ -12,6 +12,7 @@ mod backfill;
 mod budget;
 mod capacity;
 pub mod drift;
+mod empty;
 mod lanes;
 mod launch;
 mod migrations;
@@ -42,6 +43,7 @@ pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     // A partial model may lack teams, so "no team may use the tier" would be an echo.
     let lowered_clean = !diagnostics.has_errors();
     let topology = topology::Topology::new(&model);
+    let empty = empty::Empty::new(&model);
     capacity::check(&model, &mut diagnostics);
     preemption::check(&model, &mut diagnostics);
     budget::check(&model, &mut diagnostics);
@@ -49,17 +51,17 @@ pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     backfill::check(&model, &mut diagnostics);
     topology::check(&model, &topology, &mut diagnostics);
     let unmet_classes = lanes::check(&model, &mut diagnostics);
-    plans::check(&model, &unmet_classes, &mut diagnostics);
+    plans::check(&model, &empty, &unmet_classes, &mut diagnostics);
     launch::check(&model, &mut diagnostics);
     migrations::check(&model, &mut diagnostics);
     totals::check(&model, &mut diagnostics);
-    admission::check(&model, &unmet_classes, &mut diagnostics);
+    admission::check(&model, &empty, &unmet_classes, &mut diagnostics);
     scores::check(&model, &mut diagnostics);
     if lowered_clean {
         routing::check(&model, &mut diagnostics);
         // What a target cannot carry out is news once the project lowers; before, the errors
         // come first.
-        target_gaps::check(&model, &mut diagnostics);
+        target_gaps::check(&model, &empty, &mut diagnostics);
     }
     diagnostics.sort();
     let verdict = if diagnostics.has_errors() { Verdict::Rejected(model) } else { Verdict::Checked(Checked::from_checker(model)) };

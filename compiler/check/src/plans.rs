@@ -5,19 +5,17 @@
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::DiGraph;
 use placid_engine::Reject;
-use placid_engine::cluster::Cluster;
 use placid_engine::plan::stage_job;
-use placid_engine::quota::Quotas;
 use placid_engine::sim::hardware_verdict;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::{Arch, ClassId, Locality, Mig, Model, NvlinkNeed, Plan, PlanId, Stage};
 
+use super::empty::Empty;
 use super::topology::units;
 
 /// `unmet_classes`: classes whose lanes or bisection no hardware offers (the lanes pass said
 /// so), whose stages fit nowhere for that reason alone.
-pub(super) fn check(model: &Model, unmet_classes: &[ClassId], diagnostics: &mut Diagnostics) {
-    let empty = Empty { quotas: Quotas::new(model), cluster: Cluster::new(model) };
+pub(super) fn check(model: &Model, empty: &Empty, unmet_classes: &[ClassId], diagnostics: &mut Diagnostics) {
     for (plan_index, plan) in model.plans.iter().enumerate() {
         check_order(plan, diagnostics);
         for (stage_index, stage) in plan.stages.iter().enumerate() {
@@ -27,16 +25,10 @@ pub(super) fn check(model: &Model, unmet_classes: &[ClassId], diagnostics: &mut 
             let mut hardware = Diagnostics::default();
             check_hardware(model, stage, &mut hardware);
             let unmet = !hardware.is_empty() || stage.class.as_ref().is_some_and(|class| unmet_classes.contains(&class.value));
-            check_fit(model, &empty, PlanId::from_index(plan_index), stage_index, unmet, diagnostics);
+            check_fit(model, empty, PlanId::from_index(plan_index), stage_index, unmet, diagnostics);
             diagnostics.extend(hardware);
         }
     }
-}
-
-/// The engine's empty cluster, which answers whether a stage can ever fit.
-struct Empty {
-    quotas: Quotas,
-    cluster: Cluster,
 }
 
 /// Reports cycles (with their path) and `after` references to later stages.

@@ -5,17 +5,17 @@
 //! effect") list every setting with the places it reaches; these are the gaps between them
 //! that a policy can hit. `backfill #false` on Slurm (E168) is the same kind, in `backfill.rs`.
 
-use placid_engine::cluster::Cluster;
 use placid_engine::plan::stage_job;
-use placid_engine::quota::Quotas;
 use placid_engine::sim::verdict_in;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
 use placid_lang::model::{KubernetesSettings, Model, PlanId, Preemption};
 
-pub(super) fn check(model: &Model, diagnostics: &mut Diagnostics) {
+use super::empty::Empty;
+
+pub(super) fn check(model: &Model, empty: &Empty, diagnostics: &mut Diagnostics) {
     if model.project.kubernetes.is_some() {
         exempt_on_kubernetes(model, diagnostics);
-        stages_beyond_one_cell(model, diagnostics);
+        stages_beyond_one_cell(model, empty, diagnostics);
         scores_on_kubernetes(model, diagnostics);
         telemetry_on_kubernetes(model, diagnostics);
     }
@@ -44,11 +44,9 @@ fn exempt_on_kubernetes(model: &Model, diagnostics: &mut Diagnostics) {
 /// cell: a stage larger than the most its queue holds in any one cell of its pool stays
 /// pending there, where the engine and Slurm run it across the cells. Stages the engine
 /// rejects as well have their error already; MIG instances are outside the queues' quotas.
-fn stages_beyond_one_cell(model: &Model, diagnostics: &mut Diagnostics) {
+fn stages_beyond_one_cell(model: &Model, empty: &Empty, diagnostics: &mut Diagnostics) {
     let cells = model.cells();
     let gpus = cells.gpus(model);
-    let quotas = Quotas::new(model);
-    let empty = Cluster::new(model);
     for (plan_index, plan) in model.plans.iter().enumerate() {
         for (stage_index, stage) in plan.stages.iter().enumerate() {
             if stage.class.as_ref().is_some_and(|class| model.class(class.value).mig.is_some()) {
@@ -59,7 +57,7 @@ fn stages_beyond_one_cell(model: &Model, diagnostics: &mut Diagnostics) {
                 continue;
             }
             let job = stage_job(model, PlanId::from_index(plan_index), stage_index, 0);
-            if verdict_in(model, &quotas, &empty, &job, stage.pool.value).is_err() {
+            if verdict_in(model, &empty.quotas, &empty.cluster, &job, stage.pool.value).is_err() {
                 continue;
             }
             let pool = model.pool(stage.pool.value);

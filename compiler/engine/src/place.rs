@@ -202,7 +202,7 @@ impl Scratch {
                 member[node.index()] = true;
             }
             let one_price = nodes.windows(2).all(|pair| model.node(pair[0]).placement_price() == model.node(pair[1]).placement_price());
-            let cheapest = lowest_price(model, &nodes);
+            let cheapest = lowest_price(model, nodes.iter().copied());
             Feasible { nodes, member, one_price, cheapest }
         })
     }
@@ -211,8 +211,8 @@ impl Scratch {
 /// The lowest GPU-hour price a job is charged on `nodes`, in minor units: an unpriced node
 /// costs nothing ([`placid_lang::model::Node::placement_price`], as placement and the charge
 /// count it), so with one among them no budget can refuse the job.
-fn lowest_price(model: &Model, nodes: &[NodeId]) -> i64 {
-    nodes.iter().map(|node| model.node(*node).placement_price()).min().unwrap_or(0)
+fn lowest_price(model: &Model, nodes: impl Iterator<Item = NodeId>) -> i64 {
+    nodes.map(|node| model.node(node).placement_price()).min().unwrap_or(0)
 }
 
 /// The lowest GPU-hour price among the nodes of `reach` (pool `pool`'s) that pass `job`'s
@@ -222,8 +222,7 @@ fn lowest_price(model: &Model, nodes: &[NodeId]) -> i64 {
 pub fn cheapest_price(model: &Model, reach: &[NodeId], job: &Job, pool: PoolId, scratch: &mut Scratch) -> i64 {
     let needs = Needs::of(model, job);
     if job.pin.is_some() {
-        let nodes: Vec<NodeId> = reach.iter().copied().filter(|node| passes(model, job, &needs, *node)).collect();
-        return lowest_price(model, &nodes);
+        return lowest_price(model, reach.iter().copied().filter(|node| passes(model, job, &needs, *node)));
     }
     scratch.feasible(model, reach, job, &needs, pool).cheapest
 }
