@@ -1,8 +1,10 @@
 //! What the fuzz targets share: the cluster example's model, with a `telemetry` block, loaded
-//! once, for the readers of files checked against a policy (traces, recorded series).
+//! once, for the readers of files checked against a policy (traces, histories, recorded
+//! series).
 
 use std::sync::OnceLock;
 
+use placid_lang::checked::Checked;
 use placid_lang::model::Model;
 use placid_lang::source::MemoryWorld;
 
@@ -26,5 +28,15 @@ pub fn cluster() -> &'static Model {
         }
         world.insert("policy/telemetry.kdl", TELEMETRY.to_owned());
         placid_lang::load(&world).model
+    })
+}
+
+/// [`cluster`], checked once: the Kueue history maps Workloads through the Kubernetes
+/// target's names, which only a checked model has.
+pub fn checked_cluster() -> &'static Checked {
+    static CHECKED: OnceLock<Checked> = OnceLock::new();
+    CHECKED.get_or_init(|| {
+        let (verdict, diagnostics) = placid_check::check(cluster().clone(), placid_lang::diag::Diagnostics::new());
+        verdict.into_checked().unwrap_or_else(|| panic!("the cluster example does not check: {diagnostics:?}"))
     })
 }

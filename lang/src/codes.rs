@@ -336,6 +336,6 @@ codes! {
         "A pod needs a container image; the API server refuses a pod without one. With the Kubernetes target enabled, every stage needs `image` on the stage or on its class.";
     StageWithoutCommand = 173, "stage-without-command", "a stage runs on Slurm but neither it nor its class names a command (warning)",
         "A Slurm job runs a program, and placid's stage script runs the stage's `command`. A stage that names none (on itself or its class) runs the program in the submitter's `PLACID_STAGE_COMMAND`, which then must be set for every stage alike. Give the stage a `command` (docs/stages.md).";
-    StageResourcesUnavailable = 174, "stage-resources-unavailable", "a stage asks more CPU cores or memory per node than any node of its pool has",
-        "`cpus` and `memory` are what one node (one pod) of a trial needs. When no GPU node of the stage's pool has that many CPU threads or that much memory, the schedulers can never start the stage: lower the request or choose a pool with larger nodes.";
+    StageResourcesUnavailable = 174, "stage-resources-unavailable", "a stage asks more CPU cores or memory per node than enough nodes of its pool have",
+        "`cpus` and `memory` are what each node (each pod) of a trial needs, and a trial spans as many nodes as its GPUs need at the size of its pool's smallest GPU node (`Model::gang`, the `--nodes` of its Slurm script and the pods of its Kubernetes gang). When fewer GPU nodes of the stage's pool than that have both that many CPU threads and that much memory, the schedulers can never start the stage: lower the request, use fewer GPUs per trial, or choose a pool with larger nodes.";
 }

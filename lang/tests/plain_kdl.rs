@@ -153,15 +153,22 @@ fn word() -> impl Strategy<Value = String> {
     ]
 }
 
+/// A bare identifier matching `pattern`, never one KDL 2 keeps for its keywords (`inf`,
+/// `nan`, `true`, `false`, `null` must be written `#inf` and so on): a generated `inf=` is
+/// not KDL, so the plain reader rightly declines it.
+fn identifier(pattern: &'static str) -> impl Strategy<Value = String> {
+    pattern.prop_filter("a KDL keyword", |name| !matches!(name.as_str(), "inf" | "nan" | "true" | "false" | "null"))
+}
+
 fn entry() -> impl Strategy<Value = String> {
-    (proptest::option::of("[a-z][a-z-]{0,8}"), word()).prop_map(|(key, value)| match key {
+    (proptest::option::of(identifier("[a-z][a-z-]{0,8}")), word()).prop_map(|(key, value)| match key {
         Some(key) => format!("{key}={value}"),
         None => value,
     })
 }
 
 fn head() -> impl Strategy<Value = String> {
-    ("[a-z][a-z0-9-]{0,6}", proptest::collection::vec(entry(), 0..5))
+    (identifier("[a-z][a-z0-9-]{0,6}"), proptest::collection::vec(entry(), 0..5))
         .prop_map(|(name, entries)| std::iter::once(name).chain(entries).collect::<Vec<_>>().join(" "))
 }
 

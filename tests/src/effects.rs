@@ -146,7 +146,7 @@ impl Outcome {
                 // A trace the edited policy cannot read (a team or pool gone) is an outcome too.
                 match placid_simulate::trace::read(model, FileId(u32::MAX - 1), &text) {
                     Ok(jobs) => {
-                        let events = placid_engine::simulate(model, Neutral, placid_simulate::replay::jobs(&jobs));
+                        let events = placid_engine::simulate(model, Neutral, placid_simulate::replay::jobs(&jobs).collect());
                         engine.extend(events.iter().map(|event| format!("{event:?}")));
                     }
                     Err(errors) => engine.push(format!("{} does not read: {errors:?}", trace.display())),

@@ -643,10 +643,28 @@ impl Cluster {
         last
     }
 
-    /// Cancels every job and waits until the queue is empty.
+    /// Cancels every job and waits until the queue is empty and no node is still busy, so
+    /// that the next check starts on an idle cluster. A job that is being requeued when
+    /// `scancel` runs escapes it and comes back pending (it then starts behind the next
+    /// check's back), so the cancel is repeated until the queue stays empty.
     pub fn cancel_all(&self) {
-        let _ = self.run("scancel", &["--user=root"]);
-        wait_until(Duration::from_secs(30), || self.stdout("squeue", &["-h"]).trim().is_empty());
+        let busy_nodes = || {
+            let states = self.stdout("sinfo", &["-h", "-N", "-o", "%T"]);
+            states.lines().any(|state| ["alloc", "mix", "comp"].iter().any(|busy| state.contains(busy)))
+        };
+        let idle = wait_until(Duration::from_secs(90), || {
+            if !self.stdout("squeue", &["-h"]).trim().is_empty() {
+                let _ = self.run("scancel", &["--user=root"]);
+                return false;
+            }
+            !busy_nodes()
+        });
+        assert!(
+            idle,
+            "the cluster did not become idle within 90 s:\n{}\n{}",
+            self.stdout("squeue", &["-h", "-o", "%i %T %r %P"]),
+            self.stdout("sinfo", &["-h", "-N", "-o", "%N %T"])
+        );
     }
 }
 

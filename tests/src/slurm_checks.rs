@@ -345,7 +345,7 @@ pub fn plans_run_real_work_through_a_preemption(cluster: &Cluster, generated: &s
     std::thread::sleep(Duration::from_secs(5));
     let preemptor_at = submitted.elapsed().as_secs();
     let preemptor = cluster
-        .sbatch(&["-A", "vision", "--qos=p1", "-p", PREEMPTOR_POOL, "-N", "3", "--gpus-per-node=4", "-t", "5", "--wrap", "sleep 15"])
+        .sbatch(&["-A", PREEMPTOR_TEAM, "--qos=p1", "-p", PREEMPTOR_POOL, "-N", "3", "--gpus-per-node=4", "-t", "5", "--wrap", "sleep 15"])
         .expect("the P1 job");
     assert_eq!(cluster.wait_job(&preemptor, &["RUNNING"], Duration::from_secs(60)), "RUNNING", "P1 preempts its way in");
     let node = cluster.show("job", &preemptor).get("NodeList").cloned().unwrap_or_default();
@@ -468,6 +468,13 @@ pub fn plans_for_live(model: &mut Model) {
 /// The pool of the P1 job that preempts sweep trials in [`plans_run_real_work_through_a_preemption`].
 const PREEMPTOR_POOL: &str = "nvl-b";
 
+/// The team of that P1 job: the sweep's own, so that the preemption is one team's higher tier
+/// over its lower one. Another team's P1 job would be held for quota in the engine (and by
+/// Kueue): its queue and the sweep's share the nvl-b cell, whose cohort the two together
+/// would exceed, and a queue that must borrow does not reclaim; Slurm, without team quotas,
+/// would preempt (docs/semantics.md, Divergences: quota per cell).
+const PREEMPTOR_TEAM: &str = "speech";
+
 /// What the engine predicts for [`plans_run_real_work_through_a_preemption`]'s run: both
 /// plans submitted at 0, each stage running as long as its command's `--steps` times
 /// `--step-seconds`, the sweep's trials reporting `metrics`, and the P1 job (12 GPUs of
@@ -511,7 +518,7 @@ impl PredictedPlanRun {
         let teams: Vec<String> = model.teams.iter().map(|team| team.name.as_str().to_owned()).collect();
         let tiers: Vec<String> = model.tiers.iter().map(|tier| tier.name.as_str().to_owned()).collect();
         let pools: Vec<String> = model.pools.iter().map(|pool| pool.name.as_str().to_owned()).collect();
-        let mut preemptor = Job::new(TeamId::from_index(named(&teams, "vision")), TierId::from_index(named(&tiers, "P1")), 12);
+        let mut preemptor = Job::new(TeamId::from_index(named(&teams, PREEMPTOR_TEAM)), TierId::from_index(named(&tiers, "P1")), 12);
         preemptor.pool = Some(PoolId::from_index(named(&pools, PREEMPTOR_POOL)));
         preemptor.submit = preemptor_at;
         preemptor.run = 15;

@@ -290,8 +290,8 @@ fn draws() -> impl Strategy<Value = Draw> {
 
 /// The most GPUs one workload can be admitted with, read from the emitted ClusterQueues, for
 /// every team, tier it may use and pool the tier may use, beside the language's figure
-/// (`CellGpus::most_for_one_workload`, what E157 warns with) and the engine's quota limit.
-/// Kueue admits a workload on one flavor, within its queue's nominal quota plus borrowing
+/// (`CellGpus::most_for_one_workload`, what E157 warns with) and the engine's largest limit
+/// in one cell. Kueue admits a workload on one flavor, within its queue's nominal quota plus borrowing
 /// limit there: the queue is the tier's reserved queue in a pool it reserves in, else the
 /// team's; the flavors are the pool's cells. Each limit is (what, Kueue's, the language's,
 /// the engine's), in GPUs.
@@ -332,7 +332,8 @@ fn one_workload_limits(model: &placid_lang::checked::Checked, objects: &[Emitted
                 let language = gpus.most_for_one_workload(model, &cells, team_id, tier_ref.value, pool, None);
                 let mut job = placid_engine::job::Job::new(team_id, tier_ref.value, 1);
                 job.pool = Some(pool);
-                let engine = quotas.limit(quotas.charge(&job, pool)) / u64::from(placid_engine::job::WHOLE_GPU_MILLI);
+                let engine = quotas.cells_for(&job, pool).map(|cell| quotas.limit(quotas.charge(&job, pool, cell))).max().unwrap_or(0)
+                    / u64::from(placid_engine::job::WHOLE_GPU_MILLI);
                 limits.push((format!("{} at {} in {}", team.name, tier.name, model.pool(pool).name), kueue, language, engine));
             }
         }
@@ -369,9 +370,222 @@ proptest! {
         let Some((model, objects)) = drawn else { return Ok(()) };
         for (what, kueue, language, engine) in one_workload_limits(&model, &objects) {
             prop_assert_eq!(kueue, language, "{}: the queues admit {} GPUs, the language says {}", what, kueue, language);
-            // A cell's guarantee is rounded on its own (largest remainder), the engine's on the
-            // pool's sum: one GPU apart at most (docs/semantics.md section 4).
-            prop_assert!(kueue <= engine + 1, "{}: the queues admit {} GPUs at once, the engine only {}", what, kueue, engine);
+            // The engine charges per cell too (docs/semantics.md section 4).
+            prop_assert_eq!(kueue, engine, "{}: the queues admit {} GPUs at once, the engine {}", what, kueue, engine);
         }
+    }
+}
+
+/// One drawn job of [`job_streams`]: (team, tier among the team's, pool, GPUs, capacity kind
+/// index or none, submit time, run time).
+type DrawnJob = (usize, usize, usize, u32, Option<usize>, u64, u64);
+
+fn job_streams() -> impl Strategy<Value = Vec<DrawnJob>> {
+    proptest::collection::vec(
+        (0usize..3, 0usize..3, 0usize..6, 1u32..13, proptest::option::of(0usize..3), 0u64..4_000, 60u64..3_000),
+        1..40,
+    )
+}
+
+/// A queue's quota in one flavor, by (queue, flavor) name.
+type QueueFlavor = (String, String);
+
+/// Kueue's admission as the emitted ClusterQueues configure it, for GPUs, per queue and
+/// flavor: a workload fits a flavor when its queue's usage plus it stays within the nominal
+/// quota plus the borrowing limit, and the cohort's usage plus it within what its members
+/// lend. A member lends its nominal quota less what it keeps (nominal minus `lendingLimit`),
+/// and only its usage above what it keeps counts against the cohort.
+struct KueueReference {
+    /// (queue, flavor) -> (nominal, borrowing limit, kept for itself).
+    quotas: BTreeMap<(String, String), (u64, Option<u64>, u64)>,
+    /// flavor -> what the cohort's members lend there.
+    lent: BTreeMap<String, u64>,
+    /// (queue, flavor) -> GPUs its admitted workloads hold.
+    usage: BTreeMap<(String, String), u64>,
+}
+
+impl KueueReference {
+    fn new(objects: &[Emitted]) -> KueueReference {
+        let mut quotas = BTreeMap::new();
+        let mut lent: BTreeMap<String, u64> = BTreeMap::new();
+        for queue in of_kind(objects, "ClusterQueue") {
+            for quota in flavor_quotas(queue) {
+                let flavor = quota["name"].as_str().unwrap_or_default().to_owned();
+                let Some(gpu) = quota["resources"].as_array().into_iter().flatten().find(|resource| resource["name"] == "nvidia.com/gpu")
+                else {
+                    continue;
+                };
+                let nominal = quantity(&gpu["nominalQuota"]);
+                let borrowing = gpu.get("borrowingLimit").map(quantity);
+                let lends = gpu.get("lendingLimit").map_or(nominal, quantity).min(nominal);
+                *lent.entry(flavor.clone()).or_default() += lends;
+                quotas.insert((queue.name().to_owned(), flavor), (nominal, borrowing, nominal - lends));
+            }
+        }
+        KueueReference { quotas, lent, usage: BTreeMap::new() }
+    }
+
+    /// The cohort's usage in `flavor`: each member's usage above what it keeps.
+    fn cohort_usage(&self, flavor: &str) -> u64 {
+        self.usage
+            .iter()
+            .filter(|((_, held), _)| held == flavor)
+            .map(|(key, used)| used.saturating_sub(self.quotas.get(key).map_or(0, |quota| quota.2)))
+            .sum()
+    }
+
+    /// Whether `gpus` more fit `queue`'s quota in `flavor` now.
+    fn fits(&self, queue: &str, flavor: &str, gpus: u64) -> bool {
+        let key = (queue.to_owned(), flavor.to_owned());
+        let Some(&(nominal, borrowing, kept)) = self.quotas.get(&key) else { return false };
+        let used = self.usage.get(&key).copied().unwrap_or(0);
+        let own = borrowing.is_none_or(|borrowing| used + gpus <= nominal + borrowing);
+        let counted = |used: u64| used.saturating_sub(kept);
+        let cohort = self.cohort_usage(flavor) - counted(used) + counted(used + gpus) <= self.lent.get(flavor).copied().unwrap_or(0);
+        own && cohort
+    }
+
+    /// The most GPUs one workload of `queue` can ever hold in `flavor`.
+    fn most(&self, queue: &str, flavor: &str) -> u64 {
+        self.quotas
+            .get(&(queue.to_owned(), flavor.to_owned()))
+            .map_or(0, |(nominal, borrowing, _)| nominal + borrowing.unwrap_or(u64::MAX / 2))
+    }
+
+    /// What breaks the quotas now, if anything.
+    fn violations(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        for (key, used) in &self.usage {
+            let (nominal, borrowing, _) = self.quotas.get(key).copied().unwrap_or((0, Some(0), 0));
+            if borrowing.is_some_and(|borrowing| *used > nominal + borrowing) {
+                found.push(format!("queue {} holds {used} GPUs of flavor {}, past {nominal} + {borrowing:?}", key.0, key.1));
+            }
+        }
+        for (flavor, lent) in &self.lent {
+            let used = self.cohort_usage(flavor);
+            if used > *lent {
+                found.push(format!("the cohort holds {used} GPUs of flavor {flavor}, past the {lent} its members lend"));
+            }
+        }
+        found
+    }
+}
+
+/// Runs `stream` on `model` and checks the engine against the emitted Kueue quotas after
+/// every event: it never admits a job that the queues would hold (its running jobs fit every
+/// queue's and the cohort's quota in the flavors they run on), and never holds a job for quota
+/// that some flavor of its queue would admit. A job larger than its queue's quota in every
+/// flavor of its pool (the E157 case: Kueue holds it forever, the engine runs it across
+/// cells) is not asked the second question; that it is E157's case is asserted instead.
+fn quota_disagreements(model: &placid_lang::checked::Checked, objects: &[Emitted], stream: &[DrawnJob]) -> Vec<String> {
+    use placid_engine::{EventKind, Hold, Job, simulate};
+    use placid_lang::model::TeamId;
+    let settings = model.project.kubernetes.as_ref().unwrap_or_else(|| panic!("the cluster example enables Kubernetes"));
+    let layout = placid_targets::k8s::layout::Layout::new(model, settings).unwrap_or_else(|error| panic!("{error:?}"));
+    let marks = nfd_marks(objects);
+    let mut flavor_of: BTreeMap<String, String> = BTreeMap::new();
+    let mut kind_of: BTreeMap<String, CapacityKind> = BTreeMap::new();
+    for flavor in of_kind(objects, "ResourceFlavor") {
+        for node in flavor_nodes(flavor, &marks) {
+            flavor_of.insert(node.to_owned(), flavor.name().to_owned());
+            let kind = model.nodes.iter().find(|each| each.name.as_str() == node).map_or(CapacityKind::OnDemand, |each| each.capacity);
+            kind_of.insert(flavor.name().to_owned(), kind);
+        }
+    }
+    let jobs: Vec<Job> = stream
+        .iter()
+        .map(|(team, tier, pool, gpus, capacity, submit, run)| {
+            let team_index = team % model.teams.len();
+            let tiers = &model.teams[team_index].tiers;
+            let mut job = Job::new(TeamId::from_index(team_index), tiers[tier % tiers.len()].value, *gpus);
+            job.pool = Some(PoolId::from_index(pool % model.pools.len()));
+            job.capacity = capacity.map(|kind| CapacityKind::ALL[kind]);
+            job.submit = *submit;
+            job.run = *run;
+            job
+        })
+        .collect();
+    // The job's ClusterQueue, and the flavors it may be admitted on: its pool's cells (its
+    // pods' node affinity), of its capacity kind.
+    let queue_of = |job: &Job| -> (String, Vec<String>) {
+        let pool = job.pool.unwrap_or_else(|| PoolId::from_index(0));
+        let reserves_here = model.tier(job.tier).reservations.iter().any(|reservation| reservation.pool == pool);
+        let queue = match (&layout.tiers[job.tier.index()].reserved_queue, reserves_here) {
+            (Some(queue), true) => queue.as_str().to_owned(),
+            _ => layout.teams[job.team.index()].object.as_str().to_owned(),
+        };
+        let flavors = layout
+            .cells
+            .of_pool(pool)
+            .map(|(_, cell)| cell.name.as_str().to_owned())
+            .filter(|flavor| job.capacity.is_none_or(|kind| kind_of.get(flavor) == Some(&kind)))
+            .collect();
+        (queue, flavors)
+    };
+    let cells = model.cells();
+    let gpus = cells.gpus(model);
+    let mut reference = KueueReference::new(objects);
+    let mut held: BTreeMap<placid_engine::JobId, Vec<(QueueFlavor, u64)>> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for event in simulate(model, placid_engine::Neutral, jobs.clone()) {
+        let job = &jobs[event.job.index()];
+        let (queue, flavors) = queue_of(job);
+        match &event.kind {
+            EventKind::Started(placement) => {
+                let mut charged: BTreeMap<QueueFlavor, u64> = BTreeMap::new();
+                for share in &placement.nodes {
+                    let flavor = flavor_of.get(model.node(share.node).name.as_str()).cloned().unwrap_or_default();
+                    *charged.entry((queue.clone(), flavor)).or_default() += share.gpus.len() as u64;
+                }
+                for (key, gpus) in &charged {
+                    *reference.usage.entry(key.clone()).or_default() += gpus;
+                }
+                held.insert(event.job, charged.into_iter().collect());
+                for violation in reference.violations() {
+                    problems.push(format!("t={} job {} started on {placement:?}: {violation}", event.time, event.job.index()));
+                }
+            }
+            EventKind::Finished | EventKind::Requeued | EventKind::Cancelled => {
+                for (key, gpus) in held.remove(&event.job).unwrap_or_default() {
+                    *reference.usage.entry(key).or_default() -= gpus;
+                }
+            }
+            EventKind::Held(Hold::Quota) => {
+                let want = u64::from(job.gpus);
+                if flavors.iter().all(|flavor| reference.most(&queue, flavor) < want) {
+                    let pool = job.pool.unwrap_or_else(|| PoolId::from_index(0));
+                    let most = gpus.most_for_one_workload(model, &cells, job.team, job.tier, pool, job.capacity);
+                    if most >= want {
+                        problems.push(format!("job {} ({want} GPUs) fits no flavor, but E157's figure is {most}", event.job.index()));
+                    }
+                    continue;
+                }
+                if let Some(flavor) = flavors.iter().find(|flavor| reference.fits(&queue, flavor, want)) {
+                    problems.push(format!(
+                        "t={} job {} ({want} GPUs of {queue}) is held for quota, but flavor {flavor} admits it",
+                        event.time,
+                        event.job.index()
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    problems
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_engine_admits_what_the_emitted_kueue_quotas_admit_and_holds_for_quota_what_they_hold(
+        draw in draws(),
+        stream in job_streams(),
+    ) {
+        let drawn = emitted_draw(&draw);
+        prop_assume!(drawn.is_some());
+        let Some((model, objects)) = drawn else { return Ok(()) };
+        let problems = quota_disagreements(&model, &objects, &stream);
+        prop_assert!(problems.is_empty(), "{}", problems.join("\n"));
     }
 }

@@ -75,6 +75,47 @@ fn kueue_workloads_read_as_a_trace() {
     assert_eq!(report.finished, 2, "{:?}", report.not_finished);
 }
 
+/// A Kueue history is read item by item into the fields a replay uses: fields placid does not
+/// read are skipped whatever they hold (a label map of others, an array of a million values),
+/// a `null` reads as a missing field, a Workload whose read field has the wrong type and an
+/// item that is no Workload are counted and left out (each with its reason), a GPU count may
+/// be a number, the class label is found among others, and a list past the job limit is
+/// refused.
+#[test]
+fn a_kueue_history_skips_what_it_does_not_read_and_counts_what_it_cannot() {
+    let build = placid_tests::build_clean("cluster");
+    let read = |items: Vec<serde_json::Value>| {
+        let text = serde_json::json!({ "apiVersion": "v1", "kind": "List", "items": items }).to_string();
+        trace::kueue::read(&build.model, FileId(u32::MAX - 1), &text)
+    };
+    let mut padded = workload("padded", "vision", "p1", (1, 2), &["nvl-b"], "nvl-b", [0, 0, 60]);
+    padded["spec"]["junk"] = serde_json::json!(vec![0; 1_000_000]);
+    padded["spec"]["podSets"][0]["template"]["metadata"] =
+        serde_json::json!({ "labels": { "app": "x", "placid.dev/class": "model-parallel", "z\"q": "y" } });
+    padded["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = serde_json::json!(2);
+    let mut wrong = workload("wrong", "vision", "p1", (1, 2), &["nvl-b"], "nvl-b", [0, 0, 60]);
+    wrong["spec"]["podSets"][0]["count"] = serde_json::json!("two");
+    // A `null` reads as a missing field, as it did when the list was read as a JSON tree.
+    let mut nulls = workload("nulls", "vision", "p1", (1, 2), &["nvl-b"], "nvl-b", [0, 0, 60]);
+    nulls["spec"]["podSets"][0]["template"]["spec"]["affinity"] = serde_json::Value::Null;
+    nulls["spec"]["podSets"][0]["template"]["metadata"] = serde_json::json!({ "labels": null, "creationTimestamp": null });
+    nulls["status"]["admission"] = serde_json::Value::Null;
+    let other = serde_json::json!({ "kind": "Pod", "spec": { "podSets": "none" } });
+    let history = read(vec![padded, wrong, serde_json::json!(0), nulls, other]).unwrap_or_else(|errors| panic!("{errors:?}"));
+    let jobs: Vec<(String, u32, Option<&str>)> = history
+        .jobs
+        .iter()
+        .map(|job| (job.name.clone(), job.gpus, job.class.map(|class| build.model.class(class).name.as_str())))
+        .collect();
+    assert_eq!(jobs, [("vision/padded".to_owned(), 2, Some("model-parallel")), ("vision/nulls".to_owned(), 2, None)]);
+    let left_out: Vec<(&str, usize)> = history.left_out.iter().map(|(reason, count)| (reason.as_str(), *count)).collect();
+    assert_eq!(left_out, [("a Workload field placid reads is not of its Kubernetes type", 1), ("not a Workload", 2)]);
+
+    let too_many = format!("{{\"items\":[{}0]}}", "0,".repeat(placid_simulate::trace::MAX_JOBS));
+    let errors = trace::kueue::read(&build.model, FileId(u32::MAX - 1), &too_many).expect_err("past the job limit");
+    assert!(format!("{errors:?}").contains("more than 1000000 Workloads"), "{errors:?}");
+}
+
 /// One Workload as Kueue writes it for a placid stage's pods: `count` pods of `per_pod` GPUs of
 /// team namespace `namespace`, queue `queue`, pods that require the cells `cells` (as placid's
 /// templates do for their pool), created, admitted on `flavor` and finished at the given

@@ -5,7 +5,6 @@
 
 use placid_engine::job::WHOLE_GPU_MILLI;
 use placid_engine::plan::stage_job;
-use placid_engine::quota::Charge;
 use placid_engine::sim::verdict_in;
 use placid_engine::{Reject, policy_test};
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
@@ -33,15 +32,14 @@ pub(super) fn check(model: &Model, empty: &Empty, unmet_classes: &[ClassId], dia
                 && verdict_in(model, quotas, &empty.cluster, &job, stage.pool.value) == Err(Reject::ExceedsQuota)
             {
                 let pool = model.pool(stage.pool.value);
-                let charge = quotas.charge(&job, stage.pool.value);
-                let most = quotas.limit(charge) / u64::from(WHOLE_GPU_MILLI);
-                let (holder, help) = match charge {
-                    Charge::Team(..) => (
+                let most = quotas.pool_limit(&job, stage.pool.value) / u64::from(WHOLE_GPU_MILLI);
+                let (holder, help) = match quotas.reserves(stage.tier.value, stage.pool.value) {
+                    false => (
                         format!("team `{}` can hold at most {most} in pool `{}`, borrowing included", team.name, pool.name),
                         "lower `gpus`, raise the team's share, give the team a backfill tier, or reserve capacity for the tier in this pool",
                     ),
-                    Charge::Reservation(tier, _) => (
-                        format!("tier `{}` reserves {most} in pool `{}` and borrows nothing", model.tier(tier).name, pool.name),
+                    true => (
+                        format!("tier `{}` reserves {most} in pool `{}` and borrows nothing", model.tier(stage.tier.value).name, pool.name),
                         "lower `gpus`, or raise the tier's reservation in this pool: a reservation neither lends nor borrows",
                     ),
                 };
@@ -105,7 +103,7 @@ pub(super) fn check(model: &Model, empty: &Empty, unmet_classes: &[ClassId], dia
 
 #[cfg(test)]
 mod tests {
-    use placid_lang::diag::{Code, Severity};
+    use placid_lang::diag::Code;
 
     const INVENTORY: &str = "node \"spot-1\" arch=\"x86_64\" capacity=\"spot\" {\n    cost gpu-hour=(usd)1\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n    gpu 2 model=\"H200\"\n    gpu 3 model=\"H200\"\n}\nnode \"od-1\" arch=\"x86_64\" capacity=\"on-demand\" {\n    cost gpu-hour=(usd)2\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n    gpu 2 model=\"H200\"\n    gpu 3 model=\"H200\"\n}\n";
 
@@ -118,8 +116,7 @@ mod tests {
     }
 
     fn errors(policy: &str) -> Vec<Code> {
-        let (_, diagnostics) = crate::testing::check_project("", INVENTORY, policy);
-        diagnostics.iter().filter(|diagnostic| diagnostic.severity == Severity::Error).map(|diagnostic| diagnostic.code).collect()
+        crate::testing::error_codes("", INVENTORY, policy)
     }
 
     #[test]

@@ -51,8 +51,8 @@ pub fn check(model: Model, lowered: Diagnostics) -> (Verdict, Diagnostics) {
     backfill::check(&model, &mut diagnostics);
     topology::check(&model, &topology, &mut diagnostics);
     let unmet_classes = lanes::check(&model, &mut diagnostics);
-    plans::check(&model, &empty, &unmet_classes, &mut diagnostics);
-    launch::check(&model, &mut diagnostics);
+    let unfit_stages = launch::check(&model, &mut diagnostics);
+    plans::check(&model, &empty, &unmet_classes, &unfit_stages, &mut diagnostics);
     migrations::check(&model, &mut diagnostics);
     totals::check(&model, &mut diagnostics);
     admission::check(&model, &empty, &unmet_classes, &mut diagnostics);

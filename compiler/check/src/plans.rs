@@ -14,8 +14,15 @@ use super::empty::Empty;
 use super::topology::units;
 
 /// `unmet_classes`: classes whose lanes or bisection no hardware offers (the lanes pass said
-/// so), whose stages fit nowhere for that reason alone.
-pub(super) fn check(model: &Model, empty: &Empty, unmet_classes: &[ClassId], diagnostics: &mut Diagnostics) {
+/// so), whose stages fit nowhere for that reason alone; `unfit_stages`: stages whose `cpus` or
+/// `memory` too few nodes offer (the launch pass said so, E174).
+pub(super) fn check(
+    model: &Model,
+    empty: &Empty,
+    unmet_classes: &[ClassId],
+    unfit_stages: &[(PlanId, usize)],
+    diagnostics: &mut Diagnostics,
+) {
     for (plan_index, plan) in model.plans.iter().enumerate() {
         check_order(plan, diagnostics);
         for (stage_index, stage) in plan.stages.iter().enumerate() {
@@ -24,8 +31,10 @@ pub(super) fn check(model: &Model, empty: &Empty, unmet_classes: &[ClassId], dia
             // check leaves "no feasible node" to them, and is reported first, as it reads.
             let mut hardware = Diagnostics::default();
             check_hardware(model, stage, &mut hardware);
+            let plan_id = PlanId::from_index(plan_index);
             let unmet = !hardware.is_empty() || stage.class.as_ref().is_some_and(|class| unmet_classes.contains(&class.value));
-            check_fit(model, empty, PlanId::from_index(plan_index), stage_index, unmet, diagnostics);
+            let unfit = unfit_stages.contains(&(plan_id, stage_index));
+            check_fit(model, empty, plan_id, stage_index, unmet, unfit, diagnostics);
             diagnostics.extend(hardware);
         }
     }
@@ -129,8 +138,17 @@ fn check_tier(model: &Model, plan: &Plan, stage: &Stage, diagnostics: &mut Diagn
 /// ([`hardware_verdict`]: the class's filters counted), so `placid check` passes no stage a
 /// run would reject.
 /// `hardware_reported`: the class's needs were found unmet already (E024, E032, E033, E165,
-/// E166), which is what "no feasible node" would restate.
-fn check_fit(model: &Model, empty: &Empty, plan_id: PlanId, stage_index: usize, hardware_reported: bool, diagnostics: &mut Diagnostics) {
+/// E166), which is what "no feasible node" would restate; `resources_reported`: so were the
+/// stage's `cpus` or `memory` (E174), which the engine's verdict would restate in GPUs.
+fn check_fit(
+    model: &Model,
+    empty: &Empty,
+    plan_id: PlanId,
+    stage_index: usize,
+    hardware_reported: bool,
+    resources_reported: bool,
+    diagnostics: &mut Diagnostics,
+) {
     let plan = model.plan(plan_id);
     let stage = &plan.stages[stage_index];
     let pool = model.pool(stage.pool.value);
@@ -219,7 +237,7 @@ fn check_fit(model: &Model, empty: &Empty, plan_id: PlanId, stage_index: usize, 
     }
     // A stand-in plan, pool or class (see `Plan::recovered`) has an error of its own already;
     // the engine's filters would echo it.
-    if plan.recovered || pool.recovered || class.is_some_and(|class| class.recovered) {
+    if plan.recovered || pool.recovered || class.is_some_and(|class| class.recovered) || resources_reported {
         return;
     }
     let job = stage_job(model, plan_id, stage_index, 0);
@@ -351,7 +369,7 @@ fn check_hardware(model: &Model, stage: &Stage, diagnostics: &mut Diagnostics) {
 mod tests {
     use placid_lang::diag::Code;
 
-    use crate::testing::check_project;
+    use crate::testing::error_codes;
 
     /// Two 4-GPU x86 nodes in racks `r1` and `r2`.
     const NODES: &str = "node \"a\" arch=\"x86_64\" rack=\"r1\" {\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n    gpu 2 model=\"H200\"\n    gpu 3 model=\"H200\"\n}\n\
@@ -373,12 +391,7 @@ plan "p" team="t" {
 
     fn errors(reserve: &str, gpus: u32) -> Vec<Code> {
         let policy = POLICY.replace("RESERVE", reserve).replace("GPUS", &gpus.to_string());
-        let (_, diagnostics) = check_project("", NODES, &policy);
-        diagnostics
-            .iter()
-            .filter(|diagnostic| diagnostic.severity == placid_lang::diag::Severity::Error)
-            .map(|diagnostic| diagnostic.code)
-            .collect()
+        error_codes("", NODES, &policy)
     }
 
     #[test]
@@ -391,6 +404,23 @@ plan "p" team="t" {
         assert_eq!(errors("; reserve pool=\"res\" gpus=4", 6), [Code::StageExceedsPool]);
         // Past the pool's count, the count says so.
         assert_eq!(errors("", 9), [Code::StageExceedsPool]);
+    }
+
+    #[test]
+    fn a_mig_stage_is_measured_in_instances_not_whole_gpus() {
+        // One GPU cut into seven `1g.18gb` instances, one whole GPU beside it: a MIG class's
+        // `gpus` counts instances, so seven fit on node `m` though the pool has two GPUs (the
+        // whole-GPU figures would call it E031), and eight fit on no one node.
+        let nodes = "node \"m\" arch=\"x86_64\" rack=\"r1\" {\n    gpu 0 model=\"H200\" mig=\"enabled\" {\n        mig-instance profile=\"1g.18gb\" count=7\n    }\n    gpu 1 model=\"H200\"\n}\n";
+        let errors = |gpus: u32| -> Vec<Code> {
+            let policy = POLICY
+                .replace("RESERVE", "")
+                .replace("class \"wide\" { locality \"any\" }", "class \"wide\" { locality \"node\"; mig \"1g.18gb\" }")
+                .replace("GPUS", &gpus.to_string());
+            error_codes("", nodes, &policy)
+        };
+        assert_eq!(errors(7), []);
+        assert_eq!(errors(8), [Code::DomainTooSmall]);
     }
 
     #[test]
@@ -409,12 +439,6 @@ plan "p" team="t" {
             .replace("RESERVE", "; reserve pool=\"res\" gpus=2")
             .replace("class \"wide\" { locality \"any\" }", "class \"wide\" { nvlink \"required\" }")
             .replace("GPUS", "2");
-        let (_, diagnostics) = check_project("", &nodes, &policy);
-        let errors: Vec<Code> = diagnostics
-            .iter()
-            .filter(|diagnostic| diagnostic.severity == placid_lang::diag::Severity::Error)
-            .map(|diagnostic| diagnostic.code)
-            .collect();
-        assert_eq!(errors, [Code::NoFeasibleNode]);
+        assert_eq!(error_codes("", &nodes, &policy), [Code::NoFeasibleNode]);
     }
 }

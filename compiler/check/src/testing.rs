@@ -14,6 +14,16 @@ pub(crate) fn check_project(targets: &str, nodes: &str, policy: &str) -> (Verdic
     crate::check(compilation.model, compilation.diagnostics)
 }
 
+/// The codes of the errors (not the warnings) that checking that project reports, in order.
+pub(crate) fn error_codes(targets: &str, nodes: &str, policy: &str) -> Vec<placid_lang::diag::Code> {
+    let (_, diagnostics) = check_project(targets, nodes, policy);
+    diagnostics
+        .iter()
+        .filter(|diagnostic| diagnostic.severity == placid_lang::diag::Severity::Error)
+        .map(|diagnostic| diagnostic.code)
+        .collect()
+}
+
 /// The same project loaded but not checked, for a test of one pass alone.
 pub(crate) fn load_project(targets: &str, nodes: &str, policy: &str) -> Compilation {
     let mut world = MemoryWorld::new();

@@ -5,12 +5,7 @@ use placid_lang::diag::Code;
 
 /// The codes of the errors `check` (after lowering) reports for one inventory and policy.
 fn errors(inventory: &str, policy: &str) -> Vec<Code> {
-    let (_, diagnostics) = crate::testing::check_project("", inventory, policy);
-    diagnostics
-        .iter()
-        .filter(|diagnostic| diagnostic.severity == placid_lang::diag::Severity::Error)
-        .map(|diagnostic| diagnostic.code)
-        .collect()
+    crate::testing::error_codes("", inventory, policy)
 }
 
 /// One node with `gpus` GPUs, priced at `price` (a KDL amount) per GPU-hour.

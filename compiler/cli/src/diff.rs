@@ -10,7 +10,8 @@ use crate::{Exit, Output, choice};
 use placid_gitops::render::terminal::Colour;
 use placid_gitops::render::{DiffFormat, json, markdown, terminal};
 use placid_gitops::report::Outcome;
-use placid_gitops::{DiffRequest, Revision, diff};
+use placid_gitops::what_if::Side;
+use placid_gitops::{DiffRequest, Revision, diff_with_progress};
 
 /// Arguments of `placid diff`.
 #[derive(clap::Args, Debug)]
@@ -48,7 +49,10 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
         head: args.head.clone().map_or(Revision::WorkingTree, Revision::Commit),
         trace: args.simulate.clone(),
     };
-    let report = match diff(&request) {
+    let bars = WhatIfBars::default();
+    let report = diff_with_progress(&request, &|side, ended, jobs| bars.advance(side, ended, jobs));
+    bars.finish();
+    let report = match report {
         Ok(report) => report,
         Err(error) => return pipeline::fail(out, format, error.into()),
     };
@@ -73,5 +77,41 @@ pub fn run(args: &Args, out: &mut Output) -> Exit {
         (Outcome::HeadErrors, _) => Exit::Usage,
         (Outcome::Changes, true) => Exit::Failure,
         _ => Exit::Ok,
+    }
+}
+
+/// The what-if's progress bars, one a side, drawn on standard error when it is a terminal
+/// and the trace has [`crate::replay::PROGRESS_FROM`] jobs or more, as `placid simulate`'s.
+/// Made at the first report, which brings the trace's size; both sides replay at once.
+#[derive(Default)]
+struct WhatIfBars {
+    bars: std::sync::OnceLock<Option<[indicatif::ProgressBar; 2]>>,
+    shown: indicatif::MultiProgress,
+}
+
+impl WhatIfBars {
+    fn advance(&self, side: Side, ended: usize, jobs: usize) {
+        let bars = self.bars.get_or_init(|| {
+            (jobs >= crate::replay::PROGRESS_FROM).then(|| {
+                ["base", "head"].map(|label| {
+                    let bar = self.shown.add(indicatif::ProgressBar::new(jobs as u64));
+                    bar.set_style(
+                        indicatif::ProgressStyle::with_template("{prefix} {wide_bar} {pos}/{len} jobs ended")
+                            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+                    );
+                    bar.set_prefix(label);
+                    bar
+                })
+            })
+        });
+        if let Some(bars) = bars {
+            bars[usize::from(side == Side::Head)].set_position(ended as u64);
+        }
+    }
+
+    fn finish(&self) {
+        for bar in self.bars.get().into_iter().flatten().flatten() {
+            bar.finish_and_clear();
+        }
     }
 }

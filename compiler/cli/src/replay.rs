@@ -18,11 +18,11 @@ use placid_simulate::{html, replay, text, trace};
 use crate::pipeline::{self, Fields};
 use crate::{Exit, Output, ProjectArgs};
 
-/// The most bytes of a placid trace read.
+/// The most bytes of a placid trace (or of a recorded telemetry series) read.
 pub const MAX_TRACE_BYTES: u64 = trace::MAX_BYTES;
 
 /// Jobs above which a progress bar is shown (on a terminal).
-const PROGRESS_FROM: usize = 50_000;
+pub const PROGRESS_FROM: usize = 50_000;
 
 /// What a `--trace` file holds (`--from`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -142,7 +142,11 @@ pub fn replay_file(
     let build = pipeline::checked(out, project, &Selection::default())?;
     let mut sources = build.sources;
     let model = build.model;
-    let text = read_trace(out, project.format, trace_path)?;
+    let limit = match form {
+        TraceForm::Placid => MAX_TRACE_BYTES,
+        TraceForm::Sacct | TraceForm::Kueue => trace::MAX_HISTORY_BYTES,
+    };
+    let text = read_trace(out, project.format, trace_path, limit)?;
     let file = sources.add(shown_path(trace_path), text);
     let text = sources.get(file).map(|source| source.text.as_str()).unwrap_or_default();
     let read = match form {
@@ -206,9 +210,9 @@ pub fn shown_path(path: &Path) -> RelPath {
         .unwrap_or_else(|| RelPath::new("trace.csv").unwrap_or_else(|_| unreachable!("a valid literal path")))
 }
 
-/// Reads at most [`MAX_TRACE_BYTES`] of the trace as UTF-8 text.
-pub fn read_trace(out: &mut Output, format: Format, path: &Path) -> Result<String, Exit> {
-    let bytes = pipeline::read_at_most(out, format, "the trace", path, MAX_TRACE_BYTES)?;
+/// Reads at most `limit` bytes of the trace as UTF-8 text.
+pub fn read_trace(out: &mut Output, format: Format, path: &Path, limit: u64) -> Result<String, Exit> {
+    let bytes = pipeline::read_at_most(out, format, "the trace", path, limit)?;
     String::from_utf8(bytes).map_err(|error| {
         let diagnostic = Diagnostic::error(
             Code::TraceNotText,
@@ -260,7 +264,7 @@ pub fn recorded_telemetry(
                 );
         return Err(pipeline::fail(out, format, diagnostic));
     };
-    let text = read_trace(out, format, path)?;
+    let text = read_trace(out, format, path, MAX_TRACE_BYTES)?;
     let file = sources.add(shown_path(path), text);
     let text = sources.get(file).map(|source| source.text.as_str()).unwrap_or_default();
     match placid_engine::telemetry::Recorded::read(model, settings, file, text) {

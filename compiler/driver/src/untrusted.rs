@@ -1,5 +1,6 @@
 //! The one reader of files placid does not trust: policy sources, inventories, traces,
-//! recorded telemetry series, histories and openb lists all come through here.
+//! recorded telemetry series, histories and openb lists all come through here, and so do
+//! the files of an output directory `placid build -o` hashes before replacing it.
 //!
 //! Each read opens the file once, without blocking (a FIFO would wait for a writer forever),
 //! refuses anything but a regular file by the type of the opened descriptor (the path may
@@ -18,14 +19,18 @@ use placid_lang::source::WorldError;
 /// Reads the regular file at `path`, a path the user named (links are followed as the
 /// shell would), up to `max_bytes`.
 pub fn read(path: &Path, max_bytes: u64) -> Result<Vec<u8>, WorldError> {
-    let file = open_nonblocking(path).map_err(|error| {
-        // A socket cannot even be opened: its kind is the better reason.
-        match std::fs::metadata(path) {
-            Ok(metadata) if !metadata.is_file() => WorldError::not_regular(special_kind(metadata.file_type())),
-            _ => unreadable(error),
-        }
-    })?;
-    read_open(file, max_bytes)
+    read_open(open(path)?, max_bytes)
+}
+
+/// The hex sha256 of the regular file at `path`, hashed as it is read: memory stays flat
+/// whatever the file's size, and time is linear in it.
+pub fn sha256(path: &Path) -> Result<String, WorldError> {
+    use sha2::Digest as _;
+    let mut file = open(path)?;
+    regular(file.metadata().map_err(unreadable)?.file_type())?;
+    let mut hasher = sha2::Sha256::new();
+    std::io::copy(&mut file, &mut hasher).map_err(unreadable)?;
+    Ok(hex::encode(hasher.finalize()))
 }
 
 /// Reads the regular file at `relative` below the directory `root`, up to `max_bytes`: the
@@ -57,10 +62,17 @@ fn unreadable(error: std::io::Error) -> WorldError {
     WorldError::unreadable(error.to_string())
 }
 
-/// Opens `path` for reading without blocking: opening a FIFO waits for a writer otherwise.
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+/// Opens `path` for reading without blocking (opening a FIFO waits for a writer otherwise);
+/// what cannot be opened because it is no regular file is refused for its kind.
+fn open(path: &Path) -> Result<File, WorldError> {
     use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path)
+    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(path).map_err(|error| {
+        // A socket cannot even be opened: its kind is the better reason.
+        match std::fs::metadata(path) {
+            Ok(metadata) if !metadata.is_file() => WorldError::not_regular(special_kind(metadata.file_type())),
+            _ => unreadable(error),
+        }
+    })
 }
 
 /// Opens `relative` below `root` with `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`; where

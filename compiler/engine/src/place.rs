@@ -128,6 +128,11 @@ pub enum Miss {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct FilterKey {
     pool: PoolId,
+    /// The nodes searched: the pool's reach, or one of its cells (the engine charges quota
+    /// per cell and places a job within its cell). A cell lies within the reach of every pool
+    /// that reaches one of its nodes, so its first node and its size tell it from the reach.
+    first: Option<NodeId>,
+    size: usize,
     class: Option<placid_lang::model::ClassId>,
     capacity: Option<CapacityKind>,
     cpu: u64,
@@ -156,7 +161,8 @@ pub struct Scratch {
     units: Vec<Option<u32>>,
     /// Capacity per unit during one gang search; all zero between searches.
     totals: Vec<u32>,
-    feasible: HashMap<FilterKey, Feasible>,
+    /// Keyed hashing as std's (a key holds a job's CPU and memory), at aHash's lower cost.
+    feasible: HashMap<FilterKey, Feasible, ahash::RandomState>,
     /// Whether each node has NVLink, by node index.
     nvlink: Vec<bool>,
     /// Each unit's place in [`Model::units_cheapest_first`], by unit index, for chassis,
@@ -181,11 +187,12 @@ impl Scratch {
                     _ => node.chassis.as_ref(),
                 }
             };
-            let order = model.units_cheapest_first(key);
+            let order: std::collections::HashMap<&placid_lang::name::Name, u32> =
+                model.units_cheapest_first(key).into_iter().zip(0..).collect();
             let mut rank = vec![u32::MAX; cluster.unit_count()];
             for node in (0..model.nodes.len()).map(NodeId::from_index) {
                 if let (Some(unit), Some(name)) = (cluster.unit(locality, node), key(node)) {
-                    rank[unit as usize] = order.iter().position(|each| *each == name).map_or(u32::MAX, |at| at as u32);
+                    rank[unit as usize] = order.get(name).copied().unwrap_or(u32::MAX);
                 }
             }
             self.unit_ranks.push(rank);
@@ -194,7 +201,15 @@ impl Scratch {
 
     /// The nodes of `reach` (pool `pool`'s) that pass `job`'s filters, worked out once per key.
     fn feasible(&mut self, model: &Model, reach: &[NodeId], job: &Job, needs: &Needs<'_>, pool: PoolId) -> &Feasible {
-        let key = FilterKey { pool, class: job.class, capacity: job.capacity, cpu: job.cpu_milli_per_gpu, memory: job.memory_mib_per_gpu };
+        let key = FilterKey {
+            pool,
+            first: reach.first().copied(),
+            size: reach.len(),
+            class: job.class,
+            capacity: job.capacity,
+            cpu: job.cpu_milli_per_gpu,
+            memory: job.memory_mib_per_gpu,
+        };
         self.feasible.entry(key).or_insert_with(|| {
             let nodes: Vec<NodeId> = reach.iter().copied().filter(|node| passes(model, job, needs, *node)).collect();
             let mut member = vec![false; model.nodes.len()];

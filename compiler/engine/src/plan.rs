@@ -12,7 +12,9 @@ pub use crate::promotion::Promotion;
 
 /// Trial `trial` of stage `stage` of plan `plan_id`, as a job submitted at 0: its team, tier,
 /// class, pool, capacity kind, GPUs and score, limited to the stage's run-time limit (its
-/// sbatch `--time`) and running for its expected `time`, or to the limit without one.
+/// sbatch `--time`) and running for its expected `time`, or to the limit without one. Its
+/// `cpus` and `memory`, asked of each node of the gang ([`Model::gang`]), are spread over
+/// that node's GPUs, rounded down so that a node holding exactly one gang member's share fits.
 pub fn stage_job(model: &Model, plan_id: PlanId, stage: usize, trial: u32) -> Job {
     let plan = model.plan(plan_id);
     let declared = &plan.stages[stage];
@@ -21,6 +23,10 @@ pub fn stage_job(model: &Model, plan_id: PlanId, stage: usize, trial: u32) -> Jo
     job.pool = Some(declared.pool.value);
     job.capacity = declared.capacity;
     job.score = declared.score.as_ref().map(|score| score.value);
+    let launch = model.launch(declared);
+    let per_node = u64::from(model.gang(declared).gpus_per_node);
+    job.cpu_milli_per_gpu = launch.cpus.map_or(0, |cpus| u64::from(cpus.value) * 1000 / per_node);
+    job.memory_mib_per_gpu = launch.memory.map_or(0, |memory| memory.value.0 / (1024 * 1024) / per_node);
     job.stage = Some(StageRef { plan: plan_id, stage, trial });
     let limit = declared.run_time_limit(model.tier(declared.tier.value)).seconds;
     job.limit = Some(limit);

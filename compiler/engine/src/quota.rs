@@ -1,96 +1,172 @@
-//! Quotas and budgets, per pool, from the guarantees of `model/shares.rs`: a team's
-//! jobs in a pool are charged to its queue (guaranteed GPUs, plus what it may borrow when it
-//! has a backfill tier); a reserving tier's jobs in its reserved pool are charged to the
-//! tier's reservation, which lends and borrows nothing. Kueue splits the same guarantees per
-//! cell; docs/semantics.md section 4 says where that differs with overlapping pools.
+//! Quotas and budgets. Quota is charged per *cell* (`lang/src/model/cells.rs`), as Kueue
+//! charges a workload to the one ResourceFlavor it is admitted on: a team's jobs to its queue
+//! in the cell (guaranteed GPUs, plus what it may borrow when it has a backfill tier), a
+//! reserving tier's jobs in its reserved pool to the tier's reservation in the cell, which
+//! lends and borrows nothing; the team queues together hold at most what the reservations
+//! leave of the cell (the cohort). Every figure is the language's (`Cells::gpus`,
+//! `CellGpus::team_limit`); which cell a job is admitted on is admission's
+//! (docs/semantics.md section 4).
 
+use std::collections::BTreeMap;
+
+use placid_lang::model::cells::{CellGpus, Cells};
 use placid_lang::model::{Model, NodeId, PoolId, TeamId, TierId};
 
+use crate::event::Placement;
 use crate::job::{Job, Seconds, WHOLE_GPU_MILLI};
 
 /// One day, the period of a daily budget.
 pub const DAY: Seconds = 86_400;
 
-/// What a job is charged to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// What a job is charged to, in one cell (an index into [`Model::cells`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Charge {
-    /// Its team's queue in the pool.
-    Team(TeamId, PoolId),
-    /// Its tier's reservation in the pool.
-    Reservation(TierId, PoolId),
+    /// Its team's queue in the cell.
+    Team(TeamId, usize),
+    /// Its tier's reservation in the cell.
+    Reservation(TierId, usize),
 }
 
-/// The quota limits of a model, in GPU milli, and the nodes each pool reaches.
+impl Charge {
+    /// The cell charged.
+    pub fn cell(self) -> usize {
+        match self {
+            Charge::Team(_, cell) | Charge::Reservation(_, cell) => cell,
+        }
+    }
+}
+
+/// The quota limits of a model per cell, the cells, and the nodes each pool reaches.
 #[derive(Clone, Debug)]
 pub struct Quotas {
-    /// `[team][pool]`: guaranteed plus borrowable.
+    /// The partition of the inventory the quotas are split over.
+    pub cells: Cells,
+    /// The language's GPU quotas of every cell, in GPUs.
+    gpus: CellGpus,
+    /// `[team][cell]`: the most the team's queue may hold ([`CellGpus::team_limit`]).
     team_limit: Vec<Vec<u64>>,
-    /// `[team][pool]`: guaranteed (Kueue's nominal quota).
-    guaranteed: Vec<Vec<u64>>,
-    /// `[pool]`: what the teams are guaranteed together, the most their queues hold at
-    /// once (the cohort lends only unused nominal quota; reservations lend nothing).
-    cohort: Vec<u64>,
-    /// `[tier][pool]`: reserved.
-    reserved: Vec<Vec<u64>>,
+    /// `[tier][pool]`: whether the tier reserves in the pool, and so is charged to its
+    /// reservation there.
+    reserves: Vec<Vec<bool>>,
     /// `[pool]`: the nodes work placed through the pool can run on (members no other fenced
-    /// pool holds), sorted.
+    /// pool holds), sorted: the nodes of its cells.
     pub reach: Vec<Vec<NodeId>>,
+    /// `[pool]`: its cells in the order a class that prefers NVLink tries them
+    /// ([`Model::nvlink_preferred_first`]: those holding an NVLink node first, each group in
+    /// cost order), the order the Slurm target gives such a class's price partitions.
+    nvlink_first: Vec<Vec<usize>>,
+    /// `[class]`: whether the class prefers NVLink.
+    prefers_nvlink: Vec<bool>,
 }
 
 impl Quotas {
     /// The limits of `model`.
     pub fn new(model: &Model) -> Quotas {
         let fences = model.fences();
-        let pools = model.pools.len();
-        let mut team_limit = vec![vec![0; pools]; model.teams.len()];
-        let mut guaranteed_milli = vec![vec![0; pools]; model.teams.len()];
-        let mut cohort = Vec::with_capacity(pools);
-        let mut reserved = vec![vec![0; pools]; model.tiers.len()];
-        let mut reach = Vec::with_capacity(pools);
-        for index in 0..pools {
-            let pool = PoolId::from_index(index);
-            let guaranteed = fences.guaranteed_gpus(pool);
-            let borrowable = fences.borrowable_gpus(&guaranteed);
-            for (limits, (own, borrow)) in team_limit.iter_mut().zip(guaranteed.iter().zip(&borrowable)) {
-                limits[index] = (u64::from(*own) + u64::from(*borrow)) * u64::from(WHOLE_GPU_MILLI);
-            }
-            for (nominal, own) in guaranteed_milli.iter_mut().zip(&guaranteed) {
-                nominal[index] = u64::from(*own) * u64::from(WHOLE_GPU_MILLI);
-            }
-            cohort.push(guaranteed.iter().map(|own| u64::from(*own)).sum::<u64>() * u64::from(WHOLE_GPU_MILLI));
-            let nodes: Vec<NodeId> = model.pool(pool).nodes.iter().copied().filter(|node| fences.reaches(pool, *node)).collect();
-            reach.push(nodes);
-        }
-        for (tier, each) in model.tiers.iter().enumerate() {
-            for reservation in &each.reservations {
-                reserved[tier][reservation.pool.index()] += u64::from(reservation.gpus) * u64::from(WHOLE_GPU_MILLI);
-            }
-        }
-        Quotas { team_limit, guaranteed: guaranteed_milli, cohort, reserved, reach }
+        let cells = model.cells();
+        let gpus = cells.gpus(model);
+        let team_limit = (0..model.teams.len())
+            .map(|team| (0..cells.cells.len()).map(|cell| gpus.team_limit(model, TeamId::from_index(team), cell)).collect())
+            .collect();
+        let reserves = model
+            .tiers
+            .iter()
+            .map(|tier| (0..model.pools.len()).map(|pool| tier.reserves_in(PoolId::from_index(pool))).collect())
+            .collect();
+        let reach = (0..model.pools.len())
+            .map(PoolId::from_index)
+            .map(|pool| model.pool(pool).nodes.iter().copied().filter(|node| fences.reaches(pool, *node)).collect())
+            .collect();
+        let cell_of: std::collections::HashMap<&str, usize> = cells
+            .cells
+            .iter()
+            .enumerate()
+            .flat_map(|(index, cell)| cell.nodes.iter().map(move |node| (model.node(*node).name.as_str(), index)))
+            .collect();
+        let preferring = model.classes.iter().find(|class| class.prefers_nvlink());
+        let nvlink_first = (0..model.pools.len())
+            .map(|pool| {
+                let by_cost = cells.of_pool[pool].clone();
+                model.nvlink_preferred_first(preferring, by_cost, |node, cell| cell_of.get(node.name.as_str()) == Some(cell))
+            })
+            .collect();
+        let prefers_nvlink = model.classes.iter().map(placid_lang::model::Class::prefers_nvlink).collect();
+        Quotas { cells, gpus, team_limit, reserves, reach, nvlink_first, prefers_nvlink }
     }
 
-    /// What `job` is charged to in `pool`: its tier's reservation there, if any, else its
-    /// team's queue.
-    pub fn charge(&self, job: &Job, pool: PoolId) -> Charge {
-        if self.reserved[job.tier.index()][pool.index()] > 0 { Charge::Reservation(job.tier, pool) } else { Charge::Team(job.team, pool) }
+    /// The cells `job` may be admitted on through `pool`, of its capacity kind when it names
+    /// one, in the order they are tried: cost order, the order Kueue's flavor assigner tries
+    /// the ClusterQueue's flavors; for a class that prefers NVLink, the cells holding NVLink
+    /// nodes first, as Slurm tries the class's price partitions (Kueue keeps cost order there,
+    /// a divergence docs/semantics.md states).
+    pub fn cells_for<'q>(&'q self, job: &Job, pool: PoolId) -> impl Iterator<Item = usize> + 'q {
+        let capacity = job.capacity;
+        let order = if job.class.is_some_and(|class| self.prefers_nvlink[class.index()]) {
+            &self.nvlink_first[pool.index()]
+        } else {
+            &self.cells.of_pool[pool.index()]
+        };
+        order.iter().copied().filter(move |cell| capacity.is_none_or(|kind| self.cells.cells[*cell].capacity == kind))
+    }
+
+    /// The nodes of `cell`, sorted; the pool's reach when `cell` is `None` (a job no single
+    /// cell can hold is placed across them).
+    pub fn nodes(&self, pool: PoolId, cell: Option<usize>) -> &[NodeId] {
+        match cell {
+            Some(cell) => &self.cells.cells[cell].nodes,
+            None => &self.reach[pool.index()],
+        }
+    }
+
+    /// What `job` is charged to in `cell` of `pool`: its tier's reservation there when the
+    /// tier reserves in `pool`, else its team's queue.
+    pub fn charge(&self, job: &Job, pool: PoolId, cell: usize) -> Charge {
+        if self.reserves[job.tier.index()][pool.index()] { Charge::Reservation(job.tier, cell) } else { Charge::Team(job.team, cell) }
+    }
+
+    /// Whether jobs of `tier` in `pool` are charged to the tier's reservation.
+    pub fn reserves(&self, tier: TierId, pool: PoolId) -> bool {
+        self.reserves[tier.index()][pool.index()]
+    }
+
+    /// What `job`, placed on `placement`, is charged, in GPU milli per charge: each cell its
+    /// GPUs lie in, for the GPUs there (one cell, unless no single cell can hold the job).
+    /// MIG instances count nothing (`mig`).
+    pub fn charges(&self, job: &Job, placement: &Placement, mig: bool) -> Vec<(Charge, u64)> {
+        let per_gpu = if mig { 0 } else { u64::from(job.gpu_milli.min(WHOLE_GPU_MILLI)) };
+        let mut charges: BTreeMap<Charge, u64> = BTreeMap::new();
+        for share in &placement.nodes {
+            // A placement is made within the pool's reach, which its cells cover.
+            let Some(cell) = self.cells.of_node[share.node.index()] else { continue };
+            *charges.entry(self.charge(job, placement.pool, cell)).or_default() += share.gpus.len() as u64 * per_gpu;
+        }
+        charges.into_iter().collect()
     }
 
     /// The most GPU milli `charge` may ever hold.
     pub fn limit(&self, charge: Charge) -> u64 {
-        match charge {
-            Charge::Team(team, pool) => self.team_limit[team.index()][pool.index()],
-            Charge::Reservation(tier, pool) => self.reserved[tier.index()][pool.index()],
-        }
+        let gpus = match charge {
+            Charge::Team(team, cell) => self.team_limit[team.index()][cell],
+            Charge::Reservation(tier, cell) => self.gpus.reserved[tier.index()][cell],
+        };
+        gpus * u64::from(WHOLE_GPU_MILLI)
     }
 
-    /// The GPU milli `team` is guaranteed in `pool`.
-    pub fn guaranteed(&self, team: TeamId, pool: PoolId) -> u64 {
-        self.guaranteed[team.index()][pool.index()]
+    /// The most GPU milli `job` may ever hold through `pool`: its charges' limits in the
+    /// cells it may use, together, since a job no single cell holds runs across them.
+    pub fn pool_limit(&self, job: &Job, pool: PoolId) -> u64 {
+        self.cells_for(job, pool).map(|cell| self.limit(self.charge(job, pool, cell))).sum()
     }
 
-    /// The GPU milli all team queues may hold in `pool` together.
-    pub fn cohort(&self, pool: PoolId) -> u64 {
-        self.cohort[pool.index()]
+    /// The GPU milli `team` is guaranteed in `cell` (Kueue's nominal quota).
+    pub fn guaranteed(&self, team: TeamId, cell: usize) -> u64 {
+        self.gpus.teams[team.index()][cell] * u64::from(WHOLE_GPU_MILLI)
+    }
+
+    /// The GPU milli all team queues may hold in `cell` together: what the reservations leave
+    /// (the cohort lends only unused nominal quota; reservations lend nothing).
+    pub fn cohort(&self, cell: usize) -> u64 {
+        self.gpus.unreserved[cell] * u64::from(WHOLE_GPU_MILLI)
     }
 }
 

@@ -95,6 +95,11 @@ impl From<DiffError> for Diagnostic {
 
 /// Compiles both revisions and compares them.
 pub fn diff(request: &DiffRequest) -> Result<DiffReport, DiffError> {
+    diff_with_progress(request, &|_, _, _| {})
+}
+
+/// [`diff`], telling `progress` how the what-if's replays advance (`--simulate`).
+pub fn diff_with_progress(request: &DiffRequest, progress: &what_if::Progress<'_>) -> Result<DiffReport, DiffError> {
     let not_a_repository = |reason: String| DiffError::NotARepository { dir: request.dir.clone(), reason };
     let repo = Repository::discover(&request.dir).map_err(|error| not_a_repository(error.message().to_owned()))?;
     let project_dir = project_dir_in(&repo, &request.dir).map_err(not_a_repository)?;
@@ -122,7 +127,7 @@ pub fn diff(request: &DiffRequest) -> Result<DiffReport, DiffError> {
     let mut report = compare(&request.base.label(), &base, &request.head.label(), &head);
     let subjects: Vec<model_diff::Subject> =
         report.dangers.iter().filter_map(|danger| danger.subject.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
-    report.what_if = trace.as_ref().and_then(|trace| what_if::what_if(&base, &head, trace, &subjects));
+    report.what_if = trace.as_ref().and_then(|trace| what_if::what_if(&base, &head, trace, &subjects, progress));
     report.attach_effects();
     Ok(report)
 }

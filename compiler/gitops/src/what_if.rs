@@ -112,13 +112,13 @@ pub struct WhatIf {
 /// Replays `input` on both builds, measuring the effect on each of `subjects` (those of the
 /// report's risky changes); `None` when either does not compile (its errors are the report's
 /// news then).
-pub fn what_if(base: &Build, head: &Build, input: &TraceInput, subjects: &[Subject]) -> Option<WhatIf> {
+pub fn what_if(base: &Build, head: &Build, input: &TraceInput, subjects: &[Subject], progress: &Progress<'_>) -> Option<WhatIf> {
     if base.diagnostics.has_errors() || head.diagnostics.has_errors() {
         return None;
     }
     let (before, after) = std::thread::scope(|scope| {
-        let before = scope.spawn(|| replay_on(base, input));
-        let after = replay_on(head, input);
+        let before = scope.spawn(|| replay_on(base, input, &mut |ended, jobs| progress(Side::Base, ended, jobs)));
+        let after = replay_on(head, input, &mut |ended, jobs| progress(Side::Head, ended, jobs));
         (before.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), after)
     });
     let mut errors = Vec::new();
@@ -154,6 +154,20 @@ pub fn what_if(base: &Build, head: &Build, input: &TraceInput, subjects: &[Subje
     Some(WhatIf { trace: input.path.as_str().to_owned(), changes, jobs_changed, jobs, errors, effects, page })
 }
 
+/// The side of a what-if that a progress report is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The base revision.
+    Base,
+    /// The head revision.
+    Head,
+}
+
+/// Told, for one side of a what-if's replay, how many jobs have ended and how many the
+/// trace has (every [`replay::PROGRESS_EVERY`] ends, and at its end); both sides replay at
+/// once, on two threads. Only the CLI draws it: the library prints nothing.
+pub type Progress<'a> = dyn Fn(Side, usize, usize) + Sync + 'a;
+
 /// The most jobs whose outcome changed that the report lists by name.
 pub const LISTED_JOBS: usize = 20;
 
@@ -161,7 +175,7 @@ pub const LISTED_JOBS: usize = 20;
 const QUOTED_ERRORS: usize = 5;
 
 /// Replays the trace on one side, ranking staged jobs with that side's own score plugins.
-fn replay_on(build: &Build, input: &TraceInput) -> Result<Report, Vec<String>> {
+fn replay_on(build: &Build, input: &TraceInput, progress: &mut dyn FnMut(usize, usize)) -> Result<Report, Vec<String>> {
     let mut sources = build.sources.clone();
     let file = sources.add(input.path.clone(), input.text.clone());
     let quoted = |diagnostics: &Diagnostics| -> Vec<String> {
@@ -174,7 +188,8 @@ fn replay_on(build: &Build, input: &TraceInput) -> Result<Report, Vec<String>> {
         LoadError::Module(diagnostics) => quoted(&diagnostics),
     })?;
     let jobs = trace::read(model, file, &input.text).map_err(|diagnostics| quoted(&diagnostics))?;
-    Ok(replay::replay(model, &mut ranker, &jobs, &mut |_| {}))
+    let total = jobs.len();
+    Ok(replay::replay(model, &mut ranker, &jobs, &mut |ended| progress(ended, total)))
 }
 
 #[cfg(test)]

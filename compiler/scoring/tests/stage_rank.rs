@@ -132,17 +132,27 @@ fn the_stage_score_decides_where_its_trials_land() {
     assert_eq!(scores[position], Some(best), "placed on {} though a node scores better", model.node(node).name);
 }
 
-/// A stage score that prefers the dearest node overrides the engine's own cheapest-first
-/// order: the score decides, the order only breaks its ties.
+/// A stage score that prefers the dearest node ranks the nodes of the cell its job is
+/// admitted on, and does not move it to a dearer cell: Kueue assigns the flavor (the first of
+/// the queue's, cheapest first, with room) before the kube-scheduler scores the flavor's
+/// nodes, and the engine does the same (docs/semantics.md §4 and §5).
 const DEAREST: &str = "score \"dearest\" {\n    prefer \"max\"\n    expr \"node.cost_per_gpu_hour\"\n}\nplan \"dear\" team=\"vision\" {\n    stage \"eval\" tier=\"P2\" class=\"eval\" pool=\"x86\" gpus=1 score=\"dearest\" time=\"20m\" max-time=\"1h\" {\n        command \"true\"\n    }\n}\n";
 
 #[test]
-fn a_score_overrides_the_cheapest_first_order() {
+fn a_score_ranks_within_the_cell_and_does_not_outbid_its_price() {
     let model = support::example_with(&[("policy/dear.kdl", DEAREST)], "dearest").model;
     let scored = placed(&model, StageScores::new(&model).expect("the plugins load"));
     let neutral = placed(&model, Neutral);
     let price = |places: &[Vec<NodeId>]| model.node(places[0][0]).cost_per_gpu_hour.map(|price| price.minor);
-    assert!(price(&scored) > price(&neutral), "scored on {:?}, unscored on {:?}", scored, neutral);
+    let cheapest = model
+        .pool(scored_stages(&model)[0].0.pool.expect("a pool"))
+        .nodes
+        .iter()
+        .filter_map(|node| model.node(*node).cost_per_gpu_hour)
+        .map(|price| price.minor)
+        .min();
+    assert_eq!(price(&scored), cheapest, "scored on {:?}, unscored on {:?}", scored, neutral);
+    assert_eq!(price(&neutral), cheapest, "unscored on {:?}", neutral);
 }
 
 /// The cluster example with telemetry and a stage scored on `domain.nvlink_utilization`

@@ -7,13 +7,14 @@ use std::collections::BTreeMap;
 use placid_engine::event::Placement;
 use placid_engine::job::WHOLE_GPU_MILLI;
 use placid_engine::quota::cost;
-use placid_engine::{Event, EventKind, Hold, Job};
+use placid_engine::{Event, EventKind, Hold};
 use placid_lang::model::Model;
 use placid_lang::units::Money;
 use serde::Serialize;
 
 use crate::outcome::{Cancel, End, JobOutcome, Pending, Tally, tallies};
-use crate::stats::{Percentiles, Steps};
+use crate::stats::{Percentiles, Steps, TimeMean};
+use crate::trace::TraceJob;
 
 /// A day, in seconds: budgets are daily.
 const DAY: u64 = 86_400;
@@ -63,6 +64,12 @@ pub struct Report {
     pub cost: BTreeMap<String, TeamCost>,
     /// The finish time of the last job, in seconds (for a plan: the time to its final stage).
     pub makespan_seconds: u64,
+    /// When the replay stopped at the engine's bound on its work
+    /// ([`placid_engine::sim::MAX_VERDICTS`]), in seconds: the jobs not ended by then are
+    /// unfinished, those never submitted as `not-replayed`. None when it ran to its end (and
+    /// then not serialised, so a report reads as before the bound).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_seconds: Option<u64>,
     /// Series for plots, not serialised.
     #[serde(skip)]
     pub series: Series,
@@ -112,17 +119,18 @@ impl Series {
     }
 }
 
-/// A run of a job: where, and from when.
-struct Run<'e> {
-    placement: &'e Placement,
+/// A run of a job: where, and from when. Only running jobs have one, boxed so that the
+/// jobs not running cost a pointer each.
+struct Run {
+    placement: Placement,
     since: u64,
 }
 
 /// What the measure keeps about the cluster as it walks the events.
 struct Walk<'a> {
     model: &'a Model,
-    jobs: &'a [Job],
-    runs: Vec<Option<Run<'a>>>,
+    jobs: &'a [TraceJob],
+    runs: Vec<Option<Box<Run>>>,
     outcomes: Vec<JobOutcome>,
     waiting: Vec<bool>,
     capacity_held: Vec<bool>,
@@ -134,38 +142,59 @@ struct Walk<'a> {
     /// Spending in minor units by team and day.
     spent: Vec<BTreeMap<u64, i64>>,
     series: Series,
-    fragmented: Steps,
+    fragmented: TimeMean,
 }
 
-/// Measures the replay of `jobs` (indexed by [`placid_engine::JobId`], named `names`) that
-/// produced `events`.
-pub fn measure(model: &Model, jobs: &[Job], names: Vec<String>, events: &[Event]) -> Report {
-    let total_milli = u64::from(model.total_gpus()) * u64::from(WHOLE_GPU_MILLI);
-    let mut walk = Walk {
-        model,
-        jobs,
-        runs: (0..jobs.len()).map(|_| None).collect(),
-        outcomes: names.into_iter().map(JobOutcome::new).collect(),
-        waiting: vec![false; jobs.len()],
-        capacity_held: vec![false; jobs.len()],
-        waiting_count: 0,
-        capacity_count: 0,
-        allocated_milli: 0,
-        gpu_seconds: 0,
-        nvlink_gpu_seconds: 0,
-        spent: vec![BTreeMap::new(); model.teams.len()],
-        series: Series::default(),
-        fragmented: Steps::default(),
-    };
-    let mut rejected: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut preemptions: BTreeMap<String, usize> = BTreeMap::new();
-    let mut lost_gpu_seconds: u128 = 0;
-    let mut horizon = 0;
-    let mut makespan = 0;
-    for event in events {
+/// The measure of a replay of `jobs` (the trace, indexed by [`placid_engine::JobId`]), fed
+/// its events one at a time as the engine reports them: a replay keeps no log of its events,
+/// which would cost several times the memory of its jobs (docs/limits.md).
+pub struct Measure<'a> {
+    walk: Walk<'a>,
+    total_milli: u64,
+    rejected: BTreeMap<&'static str, usize>,
+    preemptions: BTreeMap<String, usize>,
+    lost_gpu_seconds: u128,
+    horizon: u64,
+    makespan: u64,
+}
+
+impl<'a> Measure<'a> {
+    /// A measure of nothing yet, for a replay of `jobs` on `model`.
+    pub fn new(model: &'a Model, jobs: &'a [TraceJob]) -> Measure<'a> {
+        Measure {
+            walk: Walk {
+                model,
+                jobs,
+                runs: (0..jobs.len()).map(|_| None).collect(),
+                // Names are filled in by `report`: until then an outcome costs no string.
+                outcomes: (0..jobs.len()).map(|_| JobOutcome::new(String::new())).collect(),
+                waiting: vec![false; jobs.len()],
+                capacity_held: vec![false; jobs.len()],
+                waiting_count: 0,
+                capacity_count: 0,
+                allocated_milli: 0,
+                gpu_seconds: 0,
+                nvlink_gpu_seconds: 0,
+                spent: vec![BTreeMap::new(); model.teams.len()],
+                series: Series::default(),
+                fragmented: TimeMean::default(),
+            },
+            total_milli: u64::from(model.total_gpus()) * u64::from(WHOLE_GPU_MILLI),
+            rejected: BTreeMap::new(),
+            preemptions: BTreeMap::new(),
+            lost_gpu_seconds: 0,
+            horizon: 0,
+            makespan: 0,
+        }
+    }
+
+    /// Counts `event`, the next of the replay in the order the engine reported them.
+    pub fn observe(&mut self, event: &Event) {
+        let walk = &mut self.walk;
+        let model = walk.model;
         let index = event.job.index();
-        let Some(job) = jobs.get(index) else { continue };
-        horizon = horizon.max(event.time);
+        let Some(job) = walk.jobs.get(index) else { return };
+        self.horizon = self.horizon.max(event.time);
         match &event.kind {
             EventKind::Submitted => {
                 walk.wait(index, true);
@@ -178,16 +207,16 @@ pub fn measure(model: &Model, jobs: &[Job], names: Vec<String>, events: &[Event]
                 outcome.end = End::Unfinished(Pending::Running);
                 outcome.nodes = placement.nodes.iter().map(|share| share.node).collect();
                 walk.allocated_milli += placement_milli(placement);
-                walk.runs[index] = Some(Run { placement, since: event.time });
+                walk.runs[index] = Some(Box::new(Run { placement: placement.clone(), since: event.time }));
             }
             EventKind::Finished => {
                 walk.stop(index, event.time);
                 walk.end(index, End::Finished, event.time);
-                makespan = makespan.max(event.time);
+                self.makespan = self.makespan.max(event.time);
             }
             EventKind::Preempted { lost_gpu_seconds: lost, .. } => {
-                *preemptions.entry(model.tier(job.tier).name.to_string()).or_default() += 1;
-                lost_gpu_seconds += u128::from(*lost);
+                *self.preemptions.entry(model.tier(job.tier).name.to_string()).or_default() += 1;
+                self.lost_gpu_seconds += u128::from(*lost);
                 walk.outcomes[index].preemptions += 1;
             }
             EventKind::Requeued => {
@@ -205,7 +234,7 @@ pub fn measure(model: &Model, jobs: &[Job], names: Vec<String>, events: &[Event]
             }
             EventKind::Rejected(reason) => {
                 walk.wait(index, false);
-                *rejected.entry(reason.name()).or_default() += 1;
+                *self.rejected.entry(reason.name()).or_default() += 1;
                 walk.end(index, End::Rejected(*reason), event.time);
             }
             EventKind::Held(hold) => {
@@ -216,37 +245,53 @@ pub fn measure(model: &Model, jobs: &[Job], names: Vec<String>, events: &[Event]
             }
             EventKind::Promoted => {}
         }
-        walk.sample(event.time, total_milli);
+        walk.sample(event.time, self.total_milli);
     }
-    let count = |state: fn(&End) -> bool| walk.outcomes.iter().filter(|outcome| state(&outcome.end)).count();
-    let finished = count(|end| *end == End::Finished);
-    let cancelled = count(|end| matches!(end, End::Cancelled(_)));
-    let unfinished = count(|end| matches!(end, End::Unfinished(_)));
-    let Waits { by_tier: wait_by_tier, by_team: wait_by_team, distributions } = waits(model, jobs, &walk.outcomes);
-    walk.series.wait_distribution = distributions;
-    let not_finished = tallies(model, jobs, &walk.outcomes);
-    let cost = team_costs(model, &walk.spent);
-    Report {
-        jobs: jobs.len(),
-        finished,
-        rejected,
-        cancelled,
-        unfinished,
-        not_finished,
-        horizon_seconds: horizon,
-        gpus: model.total_gpus(),
-        allocation: walk.series.allocation.time_mean(horizon),
-        fragmented_gpus: walk.fragmented.time_mean(horizon),
-        wait_by_tier,
-        wait_by_team,
-        preemptions,
-        lost_gpu_hours: gpu_hours(lost_gpu_seconds),
-        nvlink_gpu_hours: gpu_hours(walk.nvlink_gpu_seconds),
-        gpu_hours: gpu_hours(walk.gpu_seconds),
-        cost,
-        makespan_seconds: makespan,
-        series: walk.series,
-        outcomes: walk.outcomes,
+
+    /// What the events observed measured; `cut` is when the engine stopped at its bound on
+    /// work ([`placid_engine::Simulation::cut`]), if it did.
+    pub fn report(self, cut: Option<u64>) -> Report {
+        let Measure { mut walk, rejected, preemptions, lost_gpu_seconds, horizon, makespan, .. } = self;
+        let (model, jobs) = (walk.model, walk.jobs);
+        for (outcome, job) in walk.outcomes.iter_mut().zip(jobs) {
+            outcome.name.clone_from(&job.name);
+            // A job the cut kept from being submitted did not wait for another: it was
+            // never replayed.
+            if cut.is_some() && outcome.end == End::Unfinished(Pending::After) {
+                outcome.end = End::Unfinished(Pending::NotReplayed);
+            }
+        }
+        let count = |state: fn(&End) -> bool| walk.outcomes.iter().filter(|outcome| state(&outcome.end)).count();
+        let finished = count(|end| *end == End::Finished);
+        let cancelled = count(|end| matches!(end, End::Cancelled(_)));
+        let unfinished = count(|end| matches!(end, End::Unfinished(_)));
+        let Waits { by_tier: wait_by_tier, by_team: wait_by_team, distributions } = waits(model, jobs, &walk.outcomes);
+        walk.series.wait_distribution = distributions;
+        let not_finished = tallies(model, jobs, &walk.outcomes);
+        let cost = team_costs(model, &walk.spent);
+        Report {
+            jobs: jobs.len(),
+            finished,
+            rejected,
+            cancelled,
+            unfinished,
+            not_finished,
+            horizon_seconds: horizon,
+            gpus: model.total_gpus(),
+            allocation: walk.series.allocation.time_mean(horizon),
+            fragmented_gpus: walk.fragmented.mean(horizon),
+            wait_by_tier,
+            wait_by_team,
+            preemptions,
+            lost_gpu_hours: gpu_hours(lost_gpu_seconds),
+            nvlink_gpu_hours: gpu_hours(walk.nvlink_gpu_seconds),
+            gpu_hours: gpu_hours(walk.gpu_seconds),
+            cost,
+            makespan_seconds: makespan,
+            cut_seconds: cut,
+            series: walk.series,
+            outcomes: walk.outcomes,
+        }
     }
 }
 
@@ -286,7 +331,7 @@ impl Walk<'_> {
         let Some(run) = self.runs[index].take() else { return };
         let model = self.model;
         let team = self.jobs[index].team.index();
-        self.allocated_milli -= placement_milli(run.placement);
+        self.allocated_milli -= placement_milli(&run.placement);
         for share in &run.placement.nodes {
             let node = model.node(share.node);
             let gpus = u32::try_from(share.gpus.len()).unwrap_or(u32::MAX);
@@ -337,7 +382,7 @@ struct Waits {
 }
 
 /// Waits per tier and per team, of the jobs that started, and each tier's distribution.
-fn waits(model: &Model, jobs: &[Job], outcomes: &[JobOutcome]) -> Waits {
+fn waits(model: &Model, jobs: &[TraceJob], outcomes: &[JobOutcome]) -> Waits {
     let mut by_tier: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     let mut by_team: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for (job, outcome) in jobs.iter().zip(outcomes) {

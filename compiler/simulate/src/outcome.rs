@@ -48,6 +48,8 @@ pub enum Pending {
     Queued,
     /// Never submitted: a job it runs after had not ended.
     After,
+    /// Never submitted: the replay stopped at its bound on work first.
+    NotReplayed,
 }
 
 impl End {
@@ -72,6 +74,7 @@ impl End {
             End::Unfinished(Pending::Held(hold)) => Some(hold.as_str()),
             End::Unfinished(Pending::Queued) => Some("queued"),
             End::Unfinished(Pending::After) => Some("waiting-for-after"),
+            End::Unfinished(Pending::NotReplayed) => Some("not-replayed"),
         }
     }
 
@@ -137,7 +140,7 @@ pub struct Tally {
 }
 
 /// The jobs that did not finish, grouped by state, reason, tier and team, in that order.
-pub fn tallies(model: &Model, jobs: &[placid_engine::Job], outcomes: &[JobOutcome]) -> Vec<Tally> {
+pub fn tallies(model: &Model, jobs: &[TraceJob], outcomes: &[JobOutcome]) -> Vec<Tally> {
     let mut groups: BTreeMap<(&'static str, &'static str, &str, &str), Tally> = BTreeMap::new();
     for (job, outcome) in jobs.iter().zip(outcomes) {
         let Some(reason) = outcome.end.reason() else { continue };

@@ -7,32 +7,29 @@ use std::collections::HashMap;
 use placid_engine::{EventKind, Job, JobId, Ranker, Simulation};
 use placid_lang::model::Model;
 
-use crate::measure::{Report, measure};
+use crate::measure::{Measure, Report};
 use crate::trace::TraceJob;
 
 /// The engine jobs of a trace, indexed like it: a job's `after` stages become the ids of every
-/// job in those stages.
-pub fn jobs(trace: &[TraceJob]) -> Vec<Job> {
+/// job in those stages. Made one at a time, so a replay never holds all of them twice.
+pub fn jobs(trace: &[TraceJob]) -> impl Iterator<Item = Job> + '_ {
     let mut stages: HashMap<&str, Vec<JobId>> = HashMap::new();
     for (index, job) in trace.iter().enumerate() {
         if let Some(stage) = job.stage.as_deref() {
             stages.entry(stage).or_default().push(job_id(index));
         }
     }
-    trace
-        .iter()
-        .map(|row| {
-            let mut job = Job::new(row.team, row.tier, row.gpus);
-            job.class = row.class;
-            job.pool = row.pool;
-            job.submit = row.submit;
-            job.run = row.run;
-            job.limit = row.limit;
-            job.tag = row.tag.clone();
-            job.after = row.after.iter().flat_map(|stage| stages.get(stage.as_str()).into_iter().flatten().copied()).collect();
-            job
-        })
-        .collect()
+    trace.iter().map(move |row| {
+        let mut job = Job::new(row.team, row.tier, row.gpus);
+        job.class = row.class;
+        job.pool = row.pool;
+        job.submit = row.submit;
+        job.run = row.run;
+        job.limit = row.limit;
+        job.tag = row.tag.clone();
+        job.after = row.after.iter().flat_map(|stage| stages.get(stage.as_str()).into_iter().flatten().copied()).collect();
+        job
+    })
 }
 
 /// Replays `trace` through the engine on `model`, ranking nodes with `ranker`. `progress` is
@@ -50,15 +47,16 @@ pub fn replay_with<R: Ranker>(
     telemetry: Option<&placid_engine::telemetry::Recorded>,
     progress: &mut dyn FnMut(usize),
 ) -> Report {
-    let jobs = jobs(trace);
     let mut simulation = Simulation::new(model, ranker);
     if let Some(recorded) = telemetry {
         simulation.with_telemetry(recorded);
     }
-    for job in &jobs {
-        simulation.submit(job.clone());
+    // The engine keeps the only copy of each job; the measure reads the trace's rows.
+    simulation.make_room(trace.len());
+    for job in jobs(trace) {
+        simulation.submit(job);
     }
-    let mut events = Vec::new();
+    let mut measure = Measure::new(model, trace);
     let mut ended = 0;
     simulation.run(&mut |event| {
         if matches!(event.kind, EventKind::Finished | EventKind::Cancelled | EventKind::Rejected(_)) {
@@ -67,10 +65,13 @@ pub fn replay_with<R: Ranker>(
                 progress(ended);
             }
         }
-        events.push(event.clone());
+        measure.observe(event);
     });
+    let cut = simulation.cut();
+    // The engine's records go before the report names every job.
+    drop(simulation);
     progress(ended);
-    measure(model, &jobs, trace.iter().map(|job| job.name.clone()).collect(), &events)
+    measure.report(cut)
 }
 
 /// How often [`replay`] reports progress, in ended jobs.

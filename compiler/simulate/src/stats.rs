@@ -78,9 +78,44 @@ impl Steps {
     }
 }
 
+/// A quantity's time-weighted mean, kept as it changes instead of as steps: what
+/// [`Steps::time_mean`] gives for a series never plotted, without a point per event (a
+/// replay of a million jobs has millions). The same sums in the same order, so the same mean.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TimeMean {
+    /// The current step, once one is set.
+    last: Option<(u64, f64)>,
+    /// The sum of value × duration of the steps before it.
+    total: f64,
+}
+
+impl TimeMean {
+    /// Records that the quantity is `value` from `time` on, as [`Steps::set`] does.
+    pub fn set(&mut self, time: u64, value: f64) {
+        match &mut self.last {
+            Some(last) if last.0 == time => last.1 = value,
+            Some(last) if last.1 == value => {}
+            Some(last) => {
+                self.total += last.1 * time.saturating_sub(last.0) as f64;
+                *last = (time, value);
+            }
+            None => self.last = Some((time, value)),
+        }
+    }
+
+    /// The mean over `0..end`, `end` at or after the last step, as [`Steps::time_mean`].
+    pub fn mean(&self, end: u64) -> f64 {
+        if end == 0 {
+            return self.last.map_or(0.0, |last| last.1);
+        }
+        let total = self.last.map_or(self.total, |last| self.total + last.1 * end.saturating_sub(last.0) as f64);
+        total / end as f64
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{Percentiles, Steps};
+    use super::{Percentiles, Steps, TimeMean};
 
     #[test]
     fn nearest_rank_percentiles() {
@@ -104,5 +139,21 @@ mod tests {
         // 0 for 10 s, then 0.5 for 30 s of a 40 s run.
         assert!((steps.time_mean(40) - 15.0 / 40.0).abs() < 1e-12);
         assert_eq!(steps.points(40, 100), [(0.0, 0.0), (10.0, 0.5), (40.0, 0.5)]);
+    }
+
+    #[test]
+    fn a_time_mean_kept_as_it_goes_is_the_mean_of_the_steps() {
+        let mut steps = Steps::default();
+        let mut mean = TimeMean::default();
+        let changes = [(0, 0.3), (0, 0.7), (5, 0.7), (9, 1.5), (9, 0.1), (20, 0.0), (33, 2.25), (40, 2.25)];
+        for (time, value) in changes {
+            steps.set(time, value);
+            mean.set(time, value);
+        }
+        for end in [40, 41, 1000] {
+            assert_eq!(mean.mean(end).to_bits(), steps.time_mean(end).to_bits(), "{end}");
+        }
+        assert_eq!(TimeMean::default().mean(0), Steps::default().time_mean(0));
+        assert_eq!(TimeMean::default().mean(10), Steps::default().time_mean(10));
     }
 }

@@ -37,6 +37,14 @@ pub fn summary(report: &Report) -> String {
         "{} jobs: {} finished, {} rejected, {} cancelled, {} unfinished",
         report.jobs, report.finished, rejected, report.cancelled, report.unfinished
     );
+    if let Some(cut) = report.cut_seconds {
+        let _ = writeln!(
+            text,
+            "  the replay stopped at its bound of {} verdicts at {}: the jobs not ended by then are unfinished (docs/limits.md)",
+            placid_engine::sim::MAX_VERDICTS,
+            duration(cut)
+        );
+    }
     // Job names come from the trace: escaped, so a name cannot drive the terminal.
     for line in tally_lines(&report.not_finished) {
         let _ = writeln!(text, "  {}", placid_lang::escape::terminal(&line));

@@ -3,8 +3,8 @@
 //! tier's reservations hold. Pools overlap, cells do not, and a pool is the ordered list of
 //! its cells. The Kubernetes target emits one ResourceFlavor per cell (Kueue counts quota per
 //! flavor and treats flavors as separate capacity) and splits each cell's quota from these
-//! reservations; the engine charges per pool (docs/semantics.md section 4 says where that
-//! differs).
+//! reservations; the engine charges a job to the cell Kueue would admit it on, with these
+//! figures (docs/semantics.md section 4 says how the cell is chosen and what still differs).
 //!
 //! Invariants: every node that some pool reaches ([`super::shares`]: a node of a fenced pool is
 //! reached only through that pool) is in exactly one cell, and nodes no pool reaches are in
@@ -168,7 +168,8 @@ impl CellGpus {
 
     /// The most GPUs one workload of `team` at `tier` can ever be admitted with in `pool`, on
     /// cells of `capacity` when it asks for one: Kueue admits a pod set on one flavor, so it
-    /// is the largest of those cells' limits for it: the tier's reservation in the cell where
+    /// is the largest of those cells' limits for it (a larger job the engine runs across
+    /// cells, E157): the tier's reservation in the cell where
     /// the tier reserves in `pool`, else the team's limit there ([`Self::team_limit`]).
     pub fn most_for_one_workload(
         &self,
@@ -179,7 +180,7 @@ impl CellGpus {
         pool: PoolId,
         capacity: Option<CapacityKind>,
     ) -> u64 {
-        let reserves_here = model.tier(tier).reservations.iter().any(|reservation| reservation.pool == pool);
+        let reserves_here = model.tier(tier).reserves_in(pool);
         cells
             .of_pool(pool)
             .filter(|(_, cell)| capacity.is_none_or(|kind| cell.capacity == kind))

@@ -80,6 +80,20 @@ impl Launch {
     }
 }
 
+/// How one trial of a stage spreads over nodes: the Slurm job's `--nodes` and the
+/// Kubernetes gang's pods. `cpus` and `memory` ([`Launch`]) are asked of each of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gang {
+    /// Nodes (pods) of one trial.
+    pub nodes: u32,
+    /// GPUs on each, rounded up where they do not divide evenly.
+    pub gpus_per_node: u32,
+    /// Whether the GPUs fill the nodes exactly: one node, or whole nodes of the pool's smallest
+    /// size. Otherwise Slurm is given the total over the nodes (it may place them unevenly)
+    /// and each Kubernetes pod the rounded-up count.
+    pub exact: bool,
+}
+
 impl Model {
     /// What `stage` runs: its own settings over its class's.
     pub fn launch(&self, stage: &Stage) -> Launch {
@@ -87,6 +101,18 @@ impl Model {
             Some(class) => stage.launch.over(&self.class(class.value).launch),
             None => stage.launch.clone(),
         }
+    }
+
+    /// The gang of one trial of `stage`: one node when its GPUs fit the smallest GPU node of
+    /// its pool, else as many nodes as the GPUs need at that size, the GPUs spread evenly.
+    /// The smallest node sets the size so that any of the pool's GPU nodes can be one of them.
+    pub fn gang(&self, stage: &Stage) -> Gang {
+        let smallest =
+            self.pool(stage.pool.value).nodes.iter().map(|node| self.node(*node).gpu_count()).filter(|count| *count > 0).min().unwrap_or(1);
+        let gpus = stage.gpus.value.max(1);
+        let nodes = gpus.div_ceil(smallest);
+        let gpus_per_node = gpus.div_ceil(nodes);
+        Gang { nodes, gpus_per_node, exact: nodes == 1 || gpus.is_multiple_of(smallest) }
     }
 }
 

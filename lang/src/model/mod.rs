@@ -34,7 +34,7 @@ pub use class::*;
 pub use features::{arch_code, capacity_code, comm_code};
 pub use ids::*;
 pub use inventory::*;
-pub use launch::{EnvVar, Launch, RESERVED_ENV_PREFIX, env};
+pub use launch::{EnvVar, Gang, Launch, RESERVED_ENV_PREFIX, env};
 pub use metric::*;
 pub use migration::*;
 pub use plan::*;

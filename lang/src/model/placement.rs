@@ -18,17 +18,18 @@ impl Model {
     /// The units of one kind (`unit` gives a node's, by id: its NVLink domain, rack or chassis) in
     /// the order a gang tries them: cheapest first, by the lowest [`Node::placement_price`](super::Node::placement_price) of
     /// a node in the unit, then in inventory order of each unit's first node.
-    pub fn units_cheapest_first<K: PartialEq>(&self, unit: impl Fn(NodeId) -> Option<K>) -> Vec<K> {
-        let mut units: Vec<(K, i64, usize)> = Vec::new();
+    pub fn units_cheapest_first<K: Eq + std::hash::Hash>(&self, unit: impl Fn(NodeId) -> Option<K>) -> Vec<K> {
+        // Keyed, not searched: an inventory at its limit holds thousands of units.
+        let mut units: std::collections::HashMap<K, (i64, usize)> = std::collections::HashMap::new();
         for (index, node) in self.nodes.iter().enumerate() {
             let Some(key) = unit(NodeId::from_index(index)) else { continue };
-            match units.iter_mut().find(|(known, ..)| *known == key) {
-                Some((_, price, _)) => *price = (*price).min(node.placement_price()),
-                None => units.push((key, node.placement_price(), index)),
-            }
+            let price = node.placement_price();
+            units.entry(key).and_modify(|(lowest, _)| *lowest = (*lowest).min(price)).or_insert((price, index));
         }
-        units.sort_by_key(|(_, price, first)| (*price, *first));
-        units.into_iter().map(|(key, ..)| key).collect()
+        // Each unit's first node is its own, so the order is total.
+        let mut units: Vec<(K, (i64, usize))> = units.into_iter().collect();
+        units.sort_by_key(|(_, order)| *order);
+        units.into_iter().map(|(key, _)| key).collect()
     }
 
     /// `units` (in the order placement tries them otherwise) with, for a class that prefers
@@ -38,7 +39,10 @@ impl Model {
     /// stable: each group keeps the given order.
     pub fn nvlink_preferred_first<K>(&self, class: Option<&Class>, mut units: Vec<K>, holds: impl Fn(&Node, &K) -> bool) -> Vec<K> {
         if class.is_some_and(Class::prefers_nvlink) {
-            units.sort_by_key(|unit| !self.nodes.iter().any(|node| node.has_nvlink() && holds(node, unit)));
+            // Each unit is looked at once, against the NVLink nodes only: an inventory at its
+            // limit holds thousands of units and tens of thousands of nodes.
+            let nvlink: Vec<&Node> = self.nodes.iter().filter(|node| node.has_nvlink()).collect();
+            units.sort_by_cached_key(|unit| !nvlink.iter().any(|node| holds(node, unit)));
         }
         units
     }

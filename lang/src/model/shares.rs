@@ -45,7 +45,7 @@ impl Model {
     /// without reservations (E058), whose queue would hold nothing.
     pub fn tier_may_use(&self, tier: &Tier, pool: PoolId) -> bool {
         if !tier.reservations.is_empty() {
-            return tier.reservations.iter().any(|reservation| reservation.pool == pool);
+            return tier.reserves_in(pool);
         }
         tier.is_preemptible() || !self.pool(pool).nodes.iter().any(|node| self.node(*node).capacity == CapacityKind::Spot)
     }

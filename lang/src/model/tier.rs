@@ -98,6 +98,12 @@ pub struct Tier {
 }
 
 impl Tier {
+    /// Whether the tier reserves GPUs in `pool`: its jobs there are charged to the
+    /// reservation, and a reserving tier runs only in such pools.
+    pub fn reserves_in(&self, pool: PoolId) -> bool {
+        self.reservations.iter().any(|reservation| reservation.pool == pool)
+    }
+
     /// The run-time limit of a tier that declares no `max-time`: three days, the longest
     /// run a scheduler's backfill plans ahead for in placid's output.
     pub const DEFAULT_MAX_TIME: Duration = Duration { seconds: 3 * 86_400 };

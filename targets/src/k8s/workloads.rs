@@ -30,7 +30,9 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use placid_lang::diag::{Code, Diagnostic, Diagnostics};
-use placid_lang::model::{KubernetesSettings, Launch, Model, Plan, PolicyTest, PoolId, Preemption, Promote, Stage, env as placid_env};
+use placid_lang::model::{
+    Gang, KubernetesSettings, Launch, Model, Plan, PolicyTest, PoolId, Preemption, Promote, Stage, env as placid_env,
+};
 use placid_lang::span::Spanned;
 use serde::Serialize;
 
@@ -48,23 +50,6 @@ pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 pub const PRIORITY_LABEL: &str = "kueue.x-k8s.io/priority-class";
 /// The name of the one container a template has.
 const CONTAINER: &str = "main";
-
-/// One stage, as the pod count and GPUs per pod of its gang.
-struct Shape {
-    pods: u32,
-    gpus_per_pod: u32,
-}
-
-/// The pods of `stage`: one when its GPUs fit the smallest GPU node of its pool, else as many
-/// as the GPUs need at that size (as the Slurm target counts nodes), the GPUs spread evenly,
-/// rounded up.
-fn shape(model: &Model, stage: &Stage) -> Shape {
-    let per_node =
-        model.pool(stage.pool.value).nodes.iter().map(|node| model.node(*node).gpu_count()).filter(|count| *count > 0).min().unwrap_or(1);
-    let gpus = stage.gpus.value.max(1);
-    let pods = gpus.div_ceil(per_node).max(1);
-    Shape { pods, gpus_per_pod: gpus.div_ceil(pods) }
-}
 
 /// The JobSet content (`jobset.x-k8s.io/v1alpha2`): one replicated Job of all the gang's pods.
 #[derive(Clone, Serialize)]
@@ -409,13 +394,13 @@ fn workload(
     stage: &Stage,
     stage_name: &ObjectName,
 ) -> Result<Workload, Diagnostic> {
-    let shape = shape(model, stage);
-    let pod = pod_template(model, layout, plan, plan_name, stage, stage_name, &shape)?;
+    let gang = model.gang(stage);
+    let pod = pod_template(model, layout, plan, plan_name, stage, stage_name, &gang)?;
     let tier = model.tier(stage.tier.value);
     // The limit the Slurm target gives `--time`: max-time, else the expected time, else the
     // tier's maximum. Kubernetes pauses the clock while Kueue holds the Job suspended.
     let active_deadline_seconds = Some(i64::try_from(stage.run_time_limit(tier).seconds).unwrap_or(i64::MAX));
-    let pods = i32::try_from(shape.pods).unwrap_or(i32::MAX);
+    let pods = i32::try_from(gang.nodes).unwrap_or(i32::MAX);
     let job = JobSpec {
         parallelism: Some(pods),
         completions: Some(pods),
@@ -426,7 +411,7 @@ fn workload(
         template: pod,
         ..JobSpec::default()
     };
-    if shape.pods == 1 {
+    if gang.nodes == 1 {
         return Ok(Workload::Job(Box::new(job)));
     }
     Ok(Workload::JobSet(JobSetSpec {
@@ -445,7 +430,7 @@ fn pod_template(
     plan_name: &ObjectName,
     stage: &Stage,
     stage_name: &ObjectName,
-    shape: &Shape,
+    gang: &Gang,
 ) -> Result<PodTemplateSpec, Diagnostic> {
     let tier = model.tier(stage.tier.value);
     let class = stage.class.as_ref().map(|class| model.class(class.value));
@@ -506,7 +491,7 @@ fn pod_template(
         working_dir: launch.workdir.as_ref().map(|workdir| workdir.value.clone()),
         env: Some(env),
         resources: Some(ResourceRequirements {
-            limits: Some(BTreeMap::from([(gpu_resource, Quantity(shape.gpus_per_pod.to_string()))])),
+            limits: Some(BTreeMap::from([(gpu_resource, Quantity(gang.gpus_per_node.to_string()))])),
             requests: (!requests.is_empty()).then_some(requests),
             ..ResourceRequirements::default()
         }),

@@ -205,15 +205,8 @@ fn stage_context(model: &Model, plan: &Plan, stage: &Stage, accounting: bool) ->
         constraint.push(names::class_feature(class));
     }
     let gpus = stage.gpus.value;
-    let per_node = pool.nodes.iter().map(|id| model.node(*id).gpu_count()).filter(|count| *count > 0).min().unwrap_or(1);
-    let nodes = gpus.div_ceil(per_node).max(1);
-    let gpus_per_node = if gpus <= per_node {
-        Some(gpus)
-    } else if gpus.is_multiple_of(per_node) {
-        Some(per_node)
-    } else {
-        None
-    };
+    let gang = model.gang(stage);
+    let (nodes, gpus_per_node) = (gang.nodes, gang.exact.then_some(gang.gpus_per_node));
     let (signal_seconds, requeue) = match tier.preemption.value {
         Preemption::Never => (tier.checkpoint.map(|checkpoint| checkpoint.every.seconds.min(600)), false),
         Preemption::Window { window, mode } => (Some(window.seconds.max(1)), mode == placid_lang::model::PreemptMode::Requeue),

@@ -34,7 +34,9 @@ impl Wait {
 impl<'m, R: Ranker> Simulation<'m, R> {
     /// Starts `id` through `pool` if admission and placement allow it now; otherwise says
     /// why it waits. Admission in the order of docs/semantics.md: budget, then quota, then
-    /// placement (with preemption, and the head's reservation).
+    /// placement (with preemption, and the head's reservation). Quota is charged per cell,
+    /// and the job is admitted on the first of its pool's cells, in the ClusterQueue's flavor
+    /// order, whose quota has room for it and whose nodes can host it now.
     pub(super) fn try_start(
         &mut self,
         id: JobId,
@@ -53,28 +55,56 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         if !self.budgets.has_room(model, job, least_cost(job, price), self.now) {
             return Err(Wait::plain(Hold::Budget));
         }
-        let charge = self.quotas.charge(job, pool);
         let mig = Needs::of(model, job).mig.is_some();
         let milli = job.quota_milli(mig);
-        let own_over = (self.used(charge) + milli).saturating_sub(self.quotas.limit(charge));
-        let cohort_over = match charge {
-            Charge::Team(..) => (self.cohort_used[pool.index()] + milli).saturating_sub(self.quotas.cohort(pool)),
-            Charge::Reservation(..) => 0,
-        };
-        if own_over > 0 || cohort_over > 0 {
-            if self.records[id.index()].preempting.is_none() {
-                self.reclaim(id, pool, charge, own_over, cohort_over);
+        let spread = self.records[id.index()].spread.contains(&pool);
+        // Where it may be placed: the cells whose quota has room for it, in flavor order (as
+        // Kueue's flavor assigner takes the first flavor that fits, borrowing or not); a job
+        // no single cell holds, across the pool's cells while they have room together.
+        let areas: Vec<Option<usize>> = if spread {
+            let room: u64 = self.quotas.cells_for(job, pool).map(|cell| self.room(self.quotas.charge(job, pool, cell))).sum();
+            if room < milli {
+                if self.records[id.index()].preempting.is_none() {
+                    self.reclaim_across(id, pool);
+                }
+                return Err(Wait { hold: Hold::Quota, reservable: true });
             }
-            return Err(Wait { hold: Hold::Quota, reservable: true });
-        }
+            vec![None]
+        } else {
+            let mut fitting = Vec::new();
+            let mut over = Vec::new();
+            for cell in self.quotas.cells_for(job, pool) {
+                let charge = self.quotas.charge(job, pool, cell);
+                let own_over = (self.used(charge) + milli).saturating_sub(self.quotas.limit(charge));
+                let cohort_over = match charge {
+                    Charge::Team(..) => (self.cohort_used[cell] + milli).saturating_sub(self.quotas.cohort(cell)),
+                    Charge::Reservation(..) => 0,
+                };
+                if own_over == 0 && cohort_over == 0 {
+                    fitting.push(Some(cell));
+                } else {
+                    over.push((charge, own_over, cohort_over));
+                }
+            }
+            if fitting.is_empty() {
+                // Kueue preempts in the first flavor where preemption frees enough.
+                if self.records[id.index()].preempting.is_none() {
+                    for (charge, own_over, cohort_over) in over {
+                        if self.reclaim(id, charge, own_over, cohort_over) {
+                            break;
+                        }
+                    }
+                }
+                return Err(Wait { hold: Hold::Quota, reservable: true });
+            }
+            fitting
+        };
         let job = &self.records[id.index()].job;
         let tier = model.tier(job.tier);
         if blocked_ahead && !tier.backfill {
             return Err(Wait::plain(Hold::Priority));
         }
-        let reach = &self.quotas.reach[pool.index()];
         let ends = self.now.saturating_add(self.records[id.index()].estimate_left);
-        let job = &self.records[id.index()].job;
         let avoiding = head.as_ref().is_some_and(|reservation| ends > reservation.time);
         // A job that would end by the head's start is judged with the head's nodes open to
         // it; later, when `now` plus its estimate passes that start, it would not be. A pass
@@ -86,71 +116,89 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             reservation.steady_until = reservation.steady_until.min(last);
         }
         let shape = Shape::of(job, pool);
-        if shape.as_ref().is_some_and(|shape| self.full.contains(&(shape.clone(), avoiding))) {
-            return Err(Wait::plain(if head.is_some() { Hold::Priority } else { Hold::Capacity }));
-        }
         let (telemetry, now) = (self.telemetry, self.now);
-        let throttled = |node: NodeId| telemetry.is_some_and(|recorded| recorded.refuses(model, job, node, now));
-        let placed = match head {
-            None => place::place(model, reach, &self.cluster, job, pool, &mut self.ranker, &mut self.scratch, &throttled),
-            Some(reservation) => {
-                // A job that ends after the head's start leaves it the quota it needs.
-                let cohort_charged = matches!(charge, Charge::Team(..)) && reservation.pool == pool;
-                if ends > reservation.time {
-                    let same_queue = charge == reservation.charge;
-                    if (same_queue && milli > reservation.spare) || (cohort_charged && milli > reservation.spare_cohort) {
-                        return Err(Wait::plain(Hold::Priority));
-                    }
-                    if same_queue {
-                        reservation.spare -= milli;
-                    }
-                    if cohort_charged {
-                        reservation.spare_cohort -= milli;
-                    }
-                }
-                let free = |node: NodeId| throttled(node);
-                let avoid = |node: NodeId| throttled(node) || reservation.nodes.contains(&node);
-                // A job that ends by the head's reserved start may use the head's nodes.
-                let blocked: &dyn Fn(NodeId) -> bool = if ends <= reservation.time { &free } else { &avoid };
-                match place::place(model, reach, &self.cluster, job, pool, &mut self.ranker, &mut self.scratch, blocked) {
-                    Ok(placement) => Ok(placement),
-                    Err(_) => {
-                        if let Some(shape) = shape {
-                            self.full.insert((shape, avoiding));
-                        }
-                        return Err(Wait::plain(Hold::Priority));
-                    }
-                }
+        let mut searched = false;
+        for area in areas.iter().copied() {
+            let job = &self.records[id.index()].job;
+            if shape.as_ref().is_some_and(|shape| self.full.contains(&(shape.clone(), area, avoiding))) {
+                continue;
             }
-        };
-        match placed {
-            Ok(placement) => {
-                // Charged what its placement costs: the cheapest nodes come first (§5.3), so
-                // when this one is over the budget, none of the pool fits it now.
-                let record = &self.records[id.index()];
-                let cost = placement_cost(model, &record.job, &placement, record.estimate_left);
-                if !self.budgets.has_room(model, &record.job, cost, self.now) {
-                    return Err(Wait::plain(Hold::Budget));
+            searched = true;
+            // A job that ends after the head's start leaves it the quota it needs: in a cell,
+            // what it would be charged there is set aside before the search, as the head's
+            // spare is what the jobs ahead in the pass leave.
+            if let (Some(cell), Some(reservation)) = (area, head.as_deref_mut())
+                && avoiding
+            {
+                let claim = [(self.quotas.charge(job, pool, cell), milli)];
+                if !reservation.leaves_room(&claim) {
+                    continue;
                 }
-                self.dequeue(id);
-                self.start(id, placement);
-                Ok(())
+                reservation.take(&claim);
             }
-            Err(_) => {
-                if let Some(shape) = shape {
-                    self.full.insert((shape, avoiding));
+            let throttled = |node: NodeId| telemetry.is_some_and(|recorded| recorded.refuses(model, job, node, now));
+            // A job that ends by the head's reserved start may use the head's nodes.
+            let avoid = |node: NodeId| throttled(node) || head.as_ref().is_some_and(|reservation| reservation.nodes.contains(&node));
+            let blocked: &dyn Fn(NodeId) -> bool = if avoiding { &avoid } else { &throttled };
+            let nodes = self.quotas.nodes(pool, area);
+            let Ok(placement) = place::place(model, nodes, &self.cluster, job, pool, &mut self.ranker, &mut self.scratch, blocked) else {
+                if let Some(shape) = &shape {
+                    self.full.insert((shape.clone(), area, avoiding));
                 }
-                if self.records[id.index()].preempting.is_some() {
-                    return Err(Wait::plain(Hold::Capacity));
-                }
-                self.preempt(id, pool);
-                Err(Wait::plain(Hold::Capacity))
+                continue;
+            };
+            let charges = self.quotas.charges(job, &placement, mig);
+            if spread && !charges.iter().all(|(charge, milli)| *milli <= self.room(*charge)) {
+                return Err(Wait { hold: Hold::Quota, reservable: true });
             }
+            // Across cells, what it is charged is known once it is placed.
+            if let Some(reservation) = head.as_deref()
+                && spread
+                && avoiding
+                && !reservation.leaves_room(&charges)
+            {
+                return Err(Wait::plain(Hold::Priority));
+            }
+            // Charged what its placement costs: the cheapest nodes come first (§5.3), so
+            // when this one is over the budget, none of the pool fits it now.
+            let record = &self.records[id.index()];
+            let cost = placement_cost(model, &record.job, &placement, record.estimate_left);
+            if !self.budgets.has_room(model, &record.job, cost, self.now) {
+                return Err(Wait::plain(Hold::Budget));
+            }
+            if let Some(reservation) = head.as_deref_mut()
+                && spread
+                && avoiding
+            {
+                reservation.take(&charges);
+            }
+            self.dequeue(id);
+            self.start(id, placement);
+            return Ok(());
+        }
+        if head.is_some() {
+            return Err(Wait::plain(Hold::Priority));
+        }
+        // Kueue would admit it on the first cell with room: its victims are that cell's.
+        if searched && self.records[id.index()].preempting.is_none() {
+            self.preempt(id, pool, areas[0]);
+        }
+        Err(Wait::plain(Hold::Capacity))
+    }
+
+    /// The GPU milli `charge` may take now: what its limit leaves, and for a team queue what
+    /// the cell's cohort leaves.
+    fn room(&self, charge: Charge) -> u64 {
+        let own = self.quotas.limit(charge).saturating_sub(self.used(charge));
+        match charge {
+            Charge::Team(_, cell) => own.min(self.quotas.cohort(cell).saturating_sub(self.cohort_used[cell])),
+            Charge::Reservation(..) => own,
         }
     }
 
-    /// Starts `id` on `placement` now: takes the capacity, charges its quota (its queue, its
-    /// team for fair share, its pool's cohort) and its estimated cost, and wakes it at its end.
+    /// Starts `id` on `placement` now: takes the capacity, charges its quota (its queue in
+    /// each cell of the placement, its team for fair share, the cells' cohorts) and its
+    /// estimated cost, and wakes it at its end.
     pub(super) fn start(&mut self, id: JobId, placement: Placement) {
         let model = self.model;
         self.changed = true;
@@ -159,16 +207,17 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         for share in &placement.nodes {
             self.cluster.take(share, needs.mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);
         }
-        let charge = self.quotas.charge(&record.job, placement.pool);
-        let milli = record.job.quota_milli(needs.mig.is_some());
-        *self.used.entry(charge).or_default() += milli;
-        self.team_used[record.job.team.index()] += milli;
-        if let Charge::Team(_, pool) = charge {
-            self.cohort_used[pool.index()] += milli;
+        let charges = self.quotas.charges(&record.job, &placement, needs.mig.is_some());
+        for (charge, milli) in &charges {
+            *self.used.entry(*charge).or_default() += milli;
+            if let Charge::Team(_, cell) = charge {
+                self.cohort_used[*cell] += milli;
+            }
         }
+        self.team_used[record.job.team.index()] += record.job.quota_milli(needs.mig.is_some());
         let charged = placement_cost(model, &record.job, &placement, record.estimate_left);
         self.budgets.spend(model, &record.job, charged, self.now);
-        record.charge = Some(charge);
+        record.charges = charges;
         record.charged = charged;
         record.started = self.now;
         record.epoch += 1;
@@ -197,16 +246,15 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         for share in &placement.nodes {
             self.cluster.give(share, needs.mig, record.job.cpu_milli_per_gpu, record.job.memory_mib_per_gpu);
         }
-        let milli = record.job.quota_milli(needs.mig.is_some());
-        if let Some(charge) = record.charge.take() {
+        for (charge, milli) in std::mem::take(&mut record.charges) {
             if let Some(used) = self.used.get_mut(&charge) {
                 *used -= milli;
             }
-            if let Charge::Team(_, pool) = charge {
-                self.cohort_used[pool.index()] -= milli;
+            if let Charge::Team(_, cell) = charge {
+                self.cohort_used[cell] -= milli;
             }
         }
-        self.team_used[record.job.team.index()] -= milli;
+        self.team_used[record.job.team.index()] -= record.job.quota_milli(needs.mig.is_some());
         let ran = now - record.started;
         let spent = placement_cost(model, &record.job, &placement, ran);
         self.budgets.spend(model, &record.job, spent - record.charged, now);

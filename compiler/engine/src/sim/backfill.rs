@@ -1,10 +1,11 @@
 //! EASY backfill, docs/semantics.md §7: the head's reservation, the earliest time its queue's
-//! quota, its pool's cohort quota and its gang all fit as the running jobs end. The pass
-//! (`queue`) makes it; admission lets a later job start only where it cannot delay it.
+//! quota and its cell's cohort quota (in the first of its cells with room then, as admission
+//! chooses) and its gang all fit as the running jobs end. The pass (`queue`) makes it;
+//! admission lets a later job start only where it cannot delay it.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
-use placid_lang::model::{NodeId, PoolId};
+use placid_lang::model::NodeId;
 
 use super::{JobState, Simulation};
 use crate::job::{JobId, Seconds};
@@ -12,34 +13,68 @@ use crate::place::{self, Needs};
 use crate::quota::Charge;
 use crate::rank::Ranker;
 
-/// The head's reservation: when and where its gang will fit, and how much of its queue's and
-/// its pool's cohort quota is left over then, which is all a job that ends later may take.
+/// The head's reservation: when and where its gang will fit, and how much of the quota it is
+/// charged (its queue's in each cell, and those cells' cohorts) is left over then, which is
+/// all a job that ends later may take.
 pub(super) struct Reservation {
     pub(super) time: Seconds,
     pub(super) nodes: BTreeSet<NodeId>,
-    pub(super) pool: PoolId,
-    pub(super) charge: Charge,
-    pub(super) spare: u64,
-    pub(super) spare_cohort: u64,
+    /// GPU milli left per charge of the head.
+    spare: Vec<(Charge, u64)>,
+    /// GPU milli left per cell whose cohort the head is charged to.
+    spare_cohort: Vec<(usize, u64)>,
     /// The last moment at which the verdicts of the jobs looked at behind the head still
     /// hold: the earliest at which one that would end by `time` no longer would.
     pub(super) steady_until: Seconds,
 }
 
+impl Reservation {
+    /// Whether `charges` (a later job's, per charge) leave the head what it is charged.
+    pub(super) fn leaves_room(&self, charges: &[(Charge, u64)]) -> bool {
+        charges.iter().all(|(charge, milli)| {
+            let own = self.spare.iter().all(|(held, spare)| held != charge || milli <= spare);
+            let cohort = match charge {
+                Charge::Team(_, cell) => self.spare_cohort.iter().all(|(held, spare)| held != cell || milli <= spare),
+                Charge::Reservation(..) => true,
+            };
+            own && cohort
+        })
+    }
+
+    /// Takes `charges` (which [`Self::leaves_room`] allows) from what is left over.
+    pub(super) fn take(&mut self, charges: &[(Charge, u64)]) {
+        for (charge, milli) in charges {
+            for (held, spare) in &mut self.spare {
+                if held == charge {
+                    *spare -= milli;
+                }
+            }
+            if let Charge::Team(_, cell) = charge {
+                for (held, spare) in &mut self.spare_cohort {
+                    if held == cell {
+                        *spare -= milli;
+                    }
+                }
+            }
+        }
+    }
+}
+
 impl<'m, R: Ranker> Simulation<'m, R> {
-    /// The head's reservation: the earliest end of running jobs after which its gang fits,
-    /// and the nodes it would take then. Running jobs are expected to end at their start plus
-    /// their estimate; draining ones at their stop.
+    /// The head's reservation: the earliest end of running jobs after which its quota has
+    /// room in one of its cells (in flavor order) and its gang fits on that cell's nodes, and
+    /// the nodes it would take then; for a job no single cell holds, its pool's nodes, with
+    /// room for what each cell's GPUs are charged. Running jobs are expected to end at their
+    /// start plus their estimate; draining ones at their stop.
     pub(super) fn reserve(&mut self, id: JobId) -> Option<Reservation> {
         let model = self.model;
         let job = self.records[id.index()].job.clone();
         let pool = *self.records[id.index()].pools.first()?;
+        let spread = self.records[id.index()].spread.contains(&pool);
+        let areas: Vec<Option<usize>> = if spread { vec![None] } else { self.quotas.cells_for(&job, pool).map(Some).collect() };
         let reach = &self.quotas.reach[pool.index()];
-        let milli = job.quota_milli(Needs::of(model, &job).mig.is_some());
-        let charge = self.quotas.charge(&job, pool);
-        let team_charged = matches!(charge, Charge::Team(..));
-        let limit = self.quotas.limit(charge);
-        let mut own_used = self.used(charge);
+        let mig_job = Needs::of(model, &job).mig.is_some();
+        let milli = job.quota_milli(mig_job);
         let mut ends: Vec<(Seconds, JobId)> = self
             .running
             .iter()
@@ -56,14 +91,14 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             })
             .collect();
         ends.sort_unstable();
-        let mig_job = Needs::of(model, &job).mig.is_some();
         let mut free = self.free_in(reach, &job);
         let mut trial = std::mem::take(&mut self.cluster);
         let mut given = Vec::new();
         let mut found = None;
-        let mut cohort_used = self.cohort_used[pool.index()];
-        let cohort = self.quotas.cohort(pool);
-        for (time, other) in ends {
+        // What the jobs ended so far give back, per charge and per cell's cohort.
+        let mut released: HashMap<Charge, u64> = HashMap::new();
+        let mut cohort_released: HashMap<usize, u64> = HashMap::new();
+        'ends: for (time, other) in ends {
             let record = &self.records[other.index()];
             let (JobState::Running(placement) | JobState::Draining(placement)) = &record.state else { continue };
             let needs = Needs::of(model, &record.job);
@@ -72,28 +107,51 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             }
             given.push(other);
             free += u64::from(record.job.gpus);
-            let released = record.job.quota_milli(needs.mig.is_some());
-            if matches!(record.charge, Some(Charge::Team(_, charged)) if charged == pool) {
-                cohort_used -= released;
+            for (charge, milli) in &record.charges {
+                *released.entry(*charge).or_default() += milli;
+                if let Charge::Team(_, cell) = charge {
+                    *cohort_released.entry(*cell).or_default() += milli;
+                }
             }
-            if record.charge == Some(charge) {
-                own_used -= released;
-            }
-            if own_used + milli > limit || (team_charged && cohort_used + milli > cohort) || (!mig_job && free < u64::from(job.gpus)) {
+            if !mig_job && free < u64::from(job.gpus) {
                 continue;
             }
-            if let Ok(placement) = place::place(model, reach, &trial, &job, pool, &mut self.ranker, &mut self.scratch, &|_| false) {
-                let spare_cohort = if team_charged { cohort - cohort_used - milli } else { u64::MAX };
-                found = Some(Reservation {
-                    time,
-                    nodes: placement.node_ids().collect(),
-                    pool,
-                    charge,
-                    spare: limit - own_used - milli,
-                    spare_cohort,
-                    steady_until: Seconds::MAX,
-                });
-                break;
+            // The room each charge has once these jobs have ended.
+            let own_room = |charge: Charge| {
+                (self.quotas.limit(charge) + released.get(&charge).copied().unwrap_or(0))
+                    .saturating_sub(self.used.get(&charge).copied().unwrap_or(0))
+            };
+            let cohort_room = |cell: usize| {
+                (self.quotas.cohort(cell) + cohort_released.get(&cell).copied().unwrap_or(0)).saturating_sub(self.cohort_used[cell])
+            };
+            let room = |charge: Charge| match charge {
+                Charge::Team(_, cell) => own_room(charge).min(cohort_room(cell)),
+                Charge::Reservation(..) => own_room(charge),
+            };
+            for area in &areas {
+                if let Some(cell) = area
+                    && room(self.quotas.charge(&job, pool, *cell)) < milli
+                {
+                    continue;
+                }
+                let nodes = self.quotas.nodes(pool, *area);
+                let Ok(placement) = place::place(model, nodes, &trial, &job, pool, &mut self.ranker, &mut self.scratch, &|_| false) else {
+                    continue;
+                };
+                let charges = self.quotas.charges(&job, &placement, mig_job);
+                if charges.iter().any(|(charge, milli)| room(*charge) < *milli) {
+                    continue;
+                }
+                let spare = charges.iter().map(|(charge, milli)| (*charge, own_room(*charge) - milli)).collect();
+                let spare_cohort = charges
+                    .iter()
+                    .filter_map(|(charge, milli)| match charge {
+                        Charge::Team(_, cell) => Some((*cell, cohort_room(*cell) - milli)),
+                        Charge::Reservation(..) => None,
+                    })
+                    .collect();
+                found = Some(Reservation { time, nodes: placement.node_ids().collect(), spare, spare_cohort, steady_until: Seconds::MAX });
+                break 'ends;
             }
         }
         self.retake(&mut trial, &given);

@@ -33,6 +33,8 @@ mod rejection;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
 
+use rustc_hash::FxHashMap;
+
 use placid_lang::model::{Dependency, Model, NodeId, PoolId};
 
 use crate::cluster::Cluster;
@@ -49,6 +51,16 @@ pub use rejection::{hardware_verdict, verdict_in};
 
 /// The most pending jobs one pass considers (Slurm's `bf_max_job_test` defaults to 500).
 pub const PASS_DEPTH: usize = 500;
+
+/// The most verdicts (a pending job examined by a pass) one run reaches; then it stops,
+/// and [`Simulation::cut`] says when. A saturated queue costs each pass after an end its
+/// [`PASS_DEPTH`] deepest jobs, about a microsecond each on the machine of docs/limits.md
+/// (measured: 184.7 s for 200,000,000), so without a bound the largest trace a replay reads,
+/// saturated, would take many minutes; this one ends any run within about a minute, and a
+/// what-if's two sides, replayed at once, too. A trace below saturation ends far within it:
+/// the 30 days of 1,000,000 jobs on 10,000 nodes of docs/limits.md take 1,000,000 verdicts,
+/// and a queue kept 500 deep behind every end of 100,000 jobs would take 50,000,000.
+pub const MAX_VERDICTS: u64 = 50_000_000;
 
 /// Where a job stands.
 #[derive(Clone, Debug, PartialEq)]
@@ -76,6 +88,9 @@ struct Record {
     state: JobState,
     /// Pools it can ever run in, in the order tried.
     pools: Vec<PoolId>,
+    /// Those of them in which no single cell can ever hold it: it is placed across their
+    /// cells (docs/semantics.md §4, the E157 case).
+    spread: Vec<PoolId>,
     /// Run time left (the truth) and the scheduler's estimate of it.
     work_left: Seconds,
     estimate_left: Seconds,
@@ -83,7 +98,8 @@ struct Record {
     started: Seconds,
     /// Counts starts, so that the end of an earlier run is recognised as stale.
     epoch: u32,
-    charge: Option<Charge>,
+    /// What its run is charged, GPU milli per charge (empty while it does not run).
+    charges: Vec<(Charge, u64)>,
     /// Amount charged to the budget at start (the estimate at the nodes' prices).
     charged: i64,
     /// Jobs it still waits for.
@@ -116,19 +132,22 @@ pub struct Simulation<'m, R: Ranker> {
     retries: BTreeSet<Seconds>,
     /// Pending jobs by tier priority (highest first), then team, then submission.
     pending: BTreeMap<Reverse<u32>, Vec<BTreeSet<(Seconds, JobId)>>>,
-    /// GPU milli held per charge, and per team (for fair share).
-    used: HashMap<Charge, u64>,
+    /// GPU milli held per charge, and per team (for fair share). Looked up for every verdict
+    /// of a pass, so hashed with Fx: a charge is a pair of the policy's own ids, never a
+    /// value from a trace, so no input can choose colliding keys.
+    used: FxHashMap<Charge, u64>,
     team_used: Vec<u64>,
-    /// GPU milli the team queues hold per pool.
+    /// GPU milli the team queues hold per cell.
     cohort_used: Vec<u64>,
     running: BTreeSet<JobId>,
     promotions: Vec<Promotion>,
-    /// What the empty cluster says of each shape: [`place::never`], memoised.
-    nevers: HashMap<Shape, Option<Reject>>,
+    /// What the empty cluster says of each shape, in its pool's reach (`None`) or one of its
+    /// cells: [`place::never`], memoised.
+    nevers: HashMap<(Shape, Option<usize>), Option<Reject>, ShapeHasher>,
     /// Shapes that found no placement in this pass (with the head's nodes avoided or not):
     /// capacity only shrinks during a pass, so the same shape is not searched again. A pass
     /// that carries the last one on keeps them, as that pass would have.
-    full: HashSet<(Shape, bool)>,
+    full: HashSet<(Shape, Option<usize>, bool), ShapeHasher>,
     scratch: Scratch,
     out: Vec<Event>,
     /// Recorded NVLink utilisation, whose throttling rule keeps comm-heavy jobs off
@@ -140,6 +159,11 @@ pub struct Simulation<'m, R: Ranker> {
     /// Whether capacity, quota, budget or a running job changed since the last pass began:
     /// a start, an end, a stop, a signal, or a wake other than an arrival.
     changed: bool,
+    /// Verdicts reached so far, and the most the run may reach ([`MAX_VERDICTS`]).
+    verdicts: u64,
+    max_verdicts: u64,
+    /// The last instant run, once the run stopped at [`MAX_VERDICTS`].
+    cut: Option<Seconds>,
 }
 
 /// What a pass that started and signalled nothing leaves for the next one. A saturated queue
@@ -156,6 +180,12 @@ struct Carry {
     /// The day it ran on: budgets start over at each day boundary.
     day: Seconds,
 }
+
+/// The hasher of the memos keyed by [`Shape`], looked up for nearly every verdict of a pass
+/// (SipHash was about a third of a saturated replay's time). A shape holds numbers a trace
+/// chooses (GPUs), so the hasher stays keyed at random per run, as std's is, and a trace
+/// cannot line its shapes up on one bucket; aHash is that at a fraction of SipHash's cost.
+type ShapeHasher = ahash::RandomState;
 
 /// What decides where a job can be placed now.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -201,10 +231,11 @@ impl<'m, R: Ranker> Simulation<'m, R> {
     /// An empty cluster at time 0.
     pub fn new(model: &'m Model, ranker: R) -> Simulation<'m, R> {
         let cluster = Cluster::new(model);
+        let quotas = Quotas::new(model);
+        let cells = quotas.cells.cells.len();
         Simulation {
             model,
             ranker,
-            quotas: Quotas::new(model),
             empty: cluster.clone(),
             cluster,
             budgets: Budgets::new(model),
@@ -214,18 +245,22 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             wakes: BinaryHeap::new(),
             retries: BTreeSet::new(),
             pending: BTreeMap::new(),
-            used: HashMap::new(),
+            used: FxHashMap::default(),
+            quotas,
             team_used: vec![0; model.teams.len()],
-            cohort_used: vec![0; model.pools.len()],
+            cohort_used: vec![0; cells],
             running: BTreeSet::new(),
             promotions: Vec::new(),
-            nevers: HashMap::new(),
-            full: HashSet::new(),
+            nevers: HashMap::default(),
+            full: HashSet::default(),
             scratch: Scratch::default(),
             out: Vec::new(),
             telemetry: None,
             carry: None,
             changed: true,
+            verdicts: 0,
+            max_verdicts: MAX_VERDICTS,
+            cut: None,
         }
     }
 
@@ -237,6 +272,20 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         for time in recorded.changes() {
             self.retry_at(time);
         }
+    }
+
+    /// When the run stopped at its bound of [`MAX_VERDICTS`], with work left: the last
+    /// instant it ran. Jobs not ended by then stay as they were (pending, running, or never
+    /// submitted), and a report counts them as unfinished.
+    pub fn cut(&self) -> Option<Seconds> {
+        self.cut
+    }
+
+    /// Lowers the run's bound from [`MAX_VERDICTS`] to `most`: a test of the bound, without
+    /// a replay of minutes.
+    #[cfg(test)]
+    fn limit_verdicts(&mut self, most: u64) {
+        self.max_verdicts = most.min(MAX_VERDICTS);
     }
 
     /// The current time.
@@ -274,6 +323,14 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         JobId(self.records.len() as u32)
     }
 
+    /// Makes room for `more` jobs to be submitted, so that a large replay's records grow
+    /// once, not by doubling (which holds both the old and the new copy for a moment).
+    pub fn make_room(&mut self, more: usize) {
+        self.records.reserve_exact(more);
+        self.dependents.reserve_exact(more);
+        self.wakes.reserve(more);
+    }
+
     /// Submits `job`, routed by its tag (`routing`); it arrives at its `submit` time (now, if
     /// that is past). Its `after` and `after_ended` must name jobs submitted before it; others
     /// are ignored.
@@ -299,9 +356,10 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             job,
             state: JobState::Future,
             pools: Vec::new(),
+            spread: Vec::new(),
             started: 0,
             epoch: 0,
-            charge: None,
+            charges: Vec::new(),
             charged: 0,
             waiting_on,
             preempting: None,
@@ -337,9 +395,10 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                         job,
                         state: JobState::Future,
                         pools: vec![pool],
+                        spread: Vec::new(),
                         started: 0,
                         epoch: 0,
-                        charge: None,
+                        charges: Vec::new(),
                         charged: 0,
                         waiting_on: 0,
                         preempting: None,
@@ -356,11 +415,16 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         Err(miss)
     }
 
-    /// Runs every instant up to and including `until`, passing each event to `sink`.
+    /// Runs every instant up to and including `until`, passing each event to `sink`; stops
+    /// for good, earlier, once the run has reached [`MAX_VERDICTS`] ([`Simulation::cut`]).
     pub fn run_until(&mut self, until: Seconds, sink: &mut dyn FnMut(&Event)) {
         while let Some(Reverse((time, _))) = self.wakes.peek().copied() {
             if time > until {
                 break;
+            }
+            if self.verdicts >= self.max_verdicts {
+                self.cut = Some(self.now);
+                return;
             }
             self.step(time);
             for event in self.out.drain(..) {

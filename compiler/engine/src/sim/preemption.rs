@@ -1,7 +1,7 @@
 //! Preemption, docs/semantics.md §6: who may be a victim, and the two ways a held job takes
 //! victims: for capacity (Slurm's preemption: victims on the nodes of its pool, until its gang
-//! fits) and for quota (Kueue's: victims charged to its own queue, or borrowing in its pool,
-//! until enough quota is freed). The rule of who may be a victim (the tier, the exemption,
+//! fits) and for quota (Kueue's: victims charged to its own queue, or borrowing, in the cell
+//! it would be admitted on, until enough quota is freed there). The rule of who may be a victim (the tier, the exemption,
 //! the order) is spelled once, in `victims`, and the taking once, in `take_until`; the two
 //! callers differ only in which running jobs they look at and in what "enough" means. Then
 //! the victims' signals, and their stops at the end of the window.
@@ -80,12 +80,14 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         (self.model.tier(record.job.tier).priority.value, Reverse(record.started), Reverse(victim))
     }
 
-    /// Signals the victims that free a placement for `id` in `pool`, if its tier may preempt
-    /// enough of them. Victims are the running jobs on the nodes of the pool, taken in victim
-    /// order until the gang fits; those whose nodes the placement does not use are spared.
-    pub(super) fn preempt(&mut self, id: JobId, pool: PoolId) {
+    /// Signals the victims that free a placement for `id` in `pool`, on the nodes of `cell`
+    /// (the cell its quota admits it on; the pool's reach for a job no single cell holds), if
+    /// its tier may preempt enough of them. Victims are the running jobs on those nodes, taken
+    /// in victim order until the gang fits; those whose nodes the placement does not use are
+    /// spared.
+    pub(super) fn preempt(&mut self, id: JobId, pool: PoolId, cell: Option<usize>) {
         let model = self.model;
-        let reach = &self.quotas.reach[pool.index()];
+        let reach = self.quotas.nodes(pool, cell);
         let victims = self.victims(id, |_, placement| placement.node_ids().any(|node| reach.binary_search(&node).is_ok()));
         // Victims still exempt are tried again when the first exemption ends, whether those
         // that may be taken now free too little or there are none.
@@ -145,30 +147,33 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         self.signal(id, &victims);
     }
 
-    /// Frees quota for `id`, as Kueue's queues preempt: lower-priority jobs of its own queue
-    /// (`withinClusterQueue: LowerPriority`), and, when `id` stays within its team's guarantee,
-    /// lower-priority jobs of teams borrowing in the pool (`reclaimWithinCohort:
-    /// LowerPriority`). Victims go in victim order until `own` milli of the queue's quota and
-    /// `cohort` milli of the pool's are freed; if they cannot be, nobody is signalled.
-    pub(super) fn reclaim(&mut self, id: JobId, pool: PoolId, charge: Charge, own: u64, cohort: u64) {
+    /// Frees quota for `id` in the cell of `charge`, as Kueue's queues preempt in a flavor:
+    /// lower-priority jobs of its own queue there (`withinClusterQueue: LowerPriority`), and,
+    /// when `id` stays within its team's guarantee in the cell, lower-priority jobs of teams
+    /// borrowing in the cell (`reclaimWithinCohort: LowerPriority`). Victims go in victim
+    /// order until `own` milli of the queue's quota and `cohort` milli of the cell's cohort are
+    /// freed; if they cannot be, nobody is signalled. Returns whether victims were signalled.
+    pub(super) fn reclaim(&mut self, id: JobId, charge: Charge, own: u64, cohort: u64) -> bool {
         // Admission asks only when its job is over a quota. `take_until` asks whether enough is
         // freed after each victim it takes, so with nothing to free it would still take one.
         debug_assert!(own > 0 || cohort > 0, "reclaim with nothing to free");
         let model = self.model;
         let job = &self.records[id.index()].job;
+        let cell = charge.cell();
         let within_guarantee = match charge {
             Charge::Team(team, _) => {
-                self.used(charge) + job.quota_milli(Needs::of(model, job).mig.is_some()) <= self.quotas.guaranteed(team, pool)
+                self.used(charge) + job.quota_milli(Needs::of(model, job).mig.is_some()) <= self.quotas.guaranteed(team, cell)
             }
             Charge::Reservation(..) => false,
         };
         let victims = self.victims(id, |record, _| {
-            let Some(victim_charge) = record.charge else { return false };
-            let borrower = match victim_charge {
-                Charge::Team(team, charged_pool) => charged_pool == pool && self.used(victim_charge) > self.quotas.guaranteed(team, pool),
-                Charge::Reservation(..) => false,
-            };
-            victim_charge == charge || (within_guarantee && borrower)
+            record.charges.iter().any(|(victim_charge, _)| {
+                let borrower = match *victim_charge {
+                    Charge::Team(team, charged) => charged == cell && self.used(*victim_charge) > self.quotas.guaranteed(team, cell),
+                    Charge::Reservation(..) => false,
+                };
+                *victim_charge == charge || (within_guarantee && borrower)
+            })
         });
         // Victims still exempt are tried again when their exemption ends.
         if let Some(at) = victims.exempt_until {
@@ -176,15 +181,76 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         }
         let (mut own_freed, mut cohort_freed) = (0, 0);
         let (taken, enough) = take_until(victims.ready, |victim| {
-            let record = &self.records[victim.index()];
-            let milli = record.job.quota_milli(Needs::of(model, &record.job).mig.is_some());
-            if record.charge == Some(charge) {
-                own_freed += milli;
-            }
-            if matches!(record.charge, Some(Charge::Team(_, charged_pool)) if charged_pool == pool) {
-                cohort_freed += milli;
+            for (victim_charge, milli) in &self.records[victim.index()].charges {
+                if *victim_charge == charge {
+                    own_freed += milli;
+                }
+                if matches!(victim_charge, Charge::Team(_, charged) if *charged == cell) {
+                    cohort_freed += milli;
+                }
             }
             own_freed >= own && cohort_freed >= cohort
+        });
+        if enough {
+            self.signal(id, &taken);
+        }
+        enough
+    }
+
+    /// Frees quota for `id`, a job no single cell of `pool` holds, across the pool's cells:
+    /// as [`Self::reclaim`], with victims charged to its own queue in any of those cells, or
+    /// (when it stays within its guarantees there together) borrowing in one; enough once
+    /// what its queue and the cohorts have room for in those cells together holds it.
+    pub(super) fn reclaim_across(&mut self, id: JobId, pool: PoolId) {
+        let model = self.model;
+        let job = &self.records[id.index()].job;
+        let milli = job.quota_milli(Needs::of(model, job).mig.is_some());
+        let charges: Vec<Charge> = self.quotas.cells_for(job, pool).map(|cell| self.quotas.charge(job, pool, cell)).collect();
+        let within_guarantee = charges.iter().all(|charge| matches!(charge, Charge::Team(..)))
+            && charges.iter().map(|charge| self.used(*charge)).sum::<u64>() + milli
+                <= charges.iter().map(|charge| self.quotas.guaranteed(job.team, charge.cell())).sum::<u64>();
+        let victims = self.victims(id, |record, _| {
+            record.charges.iter().any(|(victim_charge, _)| {
+                let borrower = match *victim_charge {
+                    Charge::Team(team, cell) => {
+                        charges.iter().any(|charge| charge.cell() == cell) && self.used(*victim_charge) > self.quotas.guaranteed(team, cell)
+                    }
+                    Charge::Reservation(..) => false,
+                };
+                charges.contains(victim_charge) || (within_guarantee && borrower)
+            })
+        });
+        if let Some(at) = victims.exempt_until {
+            self.retry_at(at);
+        }
+        // Room freed per charge of `id`: its own queue's, and the cohort's in the cell.
+        let mut own_freed = vec![0u64; charges.len()];
+        let mut cohort_freed = vec![0u64; charges.len()];
+        let (taken, enough) = take_until(victims.ready, |victim| {
+            for (victim_charge, freed) in &self.records[victim.index()].charges {
+                for (index, charge) in charges.iter().enumerate() {
+                    if victim_charge == charge {
+                        own_freed[index] += freed;
+                    }
+                    if matches!(victim_charge, Charge::Team(_, cell) if *cell == charge.cell()) {
+                        cohort_freed[index] += freed;
+                    }
+                }
+            }
+            let grown: u64 = charges
+                .iter()
+                .enumerate()
+                .map(|(index, charge)| {
+                    let own = (self.quotas.limit(*charge) + own_freed[index]).saturating_sub(self.used(*charge));
+                    match charge {
+                        Charge::Team(_, cell) => {
+                            own.min((self.quotas.cohort(*cell) + cohort_freed[index]).saturating_sub(self.cohort_used[*cell]))
+                        }
+                        Charge::Reservation(..) => own,
+                    }
+                })
+                .sum();
+            grown >= milli
         });
         if enough {
             self.signal(id, &taken);

@@ -110,11 +110,13 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                 (0, None, false)
             }
         };
+        self.verdicts += (order.len() - from) as u64;
         for &id in &order[from..] {
             let mut furthest: Option<Wait> = None;
-            let pools = self.records[id.index()].pools.clone();
             let mut started = false;
-            for pool in pools {
+            // By index: the pools are the record's, which a start borrows mutably.
+            for at in 0..self.records[id.index()].pools.len() {
+                let pool = self.records[id.index()].pools[at];
                 match self.try_start(id, pool, head.as_mut(), blocked_ahead) {
                     Ok(()) => {
                         started = true;

@@ -32,9 +32,10 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                 self.emit(id, EventKind::Rejected(reason));
                 self.release_dependents(id, false);
             }
-            Ok(pools) => {
+            Ok((pools, spread)) => {
                 let record = &mut self.records[id.index()];
                 record.pools = pools;
+                record.spread = spread;
                 if record.waiting_on == 0 {
                     self.enqueue(id);
                 } else {
@@ -44,10 +45,10 @@ impl<'m, R: Ranker> Simulation<'m, R> {
         }
     }
 
-    /// The pools `id` can ever run in, or the furthest reason it cannot run in any: the team
-    /// may use the tier; then, per pool, the hardware (filters, then the locality unit), the
-    /// quota, the budget.
-    fn verdict(&mut self, id: JobId) -> Result<Vec<PoolId>, Reject> {
+    /// The pools `id` can ever run in, and those of them where no single cell can hold it,
+    /// or the furthest reason it cannot run in any: the team may use the tier; then, per pool,
+    /// the hardware (filters, then the locality unit), the quota, the budget.
+    fn verdict(&mut self, id: JobId) -> Result<(Vec<PoolId>, Vec<PoolId>), Reject> {
         let job = &self.records[id.index()].job;
         let model = self.model;
         if !model.team(job.team).tiers.iter().any(|tier| tier.value == job.tier) {
@@ -62,14 +63,47 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             return Err(Reject::TierNotAllowed);
         }
         let mut viable = Vec::new();
+        let mut spread = Vec::new();
         let mut furthest = Reject::NoFeasibleNode;
         for pool in pools {
             match self.pool_verdict(id, pool) {
-                Ok(()) => viable.push(pool),
+                Ok(()) => {
+                    viable.push(pool);
+                    if !self.one_cell_holds(id, pool) {
+                        spread.push(pool);
+                    }
+                }
                 Err(reason) => furthest = furthest.max(reason),
             }
         }
-        if viable.is_empty() { Err(furthest) } else { Ok(viable) }
+        if viable.is_empty() { Err(furthest) } else { Ok((viable, spread)) }
+    }
+
+    /// Whether some cell `id` may use in `pool` can ever hold it alone: its charge's limit
+    /// there covers it and the cell's nodes, empty, can host it. Kueue admits a workload on
+    /// one flavor, so a job no cell holds stays pending there forever (the checker warns,
+    /// E157); the engine runs it across the pool's cells, as Slurm does.
+    fn one_cell_holds(&mut self, id: JobId, pool: PoolId) -> bool {
+        let (model, job) = (self.model, &self.records[id.index()].job);
+        let milli = job.quota_milli(Needs::of(model, job).mig.is_some());
+        let (quotas, empty, scratch, nevers) = (&self.quotas, &self.empty, &mut self.scratch, &mut self.nevers);
+        let shape = Shape::of(job, pool);
+        quotas.cells_for(job, pool).any(|cell| {
+            if milli > quotas.limit(quotas.charge(job, pool, cell)) {
+                return false;
+            }
+            let nodes = quotas.nodes(pool, Some(cell));
+            let never = match &shape {
+                None => place::never(model, nodes, empty, job, pool, scratch),
+                Some(shape) => {
+                    if nevers.len() >= VERDICT_MEMO {
+                        nevers.clear();
+                    }
+                    *nevers.entry((shape.clone(), Some(cell))).or_insert_with(|| place::never(model, nodes, empty, job, pool, scratch))
+                }
+            };
+            never.is_none()
+        })
     }
 
     /// [`verdict_in`], with the hardware question (a search of the empty cluster) asked once
@@ -84,7 +118,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                 if nevers.len() >= VERDICT_MEMO {
                     nevers.clear();
                 }
-                *nevers.entry(shape).or_insert_with(|| place::never(model, reach, empty, job, pool, scratch))
+                *nevers.entry((shape, None)).or_insert_with(|| place::never(model, reach, empty, job, pool, scratch))
             }
         })
     }
@@ -121,8 +155,10 @@ fn verdict_with(
     if let Some(reason) = never() {
         return Err(reason);
     }
+    // A job no single cell holds runs across the pool's cells, charged in each within its
+    // limit there: only more than all of them together can never be admitted.
     let mig = Needs::of(model, job).mig.is_some();
-    if job.quota_milli(mig) > quotas.limit(quotas.charge(job, pool)) {
+    if job.quota_milli(mig) > quotas.pool_limit(job, pool) {
         return Err(Reject::ExceedsQuota);
     }
     if !Budgets::ever_fits(model, job, least_cost(job, price)) {

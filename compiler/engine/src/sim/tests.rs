@@ -59,6 +59,12 @@ fn synthetic_cluster() -> Model {
 /// Two small nodes, an overlapping pool, a cost center whose budget holds jobs within the day,
 /// and a strict tier that never backfills.
 fn small() -> Model {
+    let model = small_policy();
+    project(&model.0, &model.1)
+}
+
+/// [`small`]'s inventory and policy.
+fn small_policy() -> (String, String) {
     let node = |name: &str, domain: &str, price: u32| {
         format!(
             "node \"{name}\" arch=\"x86_64\" nvlink-domain=\"{domain}\" {{\n    cost gpu-hour=(usd){price}\n    cpu harts=16\n    gpu 0 model=\"H200\"\n    gpu 1 model=\"H200\"\n    gpu 2 model=\"H200\"\n    gpu 3 model=\"H200\"\n}}\n"
@@ -97,7 +103,7 @@ team "u" {
 class "gang" { locality "nvlink-domain" }
 class "node" { locality "node" }
 "#;
-    project(&inventory, policy)
+    (inventory, policy.to_owned())
 }
 
 fn project(inventory: &str, policy: &str) -> Model {
@@ -277,8 +283,11 @@ fn a_pass_is_not_carried_past_a_job_leaving_the_backfill_window() {
     // of quota spare. J (2 GPUs, 4 CPUs each, 500 s) fits no node now; it ends by the head's
     // start, so it takes none of that spare quota. When K (2 GPUs, 3,000 s) arrives at 600 s,
     // J would no longer end by 1000 s: a pass made in full gives J the spare quota, and K
-    // waits for priority; a pass carrying the one at 2 s on would start K on node b.
-    let model = small();
+    // waits for priority; a pass carrying the one at 2 s on would start K on node b. Quota is
+    // charged per cell: the head's spare quota binds only jobs of its cell, so here both nodes
+    // are one cell (b at a's price, no pool `b-only`).
+    let (inventory, policy) = small_policy();
+    let model = project(&inventory.replace("(usd)3", "(usd)2"), &policy.replace("pool \"b-only\" { select nvlink-domain=\"d2\" }\n", ""));
     let class = |name: &str| model.classes.iter().position(|class| class.name.as_str() == name).map(ClassId::from_index);
     let job = |gpus: u32, cpu: u64, submit: u64, run: u64, class: Option<ClassId>| {
         let mut job = Job::new(TeamId::from_index(0), TierId::from_index(1), gpus);
@@ -301,4 +310,33 @@ fn a_pass_is_not_carried_past_a_job_leaving_the_backfill_window() {
     assert_eq!((events.clone(), states), in_full(&model, Neutral, &jobs));
     let k = events.iter().find(|event| event.job == JobId(4) && event.time == 600 && event.kind != crate::event::EventKind::Submitted);
     assert_eq!(k.map(|event| &event.kind), Some(&crate::event::EventKind::Held(crate::event::Hold::Priority)), "{events:#?}");
+}
+
+/// A run stopped at its bound of verdicts is the whole run up to the instant it stopped at:
+/// the same events, none later, and work left (docs/limits.md).
+#[test]
+fn a_run_cut_at_its_bound_is_the_whole_run_up_to_the_cut() {
+    let model = cluster();
+    let jobs = jobs(&model, 400, 1, 7);
+    let run = |most: Option<u64>| {
+        let mut simulation = Simulation::new(&model, Neutral);
+        if let Some(most) = most {
+            simulation.limit_verdicts(most);
+        }
+        for job in &jobs {
+            simulation.submit(job.clone());
+        }
+        let mut events = Vec::new();
+        simulation.run(&mut |event| events.push(event.clone()));
+        (events, simulation.cut(), simulation.verdicts)
+    };
+    let (whole, none, verdicts) = run(None);
+    assert_eq!(none, None, "the whole run stays within the bound");
+    let (cut_events, cut, reached) = run(Some(verdicts / 2));
+    let cut = cut.expect("a run past its bound stops");
+    assert!(reached >= verdicts / 2 && reached < verdicts, "{reached} of {verdicts}");
+    assert!(cut_events.len() < whole.len());
+    assert_eq!(cut_events.as_slice(), &whole[..cut_events.len()]);
+    assert!(cut_events.iter().all(|event| event.time <= cut));
+    assert!(whole[cut_events.len()].time > cut, "the cut falls between instants");
 }

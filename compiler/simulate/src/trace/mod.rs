@@ -11,13 +11,19 @@ use placid_lang::span::{FileId, Span};
 use placid_lang::suggest::help_for;
 use placid_lang::units::Duration;
 
-/// The most jobs one trace may hold. A replayed job costs about 1.2 KB (its row, its engine
-/// record, its events' measures: 1,000,000 jobs took 1.2 GB), so this bounds a replay's
-/// memory near 600 MB (docs/limits.md); the 10,000,000 jobs allowed before took 8.45 GB.
-pub const MAX_JOBS: usize = 500_000;
+/// The most jobs one trace may hold (or one history: job records of `sacct`, Kueue's
+/// Workloads). A replayed job costs about 850 bytes end to end (its row, its engine record,
+/// its outcome; the events are measured as they happen, not kept), so this bounds a replay's
+/// memory near 900 MB a side of a what-if (docs/limits.md has the figures).
+pub const MAX_JOBS: usize = 1_000_000;
 
 /// The most bytes of a placid trace read: [`MAX_JOBS`] jobs of about 64 bytes.
-pub const MAX_BYTES: u64 = 32 << 20;
+pub const MAX_BYTES: u64 = 64 << 20;
+
+/// The most bytes of a history read (`sacct`, Kueue): a Kueue list is parsed whole into a
+/// JSON tree several times its size, so histories keep the smaller bound; their records are
+/// longer than a trace's rows, so it binds before [`MAX_JOBS`] does.
+pub const MAX_HISTORY_BYTES: u64 = 32 << 20;
 
 /// The most GPUs one job may ask for: far beyond any cluster, so that a typo such as an extra
 /// digit is caught as a bad value instead of becoming a job no cluster can hold.

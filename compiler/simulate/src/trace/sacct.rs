@@ -242,20 +242,24 @@ fn limit(text: &str) -> Option<u64> {
         None => (0, text),
     };
     let parts: Vec<u64> = clock.split(':').map(|part| part.parse::<u64>().ok()).collect::<Option<_>>()?;
-    let seconds = match parts.as_slice() {
-        [hours, minutes, seconds] => hours * 3600 + minutes * 60 + seconds,
-        [minutes, seconds] => minutes * 60 + seconds,
-        [minutes] => minutes * 60,
+    // Saturating: a history may hold any digits, and whatever passes `MAX_SECONDS` is cut to it.
+    let [days, hours, minutes, seconds] = match parts.as_slice() {
+        [hours, minutes, seconds] => [days, *hours, *minutes, *seconds],
+        [minutes, seconds] => [days, 0, *minutes, *seconds],
+        [minutes] => [days, 0, *minutes, 0],
         _ => return None,
     };
-    Some((days * 86_400 + seconds).min(MAX_SECONDS))
+    let total = [(days, 86_400), (hours, 3600), (minutes, 60), (seconds, 1)]
+        .into_iter()
+        .fold(0u64, |total, (count, unit)| total.saturating_add(count.saturating_mul(unit)));
+    Some(total.min(MAX_SECONDS))
 }
 
 #[cfg(test)]
 mod tests {
     use placid_lang::span::FileId;
 
-    use super::{gpus, limit, read, time};
+    use super::{MAX_SECONDS, gpus, limit, read, time};
     use crate::fixture::model;
 
     /// Steps are folded into their job, a requeued job's runs into one, and what cannot be
@@ -316,6 +320,11 @@ mod tests {
         assert_eq!(limit("00:10:00"), Some(600));
         assert_eq!(limit("UNLIMITED"), None);
         assert_eq!(limit("Partition_Limit"), None);
+        // Found by the `sacct` fuzz target: these overflowed, and placid's overflow checks
+        // stopped the replay.
+        assert_eq!(limit("99999999999999999:00:00"), Some(MAX_SECONDS));
+        assert_eq!(limit("99999999999999999-00:00:00"), Some(MAX_SECONDS));
+        assert_eq!(limit("18446744073709551615"), Some(MAX_SECONDS));
         assert_eq!(time("2024-05-01T00:01:00").zip(time("2024-05-01T00:00:00")).map(|(a, b)| a - b), Some(60));
         assert_eq!(time("Unknown"), None);
     }

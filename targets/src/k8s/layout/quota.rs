@@ -8,10 +8,11 @@
 //! method ([`apportion`]) between all teams, so no GPU is invented or lost to rounding. The
 //! GPUs of both are the language's rule (`Cells::gpus`); CPU and memory are split here alike.
 //! The reserved part of a cell is the reserving tier's queue alone, which only teams allowed
-//! the tier reach; the unreserved rest of a fenced cell is shared by every team, as the engine
-//! shares a fenced pool's unreserved GPUs (docs/semantics.md, section 3: `vision` is
-//! guaranteed 2 of `nvl-a`'s 4). A team with a backfill tier may borrow what the other teams
-//! hold in the cell (the model's rule, `CellGpus::team_limit`), the others borrow nothing.
+//! the tier reach; the unreserved rest of a fenced cell is shared by every team (docs/semantics.md,
+//! section 3: `vision` is guaranteed 2 of `nvl-a`'s 4). A team with a backfill tier may borrow
+//! what the other teams hold in the cell (the model's rule, `CellGpus::team_limit`), the others
+//! borrow nothing. The engine charges its jobs per cell with these same GPU figures, on the
+//! cell this queue's flavor order would admit them on (docs/semantics.md, section 4).
 
 use placid_lang::model::cells::CellGpus;
 use placid_lang::model::shares::apportion;

@@ -1,0 +1,11 @@
+//! Fuzzes the Slurm history reader (`placid simulate --trace FILE --from sacct`) against the
+//! cluster example: any bytes give jobs or diagnostics, never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use placid_lang::span::FileId;
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let _ = placid_simulate::trace::sacct::read(placid_fuzz::cluster(), FileId(1), &text);
+});
