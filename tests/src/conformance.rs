@@ -224,7 +224,7 @@ pub fn scenarios() -> Vec<Scenario> {
         scenario(
             "P1 within its quota of the reserved pool runs beside P0",
             vec![step("c-borrow", "train", 0), step("c-p0", "finetune", 6)],
-            9,
+            11,
         ),
         Scenario {
             name: "a reserved pool under pressure",
