@@ -61,14 +61,7 @@ fn fits_the_gang(model: &Model, plan: &Plan, stage: &Stage, launch: &Launch, dia
     }
     let fences = model.fences();
     let pool = stage.pool.value;
-    let nodes: Vec<&Node> = model
-        .pool(pool)
-        .nodes
-        .iter()
-        .filter(|id| fences.reaches(pool, **id))
-        .map(|id| model.node(*id))
-        .filter(|node| node.gpu_count() > 0)
-        .collect();
+    let nodes: Vec<&Node> = fences.reach(pool).map(|id| model.node(id)).filter(|node| node.gpu_count() > 0).collect();
     if nodes.is_empty() {
         // An empty pool is the capacity checks' to report.
         return true;

@@ -158,11 +158,9 @@ fn check_fit(
     // The GPUs of the nodes the pool reaches, of the stage's capacity kind. None at all is
     // "no feasible node" (the engine's E100 below): no GPU count would fix it.
     let fences = model.fences();
-    let available: u32 = pool
-        .nodes
-        .iter()
-        .filter(|node| fences.reaches(stage.pool.value, **node))
-        .map(|id| model.node(*id))
+    let available: u32 = fences
+        .reach(stage.pool.value)
+        .map(|id| model.node(id))
         .filter(|node| stage.capacity.is_none_or(|kind| node.capacity == kind))
         .map(|node| node.gpu_count())
         .sum();

@@ -233,8 +233,8 @@ pub struct Unit {
 pub fn units(model: &Model, pool: PoolId, locality: Locality) -> Option<Vec<Unit>> {
     let fences = model.fences();
     let mut groups: BTreeMap<String, u32> = BTreeMap::new();
-    for id in model.pool(pool).nodes.iter().filter(|node| fences.reaches(pool, **node)) {
-        let node = model.node(*id);
+    for id in fences.reach(pool) {
+        let node = model.node(id);
         let key = match locality {
             Locality::Any => return None,
             Locality::Node => Some(node.name.to_string()),

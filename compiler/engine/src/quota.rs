@@ -73,21 +73,12 @@ impl Quotas {
             .iter()
             .map(|tier| (0..model.pools.len()).map(|pool| tier.reserves_in(PoolId::from_index(pool))).collect())
             .collect();
-        let reach = (0..model.pools.len())
-            .map(PoolId::from_index)
-            .map(|pool| model.pool(pool).nodes.iter().copied().filter(|node| fences.reaches(pool, *node)).collect())
-            .collect();
-        let cell_of: std::collections::HashMap<&str, usize> = cells
-            .cells
-            .iter()
-            .enumerate()
-            .flat_map(|(index, cell)| cell.nodes.iter().map(move |node| (model.node(*node).name.as_str(), index)))
-            .collect();
+        let reach = (0..model.pools.len()).map(PoolId::from_index).map(|pool| fences.reach(pool).collect()).collect();
         let preferring = model.classes.iter().find(|class| class.prefers_nvlink());
         let nvlink_first = (0..model.pools.len())
             .map(|pool| {
                 let by_cost = cells.of_pool[pool].clone();
-                model.nvlink_preferred_first(preferring, by_cost, |node, cell| cell_of.get(node.name.as_str()) == Some(cell))
+                model.nvlink_preferred_first(preferring, by_cost, |node, cell| cells.of_node[node.index()] == Some(*cell))
             })
             .collect();
         let prefers_nvlink = model.classes.iter().map(placid_lang::model::Class::prefers_nvlink).collect();

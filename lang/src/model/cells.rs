@@ -63,10 +63,8 @@ impl Model {
         let mut reaching: Vec<Vec<PoolId>> = vec![Vec::new(); self.nodes.len()];
         for index in 0..self.pools.len() {
             let pool = PoolId::from_index(index);
-            for node in &self.pool(pool).nodes {
-                if fences.reaches(pool, *node) {
-                    reaching[node.index()].push(pool);
-                }
+            for node in fences.reach(pool) {
+                reaching[node.index()].push(pool);
             }
         }
         let mut groups: BTreeMap<Signature, Vec<NodeId>> = BTreeMap::new();

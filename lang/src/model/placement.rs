@@ -4,7 +4,7 @@
 //! (and the first partition) that fits, follows it too. The node order is
 //! [`Node::placement_price`](super::Node::placement_price), written as Slurm's node `Weight`.
 
-use super::{Class, Model, Node, NodeId, NvlinkNeed};
+use super::{Class, Model, NodeId, NvlinkNeed};
 
 impl Class {
     /// Whether placement tries NVLink nodes first for this class (§5.3.1): it prefers NVLink
@@ -37,12 +37,13 @@ impl Model {
     /// such a class (§5.3.1), so every list a target orders for Slurm's first-fit (the units of
     /// a class constraint, the price partitions of a stage) puts them first too. The sort is
     /// stable: each group keeps the given order.
-    pub fn nvlink_preferred_first<K>(&self, class: Option<&Class>, mut units: Vec<K>, holds: impl Fn(&Node, &K) -> bool) -> Vec<K> {
+    pub fn nvlink_preferred_first<K>(&self, class: Option<&Class>, mut units: Vec<K>, holds: impl Fn(NodeId, &K) -> bool) -> Vec<K> {
         if class.is_some_and(Class::prefers_nvlink) {
             // Each unit is looked at once, against the NVLink nodes only: an inventory at its
             // limit holds thousands of units and tens of thousands of nodes.
-            let nvlink: Vec<&Node> = self.nodes.iter().filter(|node| node.has_nvlink()).collect();
-            units.sort_by_cached_key(|unit| !nvlink.iter().any(|node| holds(node, unit)));
+            let nvlink: Vec<NodeId> =
+                self.nodes.iter().enumerate().filter(|(_, node)| node.has_nvlink()).map(|(index, _)| NodeId::from_index(index)).collect();
+            units.sort_by_cached_key(|unit| !nvlink.iter().any(|node| holds(*node, unit)));
         }
         units
     }

@@ -77,10 +77,15 @@ impl Fences<'_> {
         (holder == Holder::Open || holder == Holder::Pool(pool)) && self.model.pool(pool).nodes.binary_search(&node).is_ok()
     }
 
+    /// The nodes work placed through `pool` can run on ([`Self::reaches`]), in the pool's
+    /// (sorted) order.
+    pub fn reach(&self, pool: PoolId) -> impl Iterator<Item = NodeId> + '_ {
+        self.model.pool(pool).nodes.iter().copied().filter(move |node| self.reaches(pool, *node))
+    }
+
     /// The GPUs of the nodes `pool` reaches.
     fn reachable_gpus(&self, pool: PoolId) -> u32 {
-        let model = self.model;
-        model.pool(pool).nodes.iter().filter(|node| self.reaches(pool, **node)).map(|node| model.node(*node).gpu_count()).sum()
+        self.reach(pool).map(|node| self.model.node(node).gpu_count()).sum()
     }
 
     /// GPUs of `pool` that tiers reserve, capped at the `reachable` GPUs.

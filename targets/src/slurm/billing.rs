@@ -51,9 +51,7 @@ pub fn partitions(model: &Model, pool: &Pool) -> Vec<PricePartition> {
 /// holding an NVLink node before the others ([`Model::nvlink_preferred_first`]). Slurm starts
 /// a job in the first listed partition that can run it, so the order is the engine's.
 pub fn partition_list(model: &Model, pool: &Pool, class: Option<&Class>) -> String {
-    let ordered = model.nvlink_preferred_first(class, partitions(model, pool), |node, partition| {
-        partition.nodes.iter().any(|id| std::ptr::eq(model.node(*id), node))
-    });
+    let ordered = model.nvlink_preferred_first(class, partitions(model, pool), |node, partition| partition.nodes.contains(&node));
     ordered.into_iter().map(|partition| partition.name).collect::<Vec<_>>().join(",")
 }
 

@@ -139,14 +139,14 @@ fn class_placement(model: &Model, class: &Class) -> Vec<String> {
             .collect(),
         Locality::Rack => model
             .nvlink_preferred_first(Some(class), model.units_cheapest_first(|node| model.node(node).rack), |node, rack| {
-                node.rack == Some(*rack)
+                model.node(node).rack == Some(*rack)
             })
             .into_iter()
             .map(|id| names::rack_feature(&model.racks[id.index()]))
             .collect(),
         Locality::Chassis => model
             .nvlink_preferred_first(Some(class), model.units_cheapest_first(|node| model.node(node).chassis.as_ref()), |node, chassis| {
-                node.chassis.as_ref() == Some(*chassis)
+                model.node(node).chassis.as_ref() == Some(*chassis)
             })
             .into_iter()
             .map(names::chassis_feature)
