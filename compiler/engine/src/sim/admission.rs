@@ -189,11 +189,28 @@ impl<'m, R: Ranker> Simulation<'m, R> {
     /// The GPU milli `charge` may take now: what its limit leaves, and for a team queue what
     /// the cell's cohort leaves.
     fn room(&self, charge: Charge) -> u64 {
-        let own = self.quotas.limit(charge).saturating_sub(self.used(charge));
+        self.room_after(charge, 0, 0)
+    }
+
+    /// [`Self::room`] once jobs holding `freed` milli of `charge`, and `cohort_freed` milli of
+    /// its cell's cohort, have ended: what the backfill's reservation and a reclaim across
+    /// cells foresee.
+    pub(super) fn room_after(&self, charge: Charge, freed: u64, cohort_freed: u64) -> u64 {
+        let own = self.own_room(charge, freed);
         match charge {
-            Charge::Team(_, cell) => own.min(self.quotas.cohort(cell).saturating_sub(self.cohort_used[cell])),
+            Charge::Team(_, cell) => own.min(self.cohort_room(cell, cohort_freed)),
             Charge::Reservation(..) => own,
         }
+    }
+
+    /// What the limit of `charge` leaves once `freed` milli of it have ended.
+    pub(super) fn own_room(&self, charge: Charge, freed: u64) -> u64 {
+        (self.quotas.limit(charge) + freed).saturating_sub(self.used(charge))
+    }
+
+    /// What the cohort of `cell` leaves once `freed` milli of it have ended.
+    pub(super) fn cohort_room(&self, cell: usize, freed: u64) -> u64 {
+        (self.quotas.cohort(cell) + freed).saturating_sub(self.cohort_used[cell])
     }
 
     /// Starts `id` on `placement` now: takes the capacity, charges its quota (its queue in

@@ -116,37 +116,37 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             if !mig_job && free < u64::from(job.gpus) {
                 continue;
             }
-            // The room each charge has once these jobs have ended.
-            let own_room = |charge: Charge| {
-                (self.quotas.limit(charge) + released.get(&charge).copied().unwrap_or(0))
-                    .saturating_sub(self.used.get(&charge).copied().unwrap_or(0))
-            };
-            let cohort_room = |cell: usize| {
-                (self.quotas.cohort(cell) + cohort_released.get(&cell).copied().unwrap_or(0)).saturating_sub(self.cohort_used[cell])
-            };
-            let room = |charge: Charge| match charge {
-                Charge::Team(_, cell) => own_room(charge).min(cohort_room(cell)),
-                Charge::Reservation(..) => own_room(charge),
+            // What these jobs give back, of a charge and of a cell's cohort.
+            let freed = |charge: Charge| released.get(&charge).copied().unwrap_or(0);
+            let cohort_freed = |cell: usize| cohort_released.get(&cell).copied().unwrap_or(0);
+            let freed_both = |charge: Charge| match charge {
+                Charge::Team(_, cell) => (freed(charge), cohort_freed(cell)),
+                Charge::Reservation(..) => (freed(charge), 0),
             };
             for area in &areas {
-                if let Some(cell) = area
-                    && room(self.quotas.charge(&job, pool, *cell)) < milli
-                {
-                    continue;
+                if let Some(cell) = area {
+                    let charge = self.quotas.charge(&job, pool, *cell);
+                    let (own, cohort) = freed_both(charge);
+                    if self.room_after(charge, own, cohort) < milli {
+                        continue;
+                    }
                 }
                 let nodes = self.quotas.nodes(pool, *area);
                 let Ok(placement) = place::place(model, nodes, &trial, &job, pool, &mut self.ranker, &mut self.scratch, &|_| false) else {
                     continue;
                 };
                 let charges = self.quotas.charges(&job, &placement, mig_job);
-                if charges.iter().any(|(charge, milli)| room(*charge) < *milli) {
+                if charges.iter().any(|(charge, milli)| {
+                    let (own, cohort) = freed_both(*charge);
+                    self.room_after(*charge, own, cohort) < *milli
+                }) {
                     continue;
                 }
-                let spare = charges.iter().map(|(charge, milli)| (*charge, own_room(*charge) - milli)).collect();
+                let spare = charges.iter().map(|(charge, milli)| (*charge, self.own_room(*charge, freed(*charge)) - milli)).collect();
                 let spare_cohort = charges
                     .iter()
                     .filter_map(|(charge, milli)| match charge {
-                        Charge::Team(_, cell) => Some((*cell, cohort_room(*cell) - milli)),
+                        Charge::Team(_, cell) => Some((*cell, self.cohort_room(*cell, cohort_freed(*cell)) - milli)),
                         Charge::Reservation(..) => None,
                     })
                     .collect();

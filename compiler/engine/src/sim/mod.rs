@@ -33,8 +33,6 @@ mod rejection;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
 
-use rustc_hash::FxHashMap;
-
 use placid_lang::model::{Dependency, Model, NodeId, PoolId};
 
 use crate::cluster::Cluster;
@@ -133,9 +131,8 @@ pub struct Simulation<'m, R: Ranker> {
     /// Pending jobs by tier priority (highest first), then team, then submission.
     pending: BTreeMap<Reverse<u32>, Vec<BTreeSet<(Seconds, JobId)>>>,
     /// GPU milli held per charge, and per team (for fair share). Looked up for every verdict
-    /// of a pass, so hashed with Fx: a charge is a pair of the policy's own ids, never a
-    /// value from a trace, so no input can choose colliding keys.
-    used: FxHashMap<Charge, u64>,
+    /// of a pass, so hashed as the shape memos are.
+    used: HashMap<Charge, u64, FastHasher>,
     team_used: Vec<u64>,
     /// GPU milli the team queues hold per cell.
     cohort_used: Vec<u64>,
@@ -143,11 +140,11 @@ pub struct Simulation<'m, R: Ranker> {
     promotions: Vec<Promotion>,
     /// What the empty cluster says of each shape, in its pool's reach (`None`) or one of its
     /// cells: [`place::never`], memoised.
-    nevers: HashMap<(Shape, Option<usize>), Option<Reject>, ShapeHasher>,
+    nevers: HashMap<(Shape, Option<usize>), Option<Reject>, FastHasher>,
     /// Shapes that found no placement in this pass (with the head's nodes avoided or not):
     /// capacity only shrinks during a pass, so the same shape is not searched again. A pass
     /// that carries the last one on keeps them, as that pass would have.
-    full: HashSet<(Shape, Option<usize>, bool), ShapeHasher>,
+    full: HashSet<(Shape, Option<usize>, bool), FastHasher>,
     scratch: Scratch,
     out: Vec<Event>,
     /// Recorded NVLink utilisation, whose throttling rule keeps comm-heavy jobs off
@@ -181,11 +178,12 @@ struct Carry {
     day: Seconds,
 }
 
-/// The hasher of the memos keyed by [`Shape`], looked up for nearly every verdict of a pass
-/// (SipHash was about a third of a saturated replay's time). A shape holds numbers a trace
+/// The hasher of the maps looked up for nearly every verdict of a pass: the memos keyed by
+/// [`Shape`] and the quota held per charge (SipHash was about a third of a saturated replay's
+/// time). A shape holds numbers a trace
 /// chooses (GPUs), so the hasher stays keyed at random per run, as std's is, and a trace
 /// cannot line its shapes up on one bucket; aHash is that at a fraction of SipHash's cost.
-type ShapeHasher = ahash::RandomState;
+type FastHasher = ahash::RandomState;
 
 /// What decides where a job can be placed now.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -245,7 +243,7 @@ impl<'m, R: Ranker> Simulation<'m, R> {
             wakes: BinaryHeap::new(),
             retries: BTreeSet::new(),
             pending: BTreeMap::new(),
-            used: FxHashMap::default(),
+            used: HashMap::default(),
             quotas,
             team_used: vec![0; model.teams.len()],
             cohort_used: vec![0; cells],

@@ -237,19 +237,8 @@ impl<'m, R: Ranker> Simulation<'m, R> {
                     }
                 }
             }
-            let grown: u64 = charges
-                .iter()
-                .enumerate()
-                .map(|(index, charge)| {
-                    let own = (self.quotas.limit(*charge) + own_freed[index]).saturating_sub(self.used(*charge));
-                    match charge {
-                        Charge::Team(_, cell) => {
-                            own.min((self.quotas.cohort(*cell) + cohort_freed[index]).saturating_sub(self.cohort_used[*cell]))
-                        }
-                        Charge::Reservation(..) => own,
-                    }
-                })
-                .sum();
+            let grown: u64 =
+                charges.iter().enumerate().map(|(index, charge)| self.room_after(*charge, own_freed[index], cohort_freed[index])).sum();
             grown >= milli
         });
         if enough {
