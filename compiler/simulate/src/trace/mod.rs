@@ -20,9 +20,9 @@ pub const MAX_JOBS: usize = 1_000_000;
 /// The most bytes of a placid trace read: [`MAX_JOBS`] jobs of about 64 bytes.
 pub const MAX_BYTES: u64 = 64 << 20;
 
-/// The most bytes of a history read (`sacct`, Kueue): a Kueue list is parsed whole into a
-/// JSON tree several times its size, so histories keep the smaller bound; their records are
-/// longer than a trace's rows, so it binds before [`MAX_JOBS`] does.
+/// The most bytes of a history read (`sacct`, Kueue): their records are longer than a
+/// trace's rows, so this binds before [`MAX_JOBS`] does; docs/limits.md measures both
+/// readers at it.
 pub const MAX_HISTORY_BYTES: u64 = 32 << 20;
 
 /// The most GPUs one job may ask for: far beyond any cluster, so that a typo such as an extra
