@@ -124,7 +124,16 @@ impl Prometheus {
             stream.set_read_timeout(Some(left()?)).map_err(unreachable)?;
             let read = match stream.read(&mut chunk) {
                 Ok(read) => read,
-                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                // The read's timeout is what was left of the deadline, and Linux reports its
+                // expiry as EAGAIN: `left()` above then says the deadline passed, as it does.
+                Err(error)
+                    if matches!(
+                        error.kind(),
+                        std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    continue;
+                }
                 Err(error) => return Err(unreachable(error)),
             };
             if read == 0 {
